@@ -1,0 +1,7 @@
+"""``python -m oracle_gate``."""
+
+from __future__ import annotations
+
+from oracle_gate.cli import main
+
+raise SystemExit(main())

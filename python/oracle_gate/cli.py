@@ -1,0 +1,189 @@
+"""The ``oracle-gate`` command line: argparse, dispatch, and the only place that prints or exits."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from oracle_gate import __version__, backend
+from oracle_gate.ci_env import base_from_environment
+from oracle_gate.demo import run_demo
+from oracle_gate.errors import ConfigError, GateError, GitError, RefusedError
+from oracle_gate.formats import FORMATS
+from oracle_gate.gate import check
+from oracle_gate.git import git
+from oracle_gate.graph import PackageGraph, load_packages
+from oracle_gate.locks import lock_statuses, write_locks
+from oracle_gate.model import ExitCode, Package
+from oracle_gate.trees import WorkTree
+
+__all__ = ["main"]
+
+
+def _repo_root(given: str | None) -> Path:
+    """The repository's top directory: ``--repo`` as given, else git's, else the current one."""
+    if given:
+        if not Path(given).is_dir():
+            raise ConfigError("repository directory does not exist", given)
+        return Path(given).resolve()
+    try:
+        return Path(git(Path.cwd(), "rev-parse", "--show-toplevel").strip())
+    except GitError:
+        return Path.cwd()
+
+
+def _today(value: str | None) -> datetime.date:
+    if value is None:
+        return datetime.date.today()
+    try:
+        return datetime.date.fromisoformat(value)
+    except ValueError as error:
+        raise ConfigError(f"--today must be a YYYY-MM-DD date, found {value!r}") from error
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    repo = _repo_root(args.repo)
+    base = args.base or base_from_environment(os.environ)
+    report = check(repo, base=base, head=args.head, today=_today(args.today))
+    sys.stdout.write(FORMATS[args.format](report))
+    return report.exit_code
+
+
+def _lock_targets(repo: Path, graph: PackageGraph, names: list[str]) -> list[Package]:
+    if not names:
+        return [graph.packages[path] for path in sorted(graph.packages)]
+    targets = []
+    for name in names:
+        absolute = (Path.cwd() / name).resolve()
+        if not absolute.is_dir():
+            raise ConfigError("package directory does not exist", name)
+        try:
+            relative = absolute.relative_to(repo.resolve()).as_posix()
+        except ValueError:
+            raise ConfigError(f"is outside the repository {repo}", name) from None
+        targets.append(graph.resolve(relative))
+    return targets
+
+
+def _refuse_write() -> None:
+    if os.environ.get("CI"):
+        raise RefusedError("lock --write is refused where CI is set: locks are written by humans")
+    if os.environ.get("ORACLE_GATE_ROLE") == "agent":
+        raise RefusedError(
+            "lock --write is refused for ORACLE_GATE_ROLE=agent: "
+            "the oracle is not the agent's to move"
+        )
+
+
+def cmd_lock(args: argparse.Namespace) -> int:
+    if args.write:
+        _refuse_write()
+    repo = _repo_root(args.repo)
+    tree = WorkTree(repo)
+    graph = PackageGraph(load_packages(tree))
+    packages = _lock_targets(repo, graph, args.packages)
+    if args.write:
+        for path in write_locks(tree, graph, packages):
+            print(f"wrote {path}")
+        return ExitCode.MERGE
+    failed = False
+    for status in lock_statuses(tree, graph, packages):
+        if status.missing:
+            directory = status.package.path or "."
+            print(f"MISSING {status.lock_path}: run 'oracle-gate lock --write {directory}'")
+            failed = True
+        for drift in status.drifts:
+            print(
+                f"FAIL {status.package.join(drift.key)}: {drift.section} entry "
+                f"{drift.kind.value} since {status.lock_path} was written"
+            )
+            failed = True
+        if not status.missing and not status.drifts:
+            print(f"ok {status.lock_path}")
+    return ExitCode.REJECT if failed else ExitCode.MERGE
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    outcomes = run_demo(today=_today(args.today))
+    all_expected = True
+    for outcome in outcomes:
+        print(f"=== patch: {outcome.name} — {outcome.description}")
+        print(f"    expected {outcome.expected.value}, gate says {outcome.report.verdict.value}")
+        sys.stdout.write(FORMATS[args.format](outcome.report))
+        print()
+        all_expected &= outcome.report.verdict is outcome.expected
+    rejected = sum(o.report.exit_code == ExitCode.REJECT for o in outcomes)
+    print(
+        f"demo: {len(outcomes)} agent patches, {rejected} rejected, "
+        f"{len(outcomes) - rejected} merged; every verdict as expected: {all_expected}"
+    )
+    return ExitCode.MERGE if all_expected else ExitCode.REJECT
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="oracle-gate",
+        description="Merge gate for AI-agent patches: did the oracle move, do the invariants hold?",
+    )
+    parser.add_argument("--version", action="version", version=f"oracle-gate {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add(name: str, help: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=help, description=help)
+        sub.add_argument("--repo", help="repository directory (default: the enclosing git repo)")
+        return sub
+
+    check_parser = add("check", "run the gate on the patch from --base to --head")
+    check_parser.add_argument(
+        "--base", help="last trusted commit (default: from the merge queue's environment)"
+    )
+    check_parser.add_argument("--head", default="HEAD", help="the patched commit (default: HEAD)")
+    check_parser.add_argument("--format", choices=sorted(FORMATS), default="text")
+    check_parser.add_argument("--today", help="judge freeze expiry as of this YYYY-MM-DD date")
+
+    lock_parser = add("lock", "verify oracle_gate.lock files against the tree, or rewrite them")
+    lock_parser.add_argument(
+        "--write", action="store_true", help="rewrite the lockfiles (refused in CI and for agents)"
+    )
+    lock_parser.add_argument(
+        "packages", nargs="*", metavar="PKG", help="package directories (default: all)"
+    )
+
+    demo_parser = commands.add_parser(
+        "demo", help="run the gate on the embedded example monorepo with sample agent patches"
+    )
+    demo_parser.add_argument("--format", choices=sorted(FORMATS), default="text")
+    demo_parser.add_argument("--today", help="judge freeze expiry as of this YYYY-MM-DD date")
+    return parser
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "check": cmd_check,
+    "lock": cmd_lock,
+    "demo": cmd_demo,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; returns 0 merge, 1 reject, 2 gate error, 130 interrupted."""
+    args = build_parser().parse_args(argv)
+    try:
+        backend.name()  # an unusable ORACLE_GATE_IMPL is a gate error before any work
+        return COMMANDS[args.command](args)
+    except GateError as error:
+        print(f"oracle-gate: error: {error}", file=sys.stderr)
+        return ExitCode.GATE_ERROR
+    except KeyboardInterrupt:
+        print("oracle-gate: interrupted", file=sys.stderr)
+        return ExitCode.INTERRUPTED
+    except Exception as error:  # the gate fails closed on its own bugs too
+        print(f"oracle-gate: internal error: {type(error).__name__}: {error}", file=sys.stderr)
+        if args.debug:
+            traceback.print_exc()
+        return ExitCode.GATE_ERROR

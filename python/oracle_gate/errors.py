@@ -1,0 +1,56 @@
+"""The GateError hierarchy: every way the gate can fail to reach a verdict.
+
+This module imports nothing from oracle_gate: the native core raises these very
+classes (``pyo3::import_exception!``), so importing ``_native`` here would be
+circular.
+"""
+
+from __future__ import annotations
+
+
+class GateError(Exception):
+    """The gate could not reach a verdict. The CLI exits 2."""
+
+    def __init__(self, message: str, path: str | None = None, line: int | None = None) -> None:
+        super().__init__(message, path, line)
+        self.message = message
+        self.path = path
+        self.line = line
+
+    def __str__(self) -> str:
+        where = self.path or ""
+        if self.path and self.line:
+            where += f":{self.line}"
+        return f"{where}: {self.message}" if where else self.message
+
+
+class ConfigError(GateError):
+    """invariants.yaml or a gate declaration in BUILD is invalid."""
+
+
+class LockError(GateError):
+    """An oracle_gate.lock is missing, unreadable or malformed."""
+
+
+class LedgerError(GateError):
+    """seeds.jsonl, flake_freeze.yaml or assumptions.yaml is malformed."""
+
+
+class GitError(GateError):
+    """A ref does not resolve, history is shallow, or git failed."""
+
+
+class SurfaceError(GateError):
+    """A test file does not parse, so its assertion surface is unknown."""
+
+
+class TreeError(GateError):
+    """A file in the tree cannot be read: missing, a broken link, no permission."""
+
+
+class BackendError(GateError):
+    """The native backend was required but cannot be imported."""
+
+
+class RefusedError(GateError):
+    """The command is not allowed in this context (for example ``lock --write`` in CI)."""

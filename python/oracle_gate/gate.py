@@ -1,0 +1,78 @@
+"""The whole gate: diff -> packages -> lanes -> report, for one (base, head) pair."""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+
+from oracle_gate import backend
+from oracle_gate.diff import read_diff
+from oracle_gate.graph import PackageGraph, load_packages
+from oracle_gate.lanes import Facts, classify, judge_packages, judge_paths
+from oracle_gate.model import Lane, Package
+from oracle_gate.notes import read_notes
+from oracle_gate.owners import read_codeowners
+from oracle_gate.report import Report
+from oracle_gate.trees import GitTree
+
+__all__ = ["check"]
+
+# Lanes whose changes alone never need a row to run (SPEC §4, last row).
+_QUIET_LANES = frozenset({Lane.DOCS, Lane.OTHER})
+
+
+def _gather(repo: Path, base: str, head: str, today: datetime.date) -> Facts:
+    diff = read_diff(repo, base, head)
+    parent_tree = GitTree(repo, diff.base)
+    head_tree = GitTree(repo, diff.head)
+    head_packages = load_packages(head_tree)
+    return Facts(
+        diff=diff,
+        parent=parent_tree,
+        head=head_tree,
+        parent_graph=PackageGraph(load_packages(parent_tree)),
+        head_graph=PackageGraph(head_packages),
+        notes=read_notes(diff, head_tree, head_packages),
+        # The parent's CODEOWNERS: a patch must not choose its own reviewers.
+        codeowners=read_codeowners(parent_tree),
+        today=today,
+    )
+
+
+def _selected_packages(facts: Facts, touched: set[str]) -> list[Package]:
+    """Touched packages and every package depending on them, as they are in head."""
+    selected = touched | facts.head_graph.dependents(touched)
+    return [
+        facts.head_graph.packages[p] for p in sorted(selected) if p in facts.head_graph.packages
+    ]
+
+
+def check(repo: Path, base: str, head: str, today: datetime.date) -> Report:
+    """Run the gate on the patch from ``base`` to ``head``.
+
+    Args:
+        repo: the repository's top-level directory.
+        base: the last trusted commit (any ref); the parent is its merge-base with head.
+        head: the patched commit.
+        today: the date freeze expiries are judged against.
+
+    Raises:
+        GitError: a ref does not resolve, or history is too shallow.
+        ConfigError, LockError, LedgerError, SurfaceError, TreeError: an oracle
+            file in either tree is invalid, so no verdict can be reached.
+    """
+    facts = _gather(repo, base, head, today)
+    laned = classify(facts)
+    findings = judge_paths(laned, facts)
+    touched = {lp.package.path for lp in laned if lp.package and lp.lane not in _QUIET_LANES}
+    docs_only = all(lp.lane in _QUIET_LANES for lp in laned)
+    if not docs_only:
+        findings += judge_packages(_selected_packages(facts, touched), facts)
+    return Report.build(
+        base=facts.diff.base,
+        head=facts.diff.head,
+        backend=backend.name(),
+        lanes={lp.path: lp.lane for lp in laned},
+        findings=findings,
+        docs_only=docs_only,
+    )

@@ -1,0 +1,52 @@
+"""Running git: one subprocess helper with a timeout, failures as GitError."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from oracle_gate.errors import GitError
+
+__all__ = ["git", "git_bytes"]
+
+TIMEOUT_SECONDS = 120.0
+
+
+def _environment() -> dict[str, str]:
+    # A user's pager, editor or locale must not change what we parse.
+    env = dict(os.environ)
+    env.update({"GIT_PAGER": "cat", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"})
+    return env
+
+
+def git_bytes(repo: Path, *args: str, input: bytes | None = None) -> bytes:
+    """Run ``git -C repo ARGS`` and return its stdout.
+
+    Raises:
+        GitError: git is missing, timed out, or exited non-zero.
+    """
+    try:
+        done = subprocess.run(
+            ["git", *args],
+            cwd=repo,
+            input=input,
+            capture_output=True,
+            timeout=TIMEOUT_SECONDS,
+            env=_environment(),
+            check=False,
+        )
+    except FileNotFoundError as error:
+        raise GitError("git is not installed or not on PATH") from error
+    except subprocess.TimeoutExpired as error:
+        raise GitError(f"'git {' '.join(args)}' timed out after {TIMEOUT_SECONDS:.0f}s") from error
+    if done.returncode != 0:
+        detail = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        reason = detail[-1] if detail else f"exit code {done.returncode}"
+        raise GitError(f"'git {' '.join(args)}' failed: {reason}", str(repo))
+    return done.stdout
+
+
+def git(repo: Path, *args: str) -> str:
+    """``git_bytes`` decoded as UTF-8 (git paths are bytes; we require UTF-8 names)."""
+    return git_bytes(repo, *args).decode("utf-8", "surrogateescape")

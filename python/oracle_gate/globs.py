@@ -1,0 +1,60 @@
+"""Bazel ``glob()`` semantics for matrix patterns, compiled to regular expressions.
+
+``*`` and ``?`` never cross ``/``; ``**`` as a whole segment matches zero or more
+directories; a trailing ``/`` means everything below that directory.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable
+
+__all__ = ["compile_glob", "matches_any", "validate_glob"]
+
+
+def validate_glob(pattern: str) -> str | None:
+    """Why ``pattern`` is not a valid package glob, or None when it is."""
+    if not pattern:
+        return "is empty"
+    if pattern.startswith("/"):
+        return "is absolute; globs are relative to the package directory"
+    segments = pattern.rstrip("/").split("/")
+    if any(segment in ("", ".", "..") for segment in segments):
+        return "has an empty, '.' or '..' segment"
+    if any("**" in segment and segment != "**" for segment in segments):
+        return "uses '**' inside a segment; '**' must be a whole path segment"
+    return None
+
+
+def _segment_regex(segment: str) -> str:
+    out = []
+    for char in segment:
+        if char == "*":
+            out.append("[^/]*")
+        elif char == "?":
+            out.append("[^/]")
+        else:
+            out.append(re.escape(char))
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=4096)
+def compile_glob(pattern: str) -> re.Pattern[str]:
+    """The regex matching exactly the file paths ``pattern`` selects."""
+    if pattern.endswith("/"):
+        pattern += "**"
+    segments = pattern.split("/")
+    parts: list[str] = []
+    for index, segment in enumerate(segments):
+        last = index == len(segments) - 1
+        if segment == "**":
+            parts.append("(?:[^/]+/)*[^/]+" if last else "(?:[^/]+/)*")
+        else:
+            parts.append(_segment_regex(segment) + ("" if last else "/"))
+    return re.compile("".join(parts))
+
+
+def matches_any(path: str, patterns: Iterable[str]) -> bool:
+    """Whether the package-relative ``path`` is selected by any of ``patterns``."""
+    return any(compile_glob(pattern).fullmatch(path) for pattern in patterns)

@@ -1,0 +1,51 @@
+"""Judging changed paths: classify each into one lane, then let that lane decide.
+
+Each lane is a function from (laned path, facts of parent and head) to findings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from oracle_gate.lanes import fixture, harness, ledger, lock, matrix, production, property, tests
+from oracle_gate.lanes.classify import classify
+from oracle_gate.lanes.facts import Facts, LanedPath
+from oracle_gate.model import Finding, Lane, Package, Verdict
+
+__all__ = ["Facts", "LanedPath", "classify", "judge_packages", "judge_paths"]
+
+
+def _pass(reason: str) -> Callable[[LanedPath, Facts], list[Finding]]:
+    def judge(laned: LanedPath, facts: Facts) -> list[Finding]:
+        del facts
+        return [laned.finding(Verdict.PASS, reason)]
+
+    return judge
+
+
+_JUDGES: dict[Lane, Callable[[LanedPath, Facts], list[Finding]]] = {
+    Lane.PRODUCTION: production.judge,
+    Lane.TEST: tests.judge_test,
+    Lane.AGENT_TEST: tests.judge_agent_test,
+    Lane.FIXTURE: fixture.judge,
+    Lane.LOCK: lock.judge,
+    Lane.LEDGER: ledger.judge,
+    Lane.MATRIX: matrix.judge,
+    Lane.PROPERTY: property.judge,
+    Lane.HARNESS: harness.judge,
+    Lane.DOCS: _pass("documentation: no oracle and no production code"),
+    Lane.OTHER: _pass("neither an oracle nor a production path"),
+}
+
+
+def judge_paths(laned_paths: tuple[LanedPath, ...], facts: Facts) -> list[Finding]:
+    """Every path judged by its own lane."""
+    findings: list[Finding] = []
+    for laned in laned_paths:
+        findings.extend(_JUDGES[laned.lane](laned, facts))
+    return findings
+
+
+def judge_packages(packages: list[Package], facts: Facts) -> list[Finding]:
+    """Package-level checks of the head tree: locks tell the truth, ledgers are valid."""
+    return lock.check_packages(packages, facts) + ledger.check_packages(packages, facts)

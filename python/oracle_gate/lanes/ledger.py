@@ -1,0 +1,164 @@
+"""Ledger lane: seeds are append-only, thawing is a human act, silence is not assent."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from oracle_gate import backend
+from oracle_gate.lanes.facts import Facts, LanedPath, oracle_move
+from oracle_gate.ledgers import (
+    ASSUMPTIONS_FILE,
+    FREEZE_FILE,
+    SEEDS_FILE,
+    FreezeLedger,
+    parse_assumptions,
+    parse_freeze,
+    parse_seeds,
+)
+from oracle_gate.model import ChangeKind, Finding, Lane, Package, Verdict
+from oracle_gate.trees import GitTree
+
+__all__ = ["check_packages", "judge"]
+
+_PARAMETRIZE_SUFFIX = re.compile(r"\[.*\]$")
+
+
+def _read(tree: GitTree, path: str) -> bytes | None:
+    return tree.read(path) if tree.blob_id(path) else None
+
+
+def _is_retirement(before: dict[str, Any], after: dict[str, Any]) -> bool:
+    """Only ``status`` moved to ``retired`` and ``retired_by`` was added."""
+    if after.get("status") != "retired" or not after.get("retired_by"):
+        return False
+    strip = {"status", "retired_by"}
+    return {k: v for k, v in before.items() if k not in strip} == {
+        k: v for k, v in after.items() if k not in strip
+    }
+
+
+def _seed_changes(before: bytes, after: bytes, path: str) -> list[str]:
+    old = parse_seeds(before, path)
+    new = parse_seeds(after, path)
+    problems = []
+    for index, seed in enumerate(old):
+        if index >= len(new):
+            problems.append(f"line {seed.line} deleted")
+        elif new[index].data != seed.data and not _is_retirement(seed.data, new[index].data):
+            problems.append(f"line {seed.line} rewritten")
+    return problems
+
+
+def _freeze_changes(before: bytes, after: bytes, path: str) -> list[str]:
+    old = parse_freeze(before, path)
+    new = {entry.key: entry for entry in parse_freeze(after, path).entries}
+    problems = []
+    for entry in old.entries:
+        if entry.key not in new:
+            problems.append(f"entry {entry.key} removed or renamed (thaw is a human action)")
+        elif new[entry.key].expires != entry.expires:
+            problems.append(f"expiry of {entry.key} edited")
+        elif new[entry.key].data != entry.data:
+            problems.append(f"entry {entry.key} edited")
+    new_budget = parse_freeze(after, path).budget
+    if new_budget != old.budget:
+        problems.append(f"budget changed from {old.budget} to {new_budget}")
+    return problems
+
+
+def _assumption_changes(before: bytes, after: bytes, path: str) -> list[str]:
+    new = {item.id: item for item in parse_assumptions(after, path)}
+    problems = []
+    for item in parse_assumptions(before, path):
+        if item.id not in new:
+            problems.append(f"assumption {item.id} removed")
+        elif new[item.id].data != item.data:
+            problems.append(f"assumption {item.id} edited")
+    return problems
+
+
+_COMPARERS = {
+    SEEDS_FILE: (_seed_changes, "memory wipe"),
+    FREEZE_FILE: (_freeze_changes, "the freeze ledger is human-owned"),
+    ASSUMPTIONS_FILE: (_assumption_changes, "the assumption register is human-owned"),
+}
+
+
+def judge(laned: LanedPath, facts: Facts) -> list[Finding]:
+    name = posixpath.basename(laned.path)
+    compare, why = _COMPARERS[name]
+    if laned.change.kind is ChangeKind.DELETED:
+        return [oracle_move(laned, facts, f"{name} deleted: {why}")]
+    before = _read(facts.parent, laned.change.old_path or laned.path) or b""
+    problems = compare(before, facts.head.read(laned.path), laned.path)
+    if problems:
+        return [oracle_move(laned, facts, f"{'; '.join(problems)}: {why}")]
+    return [laned.finding(Verdict.PASS, f"{name}: only appended entries or retirements")]
+
+
+def _node_exists(head: GitTree, package: Package, nodeid: str) -> bool:
+    file, _, unit = _PARAMETRIZE_SUFFIX.sub("", nodeid).partition("::")
+    path = package.join(file)
+    if head.blob_id(path) is None:
+        return False
+    return not unit or unit in dict(backend.extract_units(head.read(path), path))
+
+
+def _freeze_findings(ledger: FreezeLedger, package: Package, facts: Facts) -> list[Finding]:
+    path = package.join(FREEZE_FILE)
+    problems = []
+    for entry in ledger.entries:
+        where = f"{path}:{entry.line}: {entry.key}"
+        if entry.expires is None:
+            problems.append(f"{where} has no expiry; every freeze must expire")
+        elif entry.expires < facts.today:
+            problems.append(f"{where} expired on {entry.expires.isoformat()}")
+        if entry.nodeid and not _node_exists(facts.head, package, entry.nodeid):
+            problems.append(f"{where} names a test that no longer exists")
+    if ledger.budget is not None and len(ledger.entries) > ledger.budget:
+        problems.append(
+            f"{len(ledger.entries)} frozen entries exceed the budget of {ledger.budget}"
+        )
+    return [_ledger_reject(path, package, problem) for problem in problems]
+
+
+def _ledger_reject(path: str, package: Package, reason: str) -> Finding:
+    return Finding(
+        verdict=Verdict.REJECT, lane=Lane.LEDGER, path=path, reason=reason, package=package.path
+    )
+
+
+def check_packages(packages: Iterable[Package], facts: Facts) -> list[Finding]:
+    """The head ledgers of each selected package: freezes valid, no assumption left proposed.
+
+    Raises:
+        LedgerError: a ledger file is malformed.
+    """
+    findings: list[Finding] = []
+    for package in packages:
+        freeze_text = _read(facts.head, package.join(FREEZE_FILE))
+        if freeze_text is not None:
+            ledger = parse_freeze(freeze_text, package.join(FREEZE_FILE))
+            findings.extend(_freeze_findings(ledger, package, facts))
+        seeds_path = package.join(SEEDS_FILE)
+        seeds_text = _read(facts.head, seeds_path)
+        if seeds_text is not None:
+            parse_seeds(seeds_text, seeds_path)  # malformed seeds are a gate error
+        assumptions_path = package.join(ASSUMPTIONS_FILE)
+        assumptions_text = _read(facts.head, assumptions_path)
+        if assumptions_text is None:
+            continue
+        for item in parse_assumptions(assumptions_text, assumptions_path):
+            if item.status == "proposed":
+                findings.append(
+                    _ledger_reject(
+                        assumptions_path,
+                        package,
+                        f"{assumptions_path}:{item.line}: assumption {item.id} is still "
+                        "proposed; silence is not assent",
+                    )
+                )
+    return findings

@@ -1,0 +1,104 @@
+"""Lock lane: edits to oracle_gate.lock, and whether each touched package's lock tells the truth."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from oracle_gate.errors import LockError
+from oracle_gate.lanes.facts import Facts, LanedPath, oracle_move
+from oracle_gate.locks import (
+    LOCK_FILE,
+    Drift,
+    DriftKind,
+    Lock,
+    compare_locks,
+    compute_lock,
+    parse_lock,
+)
+from oracle_gate.model import Finding, Lane, Package, Verdict
+from oracle_gate.trees import GitTree
+
+__all__ = ["check_packages", "describe_drifts", "judge"]
+
+_SHOWN = 3
+
+
+def describe_drifts(drifts: list[Drift]) -> str:
+    """A short sentence naming the first few drifted entries."""
+    shown = [f"{d.section} {d.key} {d.kind.value}" for d in drifts[:_SHOWN]]
+    more = f" (+{len(drifts) - _SHOWN} more)" if len(drifts) > _SHOWN else ""
+    return "; ".join(shown) + more
+
+
+def _read_lock(tree: GitTree, path: str) -> Lock | None:
+    return parse_lock(tree.read(path), path) if tree.blob_id(path) else None
+
+
+def judge(laned: LanedPath, facts: Facts) -> list[Finding]:
+    old_path = laned.change.old_path or laned.path
+    before = _read_lock(facts.parent, old_path)
+    after = _read_lock(facts.head, laned.path)
+    if after is None:
+        return [oracle_move(laned, facts, "lock deleted")]
+    if before is None:
+        return [laned.finding(Verdict.PASS, "lock introduced; checked against the head tree below")]
+    drifts = compare_locks(before, after)
+    if not drifts:
+        return [laned.finding(Verdict.PASS, "lock reformatted; no entry moved")]
+    return [oracle_move(laned, facts, f"lock entries moved: {describe_drifts(drifts)}")]
+
+
+def _repo_uses_locks(tree: GitTree) -> bool:
+    return any(path == LOCK_FILE or path.endswith("/" + LOCK_FILE) for path in tree.files())
+
+
+def _check_one(package: Package, facts: Facts) -> list[Finding]:
+    lock_path = package.join(LOCK_FILE)
+    in_parent = facts.parent.blob_id(lock_path) is not None
+    in_head = facts.head.blob_id(lock_path) is not None
+    if not in_head:
+        if (
+            not in_parent
+            and package.path in facts.parent_graph.packages
+            and _repo_uses_locks(facts.parent)
+        ):
+            raise LockError(
+                f"package '{package.path or '.'}' has no lock at parent {facts.diff.base[:12]} "
+                "although the repository locks its packages; commit one with "
+                f"'oracle-gate lock --write {package.path or '.'}' in a reviewed change first",
+                lock_path,
+            )
+        return []
+    stored = parse_lock(facts.head.read(lock_path), lock_path)
+    actual = compute_lock(facts.head, facts.head_graph, package)
+    # A test unit the lock does not know yet is not oracle until a human relocks;
+    # the test lanes report it as ignored_as_oracle, so it is no drift here.
+    drifts = [
+        drift
+        for drift in compare_locks(stored, actual)
+        if not (drift.section == "surface" and drift.kind is DriftKind.ADDED)
+    ]
+    if not drifts:
+        return []
+    return [
+        Finding(
+            verdict=Verdict.REJECT,
+            lane=Lane.LOCK,
+            path=lock_path,
+            reason=f"lock does not match the head tree ({describe_drifts(drifts)}); "
+            "it was not regenerated, or was edited by hand",
+            package=package.path,
+        )
+    ]
+
+
+def check_packages(packages: Iterable[Package], facts: Facts) -> list[Finding]:
+    """For each touched package: its head lock must describe the head tree.
+
+    Raises:
+        LockError: a lock is malformed, or a package lost its lock in a locked repo.
+    """
+    findings: list[Finding] = []
+    for package in packages:
+        findings.extend(_check_one(package, facts))
+    return findings

@@ -1,0 +1,191 @@
+"""invariants.yaml (and the JSON manifest Bazel gates emit) -> Matrix, with file:line errors."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import TypeVar
+
+import yaml
+
+from oracle_gate.errors import ConfigError
+from oracle_gate.globs import validate_glob
+from oracle_gate.model import Budget, Matrix, Row
+
+__all__ = ["MATRIX_FILE", "parse_matrix"]
+
+MATRIX_FILE = "invariants.yaml"
+SUPPORTED_VERSION = 1
+
+_ROW_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+_ORACLE_REF = re.compile(r"[A-Za-z0-9_./-]+\.py:[A-Za-z_][A-Za-z0-9_]*")
+_TOP_KEYS = frozenset({"version", "owners", "tests", "fixtures", "deps", "rows"})
+_ROW_KEYS = frozenset(
+    {"id", "globs", "properties", "partitions", "relations", "fixtures", "budget"}
+)
+
+T = TypeVar("T")
+
+
+class _Reader:
+    """Validates YAML nodes, raising ConfigError at the node's 1-based line."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def fail(self, node: yaml.Node, message: str) -> ConfigError:
+        return ConfigError(message, self.path, node.start_mark.line + 1)
+
+    def mapping(self, node: yaml.Node, what: str, allowed: frozenset[str]) -> dict[str, yaml.Node]:
+        if not isinstance(node, yaml.MappingNode):
+            raise self.fail(node, f"{what} must be a mapping, found {_kind(node)}")
+        result: dict[str, yaml.Node] = {}
+        for key_node, value_node in node.value:
+            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
+            if not isinstance(key, str) or key not in allowed:
+                expected = ", ".join(sorted(allowed))
+                raise self.fail(
+                    key_node, f"unknown key {key!r} in {what}; expected one of {expected}"
+                )
+            if key in result:
+                raise self.fail(key_node, f"key {key!r} appears twice in {what}")
+            result[key] = value_node
+        return result
+
+    def string(self, node: yaml.Node, what: str) -> str:
+        if not isinstance(node, yaml.ScalarNode) or node.tag != "tag:yaml.org,2002:str":
+            raise self.fail(node, f"{what} must be a string, found {_kind(node)}")
+        return str(node.value)
+
+    def number(self, node: yaml.Node, what: str, convert: Callable[[str], T]) -> T:
+        tags = {"tag:yaml.org,2002:int", "tag:yaml.org,2002:float"}
+        if not isinstance(node, yaml.ScalarNode) or node.tag not in tags:
+            raise self.fail(node, f"{what} must be a number, found {_kind(node)}")
+        try:
+            return convert(node.value)
+        except ValueError as error:
+            raise self.fail(node, f"{what} must be a number, found {node.value!r}") from error
+
+    def strings(
+        self, node: yaml.Node | None, what: str, check: Callable[[str], str | None] | None = None
+    ) -> tuple[str, ...]:
+        if node is None:
+            return ()
+        if not isinstance(node, yaml.SequenceNode):
+            raise self.fail(node, f"{what} must be a list of strings, found {_kind(node)}")
+        items: list[str] = []
+        for item in node.value:
+            text = self.string(item, f"each entry of {what}")
+            problem = check(text) if check else None
+            if problem:
+                raise self.fail(item, f"{what} entry {text!r} {problem}")
+            items.append(text)
+        return tuple(items)
+
+
+def _kind(node: yaml.Node) -> str:
+    if isinstance(node, yaml.MappingNode):
+        return "a mapping"
+    if isinstance(node, yaml.SequenceNode):
+        return "a list"
+    return f"{node.value!r}"
+
+
+def _oracle_ref(text: str) -> str | None:
+    if _ORACLE_REF.fullmatch(text) is None:
+        return "is not of the form 'file.py:NAME'"
+    return None
+
+
+def _budget(reader: _Reader, node: yaml.Node | None, row_id: str) -> Budget:
+    if node is None:
+        return Budget()
+    fields = reader.mapping(node, f"budget of row '{row_id}'", frozenset({"examples", "seconds"}))
+    budget = Budget()
+    if "examples" in fields:
+        examples = reader.number(fields["examples"], "budget.examples", int)
+        if examples < 1:
+            raise reader.fail(fields["examples"], "budget.examples must be at least 1")
+        budget = Budget(examples=examples, seconds=budget.seconds)
+    if "seconds" in fields:
+        seconds = reader.number(fields["seconds"], "budget.seconds", float)
+        if seconds <= 0:
+            raise reader.fail(fields["seconds"], "budget.seconds must be positive")
+        budget = Budget(examples=budget.examples, seconds=seconds)
+    return budget
+
+
+def _row(reader: _Reader, node: yaml.Node) -> Row:
+    fields = reader.mapping(node, "a row", _ROW_KEYS)
+    if "id" not in fields:
+        raise reader.fail(node, "row has no id; every row needs a unique id")
+    row_id = reader.string(fields["id"], "row id")
+    if _ROW_ID.fullmatch(row_id) is None:
+        raise reader.fail(fields["id"], f"row id {row_id!r} may only hold letters, digits, _ . -")
+    globs = reader.strings(fields.get("globs"), f"globs of row '{row_id}'", validate_glob)
+    if not globs:
+        raise reader.fail(node, f"row '{row_id}' has no globs; every row needs at least one")
+    return Row(
+        id=row_id,
+        globs=globs,
+        properties=reader.strings(fields.get("properties"), "properties", _oracle_ref),
+        partitions=reader.strings(fields.get("partitions"), "partitions", _oracle_ref),
+        relations=reader.strings(fields.get("relations"), "relations", _oracle_ref),
+        fixtures=reader.strings(fields.get("fixtures"), "row fixtures", validate_glob),
+        budget=_budget(reader, fields.get("budget"), row_id),
+    )
+
+
+def parse_matrix(text: bytes, path: str) -> Matrix:
+    """Parse and validate one matrix file.
+
+    Args:
+        text: the file's bytes (YAML; JSON is accepted as a subset).
+        path: repo-relative path, used in error messages.
+
+    Raises:
+        ConfigError: the file is not valid YAML or breaks the schema; the error
+            names the file and the 1-based line.
+    """
+    reader = _Reader(path)
+    try:
+        root = yaml.compose(text.decode("utf-8"), Loader=yaml.SafeLoader)
+    except UnicodeDecodeError as error:
+        raise ConfigError("is not valid UTF-8", path) from error
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        problem = getattr(error, "problem", None) or "invalid YAML"
+        raise ConfigError(f"invalid YAML: {problem}", path, line) from error
+    if root is None:
+        raise ConfigError("is empty; expected a mapping with 'version' and 'rows'", path, 1)
+    fields = reader.mapping(root, "the matrix", _TOP_KEYS)
+    if "version" not in fields:
+        raise reader.fail(root, f"has no 'version'; expected version: {SUPPORTED_VERSION}")
+    version = reader.number(fields["version"], "version", int)
+    if version != SUPPORTED_VERSION:
+        raise reader.fail(
+            fields["version"], f"version {version} is not supported; expected {SUPPORTED_VERSION}"
+        )
+    rows_node = fields.get("rows")
+    rows: list[Row] = []
+    if rows_node is not None:
+        if not isinstance(rows_node, yaml.SequenceNode):
+            raise reader.fail(rows_node, f"rows must be a list, found {_kind(rows_node)}")
+        seen: set[str] = set()
+        for row_node in rows_node.value:
+            row = _row(reader, row_node)
+            if row.id in seen:
+                raise reader.fail(
+                    row_node, f"row id '{row.id}' is declared twice; row ids must be unique"
+                )
+            seen.add(row.id)
+            rows.append(row)
+    return Matrix(
+        version=version,
+        owners=reader.strings(fields.get("owners"), "owners"),
+        tests=reader.strings(fields.get("tests"), "tests", validate_glob),
+        fixtures=reader.strings(fields.get("fixtures"), "fixtures", validate_glob),
+        deps=reader.strings(fields.get("deps"), "deps"),
+        rows=tuple(rows),
+    )

@@ -1,0 +1,143 @@
+"""The data model shared by every stage: diff -> packages -> lanes -> report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum, IntEnum
+
+
+class Lane(str, Enum):
+    """The lane a touched path is judged in (SPEC §4). Values appear in JSON reports."""
+
+    PRODUCTION = "production"
+    TEST = "test"
+    AGENT_TEST = "agent_test"
+    FIXTURE = "fixture"
+    LOCK = "lock"
+    LEDGER = "ledger"
+    MATRIX = "matrix"
+    PROPERTY = "property"
+    HARNESS = "harness"
+    DOCS = "docs"
+    OTHER = "other"
+
+
+ORACLE_LANES = frozenset(
+    {Lane.FIXTURE, Lane.LOCK, Lane.TEST, Lane.MATRIX, Lane.PROPERTY, Lane.HARNESS, Lane.LEDGER}
+)
+
+
+class Verdict(str, Enum):
+    """What the gate says of one path or row. Values appear in JSON reports."""
+
+    PASS = "pass"
+    REJECT = "reject"
+    HUMAN_NOTED = "human_noted"
+    IGNORED_AS_ORACLE = "ignored_as_oracle"
+    PREEXISTING = "preexisting"
+
+
+class ExitCode(IntEnum):
+    """Process exit codes a merge queue acts on."""
+
+    MERGE = 0
+    REJECT = 1
+    GATE_ERROR = 2
+    INTERRUPTED = 130
+
+
+class ChangeKind(str, Enum):
+    ADDED = "added"
+    MODIFIED = "modified"
+    DELETED = "deleted"
+    RENAMED = "renamed"
+
+
+@dataclass(frozen=True)
+class Change:
+    """One path the diff touches, as ``git diff --name-status -M`` reports it."""
+
+    path: str
+    kind: ChangeKind
+    old_path: str | None = None
+
+
+@dataclass(frozen=True)
+class Commit:
+    """A commit between base and head: its SHA and its message trailers."""
+
+    sha: str
+    trailers: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class Diff:
+    """What the patch changed, read from git objects only."""
+
+    base: str
+    head: str
+    changes: tuple[Change, ...]
+    commits: tuple[Commit, ...]
+
+
+@dataclass(frozen=True)
+class Budget:
+    examples: int = 100
+    seconds: float = 20.0
+
+
+@dataclass(frozen=True)
+class Row:
+    """One invariant row of a package's matrix."""
+
+    id: str
+    globs: tuple[str, ...]
+    properties: tuple[str, ...] = ()
+    partitions: tuple[str, ...] = ()
+    relations: tuple[str, ...] = ()
+    fixtures: tuple[str, ...] = ()
+    budget: Budget = field(default_factory=Budget)
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """A package's invariant matrix (invariants.yaml or a BUILD gate declaration)."""
+
+    owners: tuple[str, ...]
+    tests: tuple[str, ...]
+    fixtures: tuple[str, ...]
+    deps: tuple[str, ...]
+    rows: tuple[Row, ...]
+    version: int = 1
+
+
+@dataclass(frozen=True)
+class Package:
+    """A directory that declares a matrix. ``path`` is repo-relative; the root is ``""``."""
+
+    path: str
+    matrix: Matrix
+
+    def relative(self, repo_path: str) -> str:
+        """``repo_path`` relative to this package's directory."""
+        return repo_path[len(self.path) + 1 :] if self.path else repo_path
+
+    def join(self, package_path: str) -> str:
+        """A package-relative path made repo-relative."""
+        return f"{self.path}/{package_path}" if self.path else package_path
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One verdict on a path or a row, with the sentence that explains it."""
+
+    verdict: Verdict
+    lane: Lane
+    path: str | None
+    reason: str
+    row: str | None = None
+    package: str | None = None
+    owners: tuple[str, ...] = ()
+
+    def sort_key(self) -> tuple[str, str, str, str]:
+        return (self.path or "", self.row or "", self.lane.value, self.reason)

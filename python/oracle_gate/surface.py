@@ -1,0 +1,953 @@
+"""Assertion surface: the canonical text of each test, fixture and asserting function in a file.
+
+The canonical text is specified in ``docs/surface.md``; the Rust extractor in
+``rust/src/surface.rs`` must produce the same bytes. Keep the two in step: any
+change to a rendering rule here is a change to every lockfile.
+
+It deliberately avoids ``ast.dump``/``ast.unparse`` (their output differs
+between Python versions) and prints every node through its own small
+S-expression vocabulary, normalising the places where CPython's ``ast`` and
+ruff's AST differ (implicit string concatenation, f-string parts, ``elif``,
+number spellings).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, NamedTuple
+
+from oracle_gate.errors import SurfaceError
+
+__all__ = ["MAX_DEPTH", "extract_units"]
+
+MAX_DEPTH = 100
+"""Deepest parenthesis nesting allowed in one canonical line; deeper fails closed."""
+
+_PYTEST_CALLS = frozenset(
+    {"raises", "warns", "deprecated_call", "approx", "skip", "xfail", "fail", "importorskip"}
+)
+_SELF_CALLS = frozenset({"fail", "skipTest"})
+_FIXTURE_NAMES = frozenset({"fixture", "yield_fixture"})
+
+_BINOP: dict[type[ast.operator], str] = {
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.MatMult: "@",
+    ast.Div: "/",
+    ast.Mod: "%",
+    ast.Pow: "**",
+    ast.LShift: "<<",
+    ast.RShift: ">>",
+    ast.BitOr: "|",
+    ast.BitXor: "^",
+    ast.BitAnd: "&",
+    ast.FloorDiv: "//",
+}
+_UNARY: dict[type[ast.unaryop], str] = {
+    ast.Not: "not",
+    ast.USub: "neg",
+    ast.UAdd: "pos",
+    ast.Invert: "invert",
+}
+_CMP: dict[type[ast.cmpop], str] = {
+    ast.Eq: "==",
+    ast.NotEq: "!=",
+    ast.Lt: "<",
+    ast.LtE: "<=",
+    ast.Gt: ">",
+    ast.GtE: ">=",
+    ast.Is: "is",
+    ast.IsNot: "is-not",
+    ast.In: "in",
+    ast.NotIn: "not-in",
+}
+_CONVERSION = {ord("r"): "!r", ord("s"): "!s", ord("a"): "!a"}
+
+# Python 3.11+/3.12+ node types; absent on older interpreters (which cannot parse them anyway).
+_TRY_STAR: Any = getattr(ast, "TryStar", None)
+_TYPE_ALIAS: Any = getattr(ast, "TypeAlias", None)
+
+_FuncDef = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def extract_units(source: bytes, path: str) -> list[tuple[str, str]]:
+    """The assertion surface of one Python test file.
+
+    Args:
+        source: the file's bytes (UTF-8, optionally with a BOM).
+        path: the file's path, used only in error messages.
+
+    Returns:
+        ``(key, canonical_text)`` pairs sorted by key. A key is the qualified
+        name inside the file (``test_a``, ``TestA::test_b``); the caller
+        prefixes the file path. The text format is specified in
+        ``docs/surface.md``.
+
+    Raises:
+        oracle_gate.errors.SurfaceError: the source is not UTF-8, does not
+            parse as Python, or nests deeper than ``MAX_DEPTH``.
+    """
+    tree = _parse(_decode(source, path), path)
+    return _Extractor(tree, path).units()
+
+
+# --------------------------------------------------------------------------- input
+
+
+def _decode(source: bytes, path: str) -> str:
+    if source.startswith(b"\xef\xbb\xbf"):
+        source = source[3:]
+    try:
+        text = source.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise SurfaceError("is not valid UTF-8", path, _line_at(source, e.start)) from None
+    nul = text.find("\0")
+    if nul >= 0:
+        line = _line_at(text[:nul].encode("utf-8"), nul)
+        raise SurfaceError("does not parse as Python: source contains a null byte", path, line)
+    return text
+
+
+def _line_at(data: bytes, offset: int) -> int:
+    """1-based line of a byte offset; ``\\r\\n``, ``\\n`` and a lone ``\\r`` each end a line."""
+    head = data[:offset]
+    return head.count(b"\n") + head.count(b"\r") - head.count(b"\r\n") + 1
+
+
+def _parse(text: str, path: str) -> ast.Module:
+    try:
+        # Invalid escape sequences warn while parsing; under ``-W error`` the
+        # warning would turn into a SyntaxError on some Python versions.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(text, filename=path)
+    except SyntaxError as e:
+        reason = (e.msg or "invalid syntax").splitlines()[0]
+        raise SurfaceError(f"does not parse as Python: {reason}", path, e.lineno or 1) from None
+    except RecursionError:
+        raise SurfaceError("does not parse as Python: nests too deeply", path, 1) from None
+    except ValueError as e:  # some CPython releases fail building the AST of valid-looking input
+        reason = (str(e) or "invalid source").splitlines()[0]
+        raise SurfaceError(f"does not parse as Python: {reason}", path, 1) from None
+
+
+# ------------------------------------------------------------------------- printer
+
+
+class _TooDeepError(Exception):
+    """Rendering recursed past ``MAX_DEPTH``; the text would be too deep anyway."""
+
+
+class _Frag(NamedTuple):
+    """A rendered S-expression and the names it mentions (for the ``data`` lines)."""
+
+    text: str
+    names: frozenset[str]
+    attrs: frozenset[str]
+
+
+def _int_text(value: int) -> str:
+    # str() refuses ints over 4300 digits (Python 3.11+); a hex literal can be that big.
+    if value.bit_length() < 10_000:
+        return str(value)
+    chunk = 10**1000
+    parts: list[str] = []
+    while value >= chunk:
+        value, low = divmod(value, chunk)
+        parts.append(str(low).zfill(1000))
+    return str(value) + "".join(reversed(parts))
+
+
+def _bytes_text(value: bytes) -> str:
+    out = ['b"']
+    for b in value:
+        if b in (0x22, 0x5C):
+            out.append("\\" + chr(b))
+        elif 0x20 <= b <= 0x7E:
+            out.append(chr(b))
+        else:
+            out.append(f"\\x{b:02x}")
+    out.append('"')
+    return "".join(out)
+
+
+def _constant_text(value: object) -> str:
+    if value is None or value is True or value is False:
+        return str(value)
+    if value is Ellipsis:
+        return "..."
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=True)
+    if isinstance(value, bytes):
+        return _bytes_text(value)
+    if isinstance(value, int):
+        return _int_text(value)
+    if isinstance(value, float):
+        return f"(float {value!r})"
+    if isinstance(value, complex):
+        return f"(complex {value.imag!r})"
+    # Not produced by ast.parse; kept total so content is never dropped.
+    return f"(?constant {json.dumps(repr(value), ensure_ascii=True)})"
+
+
+def _join(head: str, parts: Sequence[str]) -> str:
+    return f"({head} {' '.join(parts)})" if parts else f"({head})"
+
+
+def _seq(parts: Sequence[str]) -> str:
+    return "(" + " ".join(parts) + ")"
+
+
+def _paren_depth(text: str) -> int:
+    if text.count("(") <= MAX_DEPTH:
+        return 0
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch == "(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch == ")":
+            depth -= 1
+    return deepest
+
+
+class _Printer:
+    """Renders AST nodes as canonical S-expressions, collecting the names they mention."""
+
+    def __init__(self) -> None:
+        self._names: set[str] = set()
+        self._attrs: set[str] = set()
+        self._depth = 0
+        self._expr: dict[type[ast.AST], Callable[[Any], str]] = {
+            ast.Name: self._name,
+            ast.Attribute: self._attribute,
+            ast.Constant: self._constant,
+            ast.JoinedStr: self._joined_str,
+            ast.FormattedValue: lambda n: self._fstring_parts([n])[0],
+            ast.BinOp: lambda n: f"({_BINOP[type(n.op)]} {self.expr(n.left)} {self.expr(n.right)})",
+            ast.UnaryOp: lambda n: f"({_UNARY[type(n.op)]} {self.expr(n.operand)})",
+            ast.BoolOp: self._bool_op,
+            ast.Compare: self._compare,
+            ast.Call: self._call,
+            ast.Subscript: lambda n: f"(sub {self.expr(n.value)} {self.expr(n.slice)})",
+            ast.Slice: lambda n: (
+                f"(slice {self.opt(n.lower)} {self.opt(n.upper)} {self.opt(n.step)})"
+            ),
+            ast.Starred: lambda n: f"(star {self.expr(n.value)})",
+            ast.Tuple: lambda n: _join("tuple", self.exprs(n.elts)),
+            ast.List: lambda n: _join("list", self.exprs(n.elts)),
+            ast.Set: lambda n: _join("set", self.exprs(n.elts)),
+            ast.Dict: self._dict,
+            ast.Lambda: lambda n: f"(lambda {self.params(n.args)} {self.expr(n.body)})",
+            ast.IfExp: lambda n: (
+                f"(ifexp {self.expr(n.test)} {self.expr(n.body)} {self.expr(n.orelse)})"
+            ),
+            ast.NamedExpr: lambda n: f"(:= {self.expr(n.target)} {self.expr(n.value)})",
+            ast.Await: lambda n: f"(await {self.expr(n.value)})",
+            ast.Yield: lambda n: "(yield)" if n.value is None else f"(yield {self.expr(n.value)})",
+            ast.YieldFrom: lambda n: f"(yield-from {self.expr(n.value)})",
+            ast.ListComp: lambda n: _join("listcomp", [self.expr(n.elt), *self._gens(n)]),
+            ast.SetComp: lambda n: _join("setcomp", [self.expr(n.elt), *self._gens(n)]),
+            ast.GeneratorExp: lambda n: _join("genexp", [self.expr(n.elt), *self._gens(n)]),
+            ast.DictComp: lambda n: _join(
+                "dictcomp", [self.expr(n.key), self.expr(n.value), *self._gens(n)]
+            ),
+        }
+        self._stmt: dict[type[ast.AST], Callable[[Any], str]] = {
+            ast.Assert: lambda n: _join("assert", [self.expr(n.test), *self.exprs([n.msg])]),
+            ast.Expr: lambda n: f"(expr {self.expr(n.value)})",
+            ast.Assign: lambda n: _join("=", [*self.exprs(n.targets), self.expr(n.value)]),
+            ast.AugAssign: lambda n: (
+                f"({_BINOP[type(n.op)]}= {self.expr(n.target)} {self.expr(n.value)})"
+            ),
+            ast.AnnAssign: lambda n: _join(
+                "ann", [self.expr(n.target), self.expr(n.annotation), *self.exprs([n.value])]
+            ),
+            ast.Return: lambda n: _join("return", self.exprs([n.value])),
+            ast.Delete: lambda n: _join("del", self.exprs(n.targets)),
+            ast.Pass: lambda n: "(pass)",
+            ast.Break: lambda n: "(break)",
+            ast.Continue: lambda n: "(continue)",
+            ast.Raise: lambda n: _join("raise", self.exprs([n.exc, n.cause])),
+            ast.Global: lambda n: _join("global", n.names),
+            ast.Nonlocal: lambda n: _join("nonlocal", n.names),
+            ast.Import: lambda n: _join("import", [self._alias(a) for a in n.names]),
+            ast.ImportFrom: lambda n: _join(
+                "from",
+                ["." * (n.level or 0) + (n.module or ""), *(self._alias(a) for a in n.names)],
+            ),
+            ast.If: lambda n: f"(if {self.expr(n.test)} {self.body(n.body)} {self.body(n.orelse)})",
+            ast.While: lambda n: (
+                f"(while {self.expr(n.test)} {self.body(n.body)} {self.body(n.orelse)})"
+            ),
+            ast.For: lambda n: self._for(n, "for"),
+            ast.AsyncFor: lambda n: self._for(n, "async-for"),
+            ast.With: lambda n: f"(with {self.with_items(n.items)} {self.body(n.body)})",
+            ast.AsyncWith: lambda n: f"(async-with {self.with_items(n.items)} {self.body(n.body)})",
+            ast.Try: lambda n: self._try(n, "try", "except"),
+            ast.Match: lambda n: _join(
+                "match", [self.expr(n.subject), *(self._case(c) for c in n.cases)]
+            ),
+            ast.FunctionDef: self._def_stmt,
+            ast.AsyncFunctionDef: self._def_stmt,
+            ast.ClassDef: self._class_stmt,
+        }
+        if _TRY_STAR is not None:
+            self._stmt[_TRY_STAR] = lambda n: self._try(n, "try*", "except*")
+        if _TYPE_ALIAS is not None:
+            self._stmt[_TYPE_ALIAS] = lambda n: _join(
+                "type", [self.expr(n.name), *self._tparams(n), self.expr(n.value)]
+            )
+        self._pattern: dict[type[ast.AST], Callable[[Any], str]] = {
+            ast.MatchValue: lambda n: f"(pvalue {self.expr(n.value)})",
+            ast.MatchSingleton: lambda n: f"(psingleton {_constant_text(n.value)})",
+            ast.MatchSequence: lambda n: _join("pseq", [self.pattern(p) for p in n.patterns]),
+            ast.MatchMapping: self._match_mapping,
+            ast.MatchClass: self._match_class,
+            ast.MatchStar: lambda n: _join("pstar", [n.name] if n.name else []),
+            ast.MatchAs: lambda n: (
+                f"(pas {self.pattern(n.pattern) if n.pattern else '()'} {n.name or '()'})"
+            ),
+            ast.MatchOr: lambda n: _join("por", [self.pattern(p) for p in n.patterns]),
+        }
+
+    # -- entry points ---------------------------------------------------------
+
+    def frag(self, render: Callable[[], str]) -> _Frag:
+        """Render one fragment, capturing the names it mentions.
+
+        A fragment that nests too deeply renders as an over-deep placeholder, which
+        the caller's depth check turns into an error naming the fragment's line.
+        """
+        saved = self._names, self._attrs, self._depth
+        self._names, self._attrs, self._depth = set(), set(), 0
+        try:
+            text = render()
+        except _TooDeepError:
+            text = "(" * (MAX_DEPTH + 1)
+        finally:
+            names, attrs = self._names, self._attrs
+            self._names, self._attrs, self._depth = saved
+        return _Frag(text, frozenset(names), frozenset(attrs))
+
+    def expr(self, node: ast.AST) -> str:
+        return self._render(node, self._expr)
+
+    def stmt(self, node: ast.AST) -> str:
+        return self._render(node, self._stmt)
+
+    def pattern(self, node: ast.AST) -> str:
+        return self._render(node, self._pattern)
+
+    def opt(self, node: ast.AST | None) -> str:
+        return "()" if node is None else self.expr(node)
+
+    def exprs(self, nodes: Sequence[ast.AST | None]) -> list[str]:
+        return [self.expr(n) for n in nodes if n is not None]
+
+    def body(self, stmts: Sequence[ast.stmt]) -> str:
+        return _seq([self.stmt(s) for s in stmts])
+
+    def _render(self, node: ast.AST, table: dict[type[ast.AST], Callable[[Any], str]]) -> str:
+        self._depth += 1
+        if self._depth > MAX_DEPTH + 1:
+            raise _TooDeepError
+        try:
+            render = table.get(type(node))
+            return render(node) if render is not None else self._generic(node)
+        finally:
+            self._depth -= 1
+
+    def _generic(self, node: ast.AST) -> str:
+        """Any node this printer does not know, rendered from all its fields (never dropped)."""
+        parts = [f"?{type(node).__name__}"]
+        for name in node._fields:
+            if name in ("ctx", "type_comment"):
+                continue
+            parts.append(f"({name} {self._any(getattr(node, name, None))})")
+        return _seq(parts)
+
+    def _any(self, value: object) -> str:
+        if isinstance(value, ast.AST):
+            if type(value) in self._expr:
+                return self.expr(value)
+            if type(value) in self._stmt:
+                return self.stmt(value)
+            if type(value) in self._pattern:
+                return self.pattern(value)
+            self._depth += 1
+            try:
+                return self._generic(value)
+            finally:
+                self._depth -= 1
+        if isinstance(value, list):
+            return _seq([self._any(v) for v in value])
+        return _constant_text(value)
+
+    # -- expressions ----------------------------------------------------------
+
+    def _name(self, node: ast.Name) -> str:
+        if isinstance(node.ctx, ast.Load):
+            self._names.add(node.id)
+        return node.id
+
+    def _attribute(self, node: ast.Attribute) -> str:
+        # Walk a dotted chain iteratively: ``a.b.c`` renders as one token.
+        chain = [node]
+        while isinstance(chain[-1].value, ast.Attribute):
+            chain.append(chain[-1].value)
+        innermost = chain[-1]
+        base = innermost.value
+        attrs = [a.attr for a in reversed(chain)]
+        if isinstance(base, ast.Name):
+            if base.id in ("self", "cls") and isinstance(innermost.ctx, ast.Load):
+                self._attrs.add(innermost.attr)
+            self._names.add(base.id)
+            return ".".join([base.id, *attrs])
+        text = self.expr(base)
+        for attr in attrs:
+            text = f"(. {text} {attr})"
+        return text
+
+    def _constant(self, node: ast.Constant) -> str:
+        return _constant_text(node.value)
+
+    def _joined_str(self, node: ast.JoinedStr) -> str:
+        return _join("fstr", self._fstring_parts(node.values))
+
+    def _fstring_parts(self, values: Sequence[ast.expr]) -> list[str]:
+        # Merge adjacent literal text and drop empty text: CPython versions and
+        # ruff split f-string literals differently.
+        parts: list[str] = []
+        text: list[str] = []
+        for value in values:
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                text.append(value.value)
+                continue
+            if text and "".join(text):
+                parts.append(_constant_text("".join(text)))
+            text = []
+            if isinstance(value, ast.FormattedValue):
+                item = [self.expr(value.value)]
+                if value.conversion in _CONVERSION:
+                    item.append(_CONVERSION[value.conversion])
+                spec = value.format_spec
+                if isinstance(spec, ast.JoinedStr):
+                    spec_parts = self._fstring_parts(spec.values)
+                    if spec_parts:
+                        item.append(_join("spec", spec_parts))
+                elif spec is not None:
+                    item.append(f"(spec {self.expr(spec)})")
+                parts.append(_join("fv", item))
+            else:
+                parts.append(self.expr(value))
+        if text and "".join(text):
+            parts.append(_constant_text("".join(text)))
+        return parts
+
+    def _bool_op(self, node: ast.BoolOp) -> str:
+        # ``(a and b) and c`` is ``a and b and c``: flatten same-operator nesting.
+        op = "and" if isinstance(node.op, ast.And) else "or"
+        flat: list[ast.expr] = []
+        stack = list(reversed(node.values))
+        while stack:
+            value = stack.pop()
+            if isinstance(value, ast.BoolOp) and type(value.op) is type(node.op):
+                stack.extend(reversed(value.values))
+            else:
+                flat.append(value)
+        return _join(op, self.exprs(flat))
+
+    def _compare(self, node: ast.Compare) -> str:
+        parts = [self.expr(node.left)]
+        for op, right in zip(node.ops, node.comparators, strict=True):
+            parts += [_CMP[type(op)], self.expr(right)]
+        return _join("cmp", parts)
+
+    def _call(self, node: ast.Call) -> str:
+        return _join("call", [self.expr(node.func), *self._arguments(node.args, node.keywords)])
+
+    def _arguments(self, args: Sequence[ast.expr], keywords: Sequence[ast.keyword]) -> list[str]:
+        parts = self.exprs(args)
+        for kw in keywords:
+            if kw.arg is None:
+                parts.append(f"(dstar {self.expr(kw.value)})")
+            else:
+                parts.append(f"(= {kw.arg} {self.expr(kw.value)})")
+        return parts
+
+    def _dict(self, node: ast.Dict) -> str:
+        parts = []
+        for key, value in zip(node.keys, node.values, strict=True):
+            if key is None:
+                parts.append(f"(dstar {self.expr(value)})")
+            else:
+                parts.append(f"(: {self.expr(key)} {self.expr(value)})")
+        return _join("dict", parts)
+
+    def _gens(
+        self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp
+    ) -> list[str]:
+        out = []
+        for gen in node.generators:
+            head = "async-for" if gen.is_async else "for"
+            out.append(
+                _join(head, [self.expr(gen.target), self.expr(gen.iter), *self.exprs(gen.ifs)])
+            )
+        return out
+
+    # -- parameters, headers --------------------------------------------------
+
+    def params(self, args: ast.arguments) -> str:
+        positional = [*args.posonlyargs, *args.args]
+        defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults))
+        defaults += args.defaults
+        parts = []
+        for i, (arg, default) in enumerate(zip(positional, defaults, strict=True)):
+            parts.append(self._param(arg.arg, arg.annotation, default))
+            if i == len(args.posonlyargs) - 1:
+                parts.append("/")
+        if args.vararg is not None:
+            parts.append(self._param("*" + args.vararg.arg, args.vararg.annotation, None))
+        elif args.kwonlyargs:
+            parts.append("*")
+        for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
+            parts.append(self._param(arg.arg, arg.annotation, kw_default))
+        if args.kwarg is not None:
+            parts.append(self._param("**" + args.kwarg.arg, args.kwarg.annotation, None))
+        return _seq(parts)
+
+    def _param(self, name: str, annotation: ast.expr | None, default: ast.expr | None) -> str:
+        if annotation is None and default is None:
+            return name
+        text = "(" + name
+        if annotation is not None:
+            text += " : " + self.expr(annotation)
+        if default is not None:
+            text += " = " + self.expr(default)
+        return text + ")"
+
+    def _tparams(self, node: ast.AST) -> list[str]:
+        tparams: list[Any] = getattr(node, "type_params", None) or []
+        if not tparams:
+            return []
+        parts = []
+        for tp in tparams:
+            kind = type(tp).__name__
+            prefix = {"TypeVarTuple": "*", "ParamSpec": "**"}.get(kind, "")
+            bound = getattr(tp, "bound", None) if kind == "TypeVar" else None
+            default = getattr(tp, "default_value", None)
+            parts.append(self._param(prefix + tp.name, bound, default))
+        return [_join("tparams", parts)]
+
+    def def_head(self, node: _FuncDef) -> str:
+        kind = "async-def" if isinstance(node, ast.AsyncFunctionDef) else "def"
+        parts = [kind, node.name, *self._tparams(node), self.params(node.args)]
+        if node.returns is not None:
+            parts.append(f"(-> {self.expr(node.returns)})")
+        return " ".join(parts)
+
+    def class_head(self, node: ast.ClassDef) -> str:
+        args = _seq(self._arguments(node.bases, node.keywords))
+        return " ".join(["class", node.name, *self._tparams(node), args])
+
+    def head(self, node: _FuncDef | ast.ClassDef) -> str:
+        return self.class_head(node) if isinstance(node, ast.ClassDef) else self.def_head(node)
+
+    def decorator_entry(self, node: ast.expr) -> str:
+        return f"(decorator {self.expr(node)})"
+
+    def with_items(self, items: Sequence[ast.withitem]) -> str:
+        parts = []
+        for item in items:
+            if item.optional_vars is None:
+                parts.append(self.expr(item.context_expr))
+            else:
+                parts.append(f"(as {self.expr(item.context_expr)} {self.expr(item.optional_vars)})")
+        return _seq(parts)
+
+    def handler_head(self, handler: ast.ExceptHandler, tag: str) -> str:
+        return f"({tag} {self.opt(handler.type)} {handler.name or '()'})"
+
+    def case_head(self, subject: ast.expr, case: ast.match_case) -> str:
+        parts = [self.expr(subject), self.pattern(case.pattern), *self.exprs([case.guard])]
+        return _join("case", parts)
+
+    # -- statements -----------------------------------------------------------
+
+    def _alias(self, alias: ast.alias) -> str:
+        return alias.name if alias.asname is None else f"(as {alias.name} {alias.asname})"
+
+    def _for(self, node: ast.For | ast.AsyncFor, tag: str) -> str:
+        target, it = self.expr(node.target), self.expr(node.iter)
+        return f"({tag} {target} {it} {self.body(node.body)} {self.body(node.orelse)})"
+
+    def _try(self, node: Any, tag: str, handler_tag: str) -> str:
+        handlers = [
+            self.handler_head(h, handler_tag)[:-1] + f" {self.body(h.body)})" for h in node.handlers
+        ]
+        parts = [self.body(node.body), _seq(handlers), self.body(node.orelse)]
+        return _join(tag, [*parts, self.body(node.finalbody)])
+
+    def _case(self, case: ast.match_case) -> str:
+        parts = [self.pattern(case.pattern), *self.exprs([case.guard]), self.body(case.body)]
+        return _join("case", parts)
+
+    def _def_stmt(self, node: _FuncDef) -> str:
+        decorators = [self.decorator_entry(d) for d in node.decorator_list]
+        return _join(self.def_head(node), [*decorators, self.body(_strip_docstring(node.body))])
+
+    def _class_stmt(self, node: ast.ClassDef) -> str:
+        decorators = [self.decorator_entry(d) for d in node.decorator_list]
+        return _join(self.class_head(node), [*decorators, self.body(_strip_docstring(node.body))])
+
+    # -- patterns -------------------------------------------------------------
+
+    def _match_mapping(self, node: ast.MatchMapping) -> str:
+        parts = [
+            f"(: {self.expr(k)} {self.pattern(p)})"
+            for k, p in zip(node.keys, node.patterns, strict=True)
+        ]
+        if node.rest is not None:
+            parts.append(f"(rest {node.rest})")
+        return _join("pmap", parts)
+
+    def _match_class(self, node: ast.MatchClass) -> str:
+        positional = _seq([self.pattern(p) for p in node.patterns])
+        keywords = _seq(
+            [
+                f"(= {k} {self.pattern(p)})"
+                for k, p in zip(node.kwd_attrs, node.kwd_patterns, strict=True)
+            ]
+        )
+        return f"(pclass {self.expr(node.cls)} {positional} {keywords})"
+
+
+def _strip_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
+    first = body[0] if body else None
+    if (
+        isinstance(first, ast.Expr)
+        and isinstance(first.value, ast.Constant)
+        and isinstance(first.value.value, str)
+    ):
+        return body[1:]
+    return body
+
+
+# ----------------------------------------------------------------------- structure
+
+_BODY_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+
+
+def _own_parts(node: ast.stmt) -> Iterator[ast.AST]:
+    """A statement's own expressions: everything except the statements nested in it."""
+    for name in node._fields:
+        if name in _BODY_FIELDS:
+            continue
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            yield value
+        elif isinstance(value, list):
+            yield from (v for v in value if isinstance(v, ast.AST))
+    for handler in getattr(node, "handlers", ()):
+        if handler.type is not None:
+            yield handler.type
+    for case in getattr(node, "cases", ()):
+        yield case.pattern
+        if case.guard is not None:
+            yield case.guard
+
+
+def _target_names(target: ast.expr) -> Iterator[str]:
+    if isinstance(target, ast.Name):
+        yield target.id
+    elif isinstance(target, ast.Tuple | ast.List):
+        for elt in target.elts:
+            yield from _target_names(elt)
+    elif isinstance(target, ast.Starred):
+        yield from _target_names(target.value)
+
+
+def _bound_names(node: ast.stmt) -> frozenset[str]:
+    """Names a scope-level assignment binds (the candidates for ``data`` lines)."""
+    if isinstance(node, ast.Assign):
+        return frozenset(n for t in node.targets for n in _target_names(t))
+    if isinstance(node, ast.AnnAssign | ast.AugAssign) and isinstance(node.target, ast.Name):
+        return frozenset({node.target.id})
+    return frozenset()
+
+
+def _is_fixture(node: _FuncDef) -> bool:
+    for decorator in node.decorator_list:
+        func = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if isinstance(func, ast.Name) and func.id in _FIXTURE_NAMES:
+            return True
+        if isinstance(func, ast.Attribute) and func.attr in _FIXTURE_NAMES:
+            return True
+    return False
+
+
+@dataclass
+class _Lazy:
+    """A fragment rendered on first use: definitions that lose to a later one never render."""
+
+    line: int
+    render: Callable[[], str]
+    frag: _Frag | None = None
+
+
+@dataclass(frozen=True)
+class _Line:
+    """One line of a unit: its kind word, then its fragments separated by spaces."""
+
+    kind: str
+    parts: tuple[_Lazy, ...]
+
+
+@dataclass
+class _Assign:
+    binds: frozenset[str]
+    line: _Line
+    order: int
+
+
+@dataclass
+class _Scope:
+    """A module or class body: its items, assignments and members (a later name wins)."""
+
+    items: list[_Line] = field(default_factory=list)
+    assigns: dict[str, list[_Assign]] = field(default_factory=dict)
+    members: dict[str, _Member] = field(default_factory=dict)
+
+
+@dataclass
+class _Member:
+    node: _FuncDef | ast.ClassDef
+    at: tuple[_Lazy, ...]
+    scope: _Scope | None = None  # the class body, for classes
+
+
+class _Extractor:
+    def __init__(self, tree: ast.Module, path: str) -> None:
+        self._path = path
+        self._p = _Printer()
+        self._order = 0
+        self._too_deep: list[int] = []
+        self._pytest_modules = {"pytest"}
+        self._from_pytest: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name == "pytest":
+                        self._pytest_modules.add(alias.asname or "pytest")
+            elif isinstance(node, ast.ImportFrom) and node.module == "pytest" and not node.level:
+                for alias in node.names:
+                    if alias.name in _PYTEST_CALLS:
+                        self._from_pytest.add(alias.asname or alias.name)
+        self._module = _Scope()
+        self._walk_scope(tree.body, (), self._module)
+
+    # -- walking ----------------------------------------------------------------
+
+    def _stmt_line(self, kind: str, ctx: tuple[_Lazy, ...], node: ast.stmt) -> _Line:
+        return _Line(kind, (*ctx, _Lazy(node.lineno, lambda: self._p.stmt(node))))
+
+    def _walk_scope(self, body: Sequence[ast.stmt], ctx: tuple[_Lazy, ...], scope: _Scope) -> None:
+        for node in body:
+            self._order += 1
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                inner = None
+                if isinstance(node, ast.ClassDef):
+                    inner = _Scope()
+                    self._walk_scope(node.body, (), inner)
+                scope.members.pop(node.name, None)
+                scope.members[node.name] = _Member(node, ctx, inner)
+                continue
+            binds = _bound_names(node)
+            if binds:
+                assign = _Assign(binds, self._stmt_line("data", ctx, node), self._order)
+                for name in binds:
+                    scope.assigns.setdefault(name, []).append(assign)
+            if "pytestmark" in binds or self._is_item(node):
+                scope.items.append(self._stmt_line("item", ctx, node))
+                continue
+            for branch_ctx, stmts in self._branches(node):
+                self._walk_scope(stmts, ctx + branch_ctx, scope)
+
+    def _walk_body(
+        self, body: Sequence[ast.stmt], ctx: tuple[_Lazy, ...], out: list[_Line]
+    ) -> None:
+        for node in body:
+            if self._is_item(node):
+                out.append(self._stmt_line("item", ctx, node))
+                continue
+            for branch_ctx, stmts in self._branches(node):
+                self._walk_body(stmts, ctx + branch_ctx, out)
+
+    def _branches(self, node: ast.stmt) -> Iterator[tuple[tuple[_Lazy, ...], list[ast.stmt]]]:
+        """The bodies of a compound statement, each with the context entries it adds."""
+        p, line = self._p, node.lineno
+        if isinstance(node, ast.If):
+            yield (_Lazy(line, lambda: f"(if {p.expr(node.test)})"),), node.body
+            if node.orelse:
+                yield (_Lazy(line, lambda: f"(else {p.expr(node.test)})"),), node.orelse
+        elif isinstance(node, ast.While):
+            yield (_Lazy(line, lambda: f"(while {p.expr(node.test)})"),), node.body
+            if node.orelse:
+                yield (_Lazy(line, lambda: f"(while-else {p.expr(node.test)})"),), node.orelse
+        elif isinstance(node, ast.For | ast.AsyncFor):
+            tag = "async-for" if isinstance(node, ast.AsyncFor) else "for"
+
+            def loop(suffix: str) -> str:
+                return f"({tag}{suffix} {p.expr(node.target)} {p.expr(node.iter)})"
+
+            yield (_Lazy(line, lambda: loop("")),), node.body
+            if node.orelse:
+                yield (_Lazy(line, lambda: loop("-else")),), node.orelse
+        elif isinstance(node, ast.With | ast.AsyncWith):
+            tag = "async-with" if isinstance(node, ast.AsyncWith) else "with"
+            yield (_Lazy(line, lambda: f"({tag} {p.with_items(node.items)})"),), node.body
+        elif isinstance(node, ast.Try) or (_TRY_STAR is not None and isinstance(node, _TRY_STAR)):
+            star = "" if isinstance(node, ast.Try) else "*"
+            handlers: list[ast.ExceptHandler] = node.handlers
+
+            def heads() -> list[str]:
+                return [p.handler_head(h, "except" + star) for h in handlers]
+
+            yield (_Lazy(line, lambda: _join("try" + star, heads())),), node.body
+            for h in handlers:
+                render = partial(p.handler_head, h, "except" + star)
+                yield (_Lazy(h.lineno, render),), h.body
+            if node.orelse:
+                yield (_Lazy(line, lambda: "(try-else)"),), node.orelse
+            if node.finalbody:
+                yield (_Lazy(line, lambda: "(finally)"),), node.finalbody
+        elif isinstance(node, ast.Match):
+            for case in node.cases:
+                yield (_Lazy(line, partial(p.case_head, node.subject, case)),), case.body
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            entries = [_Lazy(d.lineno, partial(p.decorator_entry, d)) for d in node.decorator_list]
+            entries.append(_Lazy(line, lambda: f"({p.head(node)})"))
+            yield tuple(entries), node.body
+
+    # -- what counts ------------------------------------------------------------
+
+    def _is_item(self, node: ast.stmt) -> bool:
+        if isinstance(node, ast.Assert):
+            return True
+        return any(self._has_judging_call(part) for part in _own_parts(node))
+
+    def _has_judging_call(self, node: ast.AST) -> bool:
+        return any(
+            isinstance(n, ast.Call) and self._is_judging_callee(n.func) for n in ast.walk(node)
+        )
+
+    def _is_judging_callee(self, func: ast.expr) -> bool:
+        if isinstance(func, ast.Name):
+            return func.id.startswith("assert") or func.id in self._from_pytest
+        if isinstance(func, ast.Attribute):
+            if func.attr.startswith("assert"):
+                return True
+            base = func.value
+            if isinstance(base, ast.Name):
+                if base.id in self._pytest_modules and func.attr in _PYTEST_CALLS:
+                    return True
+                return base.id == "self" and func.attr in _SELF_CALLS
+        return False
+
+    # -- units ------------------------------------------------------------------
+
+    def units(self) -> list[tuple[str, str]]:
+        out: dict[str, str] = {}
+        self._collect(self._module, [], [], list(self._module.items), out)
+        if self._too_deep:
+            line = min(self._too_deep)
+            raise SurfaceError(f"nests more than {MAX_DEPTH} levels deep", self._path, line)
+        return sorted(out.items())
+
+    def _collect(
+        self,
+        scope: _Scope,
+        class_names: list[str],
+        classes: list[_Scope],
+        prefix: list[_Line],
+        out: dict[str, str],
+    ) -> None:
+        for name, member in scope.members.items():
+            node = member.node
+            head = [*prefix, *(_Line("at", (c,)) for c in member.at)]
+            head += [
+                _Line("@", (_Lazy(d.lineno, partial(self._p.expr, d)),))
+                for d in node.decorator_list
+            ]
+            head.append(_Line("", (_Lazy(node.lineno, partial(self._p.head, node)),)))
+            if member.scope is not None:
+                head += member.scope.items
+                inner = [*classes, member.scope]
+                self._collect(member.scope, [*class_names, name], inner, head, out)
+                continue
+            assert not isinstance(node, ast.ClassDef)
+            body: list[_Line] = []
+            self._walk_body(node.body, (), body)
+            if name.startswith("test") or _is_fixture(node) or body:
+                key = "::".join([*class_names, name])
+                out[key] = self._unit_text([*head, *body], classes)
+
+    def _frag(self, lazy: _Lazy) -> _Frag:
+        if lazy.frag is None:
+            lazy.frag = self._p.frag(lazy.render)
+            if _paren_depth(lazy.frag.text) > MAX_DEPTH:
+                self._too_deep.append(lazy.line)
+        return lazy.frag
+
+    def _line_text(self, line: _Line, names: set[str], attrs: set[str]) -> str:
+        texts = [line.kind] if line.kind else []
+        for part in line.parts:
+            frag = self._frag(part)
+            texts.append(frag.text)
+            names |= frag.names
+            attrs |= frag.attrs
+        return " ".join(texts)
+
+    def _unit_text(self, lines: list[_Line], classes: list[_Scope]) -> str:
+        names: set[str] = set()
+        attrs: set[str] = set()
+        texts = [self._line_text(line, names, attrs) for line in lines]
+        # ``data`` lines: scope-level assignments to the names the unit mentions,
+        # followed transitively (CASES = BASE + EXTRA pulls BASE and EXTRA too).
+        chosen: dict[int, str] = {}
+        seen_names: set[str] = set()
+        seen_attrs: set[str] = set()
+        while names - seen_names or attrs - seen_attrs:
+            new_names, new_attrs = names - seen_names, attrs - seen_attrs
+            seen_names |= new_names
+            seen_attrs |= new_attrs
+            found: list[_Assign] = []
+            for name in new_names:
+                found += self._module.assigns.get(name, [])
+                for scope in classes:
+                    found += scope.assigns.get(name, [])
+            for attr in new_attrs:
+                for scope in classes:
+                    found += scope.assigns.get(attr, [])
+            for assign in found:
+                if assign.order not in chosen:
+                    chosen[assign.order] = self._line_text(assign.line, names, attrs)
+        texts += [chosen[order] for order in sorted(chosen)]
+        return "\n".join(texts)

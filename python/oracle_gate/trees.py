@@ -1,0 +1,157 @@
+"""The two kinds of file tree the gate reads: a git commit, or a working directory.
+
+Parent-vs-head comparisons only ever use ``GitTree``, so nothing patched code
+writes while it runs can change a verdict. ``WorkTree`` serves ``lock``, which
+describes the files a developer has on disk.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import posixpath
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Protocol
+
+from blake3 import blake3
+
+from oracle_gate import backend
+from oracle_gate.errors import TreeError
+from oracle_gate.git import git_bytes
+
+__all__ = ["GitTree", "Tree", "WorkTree"]
+
+# Directories that are never part of a package's oracle: VCS data, our own
+# cache, and interpreter byte code that tests leave behind.
+SKIPPED_DIRS = frozenset({".git", ".oracle_gate", "__pycache__"})
+_SYMLINK_MODE = "120000"
+_MAX_LINK_HOPS = 40
+
+
+class Tree(Protocol):
+    """Read access to one version of the repository."""
+
+    def files(self) -> tuple[str, ...]:
+        """Every file path, repo-relative POSIX, sorted."""
+        ...
+
+    def read(self, path: str) -> bytes:
+        """The bytes of one file. Raises TreeError when it cannot be read."""
+        ...
+
+    def digests(self, paths: Sequence[str]) -> list[str]:
+        """BLAKE3 hex digests of ``paths``, in order. Raises TreeError."""
+        ...
+
+
+class WorkTree:
+    """A directory on disk; hashing goes through the selected backend."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    @functools.cache  # noqa: B019 - a tree lives as long as one command
+    def files(self) -> tuple[str, ...]:
+        found: list[str] = []
+        for directory, subdirs, names in os.walk(self.root):
+            subdirs[:] = [name for name in subdirs if name not in SKIPPED_DIRS]
+            relative = Path(directory).relative_to(self.root).as_posix()
+            prefix = "" if relative == "." else relative + "/"
+            found.extend(prefix + name for name in names)
+            # A symlink to a directory is listed by os.walk as a subdir; we do
+            # not follow it, but a link is still a file-like entry of the tree.
+            found.extend(prefix + name for name in subdirs if (Path(directory) / name).is_symlink())
+        return tuple(sorted(found))
+
+    def read(self, path: str) -> bytes:
+        try:
+            return (self.root / path).read_bytes()
+        except OSError as error:
+            raise TreeError(f"cannot read file ({error.strerror})", path) from error
+
+    def digests(self, paths: Sequence[str]) -> list[str]:
+        absolute = [str(self.root / path) for path in paths]
+        try:
+            return backend.hash_files(absolute)
+        except TreeError as error:
+            # Report the repo-relative path the user knows, not our absolute one.
+            if error.path and error.path.startswith(str(self.root)):
+                error.path = Path(error.path).relative_to(self.root).as_posix()
+            raise
+
+
+class GitTree:
+    """The tree of one commit, read from git objects."""
+
+    def __init__(self, repo: Path, commit: str) -> None:
+        self.repo = repo
+        self.commit = commit
+
+    @functools.cached_property
+    def _entries(self) -> dict[str, tuple[str, str]]:
+        listing = git_bytes(self.repo, "ls-tree", "-r", "-z", "--full-tree", self.commit)
+        entries: dict[str, tuple[str, str]] = {}
+        for entry in listing.split(b"\0"):
+            if not entry:
+                continue
+            meta, _, name = entry.partition(b"\t")
+            mode, kind, oid = meta.decode().split()
+            if kind == "blob":
+                entries[name.decode("utf-8", "surrogateescape")] = (mode, oid)
+        return entries
+
+    def _resolve(self, path: str) -> str:
+        current = path
+        for _hop in range(_MAX_LINK_HOPS):
+            entry = self._entries.get(current)
+            if entry is None:
+                raise TreeError("broken symlink: its target does not exist", path)
+            mode, oid = entry
+            if mode != _SYMLINK_MODE:
+                return oid
+            target = git_bytes(self.repo, "cat-file", "blob", oid).decode("utf-8", "replace")
+            current = posixpath.normpath(posixpath.join(posixpath.dirname(current), target))
+        raise TreeError("symlink loop", path)
+
+    def files(self) -> tuple[str, ...]:
+        return tuple(sorted(self._entries))
+
+    def blob_id(self, path: str) -> str | None:
+        """The git object id of ``path`` as committed (a link's own blob), or None."""
+        entry = self._entries.get(path)
+        return entry[1] if entry else None
+
+    def _content_id(self, path: str) -> str:
+        """The blob holding ``path``'s content, symlinks resolved inside the commit.
+
+        A working tree hashes what a link points at, so a commit must too, or a
+        lock written on disk would never match the same commit read from git.
+        """
+        if path not in self._entries:
+            raise TreeError(f"not in commit {self.commit[:12]}", path)
+        return self._resolve(path)
+
+    def read(self, path: str) -> bytes:
+        return git_bytes(self.repo, "cat-file", "blob", self._content_id(path))
+
+    def read_many(self, paths: Iterable[str]) -> dict[str, bytes]:
+        """Several files in one ``git cat-file --batch`` call."""
+        wanted = list(paths)
+        if not wanted:
+            return {}
+        request = "".join(self._content_id(path) + "\n" for path in wanted).encode()
+        output = git_bytes(self.repo, "cat-file", "--batch", input=request)
+        contents: dict[str, bytes] = {}
+        offset = 0
+        for path in wanted:
+            header_end = output.index(b"\n", offset)
+            size = int(output[offset:header_end].split()[2])
+            start = header_end + 1
+            contents[path] = output[start : start + size]
+            offset = start + size + 1
+        return contents
+
+    def digests(self, paths: Sequence[str]) -> list[str]:
+        contents = self.read_many(paths)
+        return [blake3(contents[path]).hexdigest() for path in paths]

@@ -1,0 +1,174 @@
+//! `CoreError`: every way the native core can fail, and its one conversion to a Python error.
+
+use pyo3::PyErr;
+
+// The Python hierarchy in `oracle_gate/errors.py` is the single source of truth, so
+// `except TreeError` catches the same thing whichever backend ran.
+pyo3::import_exception!(oracle_gate.errors, TreeError);
+
+/// A failure of the native core. Every variant names the input path as the caller gave it.
+///
+/// The messages are part of the contract: `oracle_gate._fallback` produces the same
+/// strings, and the backend parity test compares them byte for byte.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum CoreError {
+    /// The path is a symlink whose target does not exist.
+    #[error("broken symlink: its target does not exist")]
+    BrokenSymlink { path: String },
+    /// Nothing exists at the path.
+    #[error("file does not exist")]
+    NotFound { path: String },
+    /// The path is a directory where a file was expected.
+    #[error("is a directory, expected a file")]
+    IsDirectory { path: String },
+    /// Opening or reading the path was not permitted.
+    #[error("permission denied")]
+    PermissionDenied { path: String },
+    /// Resolving the path ran into a cycle of symlinks (`ELOOP`).
+    #[error("symlink loop")]
+    SymlinkLoop { path: String },
+    /// Any other I/O failure, with the OS error number when there is one.
+    #[error("{}", cannot_read(*.errno))]
+    Unreadable { path: String, errno: Option<i32> },
+    /// A bug: the core panicked. `path` is the file being worked on, if known.
+    #[error("internal error: {detail}")]
+    Internal {
+        path: Option<String>,
+        detail: String,
+    },
+}
+
+fn cannot_read(errno: Option<i32>) -> String {
+    match errno {
+        Some(n) => format!("cannot read file (errno {n})"),
+        None => "cannot read file".to_owned(),
+    }
+}
+
+impl CoreError {
+    /// The input path the error is about, if any.
+    pub fn path(&self) -> Option<&str> {
+        match self {
+            Self::BrokenSymlink { path }
+            | Self::NotFound { path }
+            | Self::IsDirectory { path }
+            | Self::PermissionDenied { path }
+            | Self::SymlinkLoop { path }
+            | Self::Unreadable { path, .. } => Some(path),
+            Self::Internal { path, .. } => path.as_deref(),
+        }
+    }
+}
+
+impl From<CoreError> for PyErr {
+    /// Raises `oracle_gate.errors.TreeError(message, path, None)`; hashing errors have no line.
+    fn from(err: CoreError) -> PyErr {
+        let path = err.path().map(str::to_owned);
+        TreeError::new_err((err.to_string(), path, None::<u32>))
+    }
+}
+
+/// Shorthand for results of core functions.
+pub type CoreResult<T> = Result<T, CoreError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pyo3::prelude::*;
+    use pyo3::types::PyTuple;
+    use std::path::PathBuf;
+
+    /// Imports `oracle_gate.errors` from this checkout's `python/` directory, as the
+    /// built extension would find it next to itself.
+    fn import_errors_module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
+        let source = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../python");
+        // sys.path entries must be str; a pathlib.Path is ignored by the import system.
+        let source = source.to_string_lossy().into_owned();
+        py.import("sys")?
+            .getattr("path")?
+            .call_method1("insert", (0, source))?;
+        py.import("oracle_gate.errors")
+    }
+
+    #[test]
+    fn messages_match_the_contract() {
+        let p = || "a/b".to_owned();
+        let cases = [
+            (
+                CoreError::BrokenSymlink { path: p() },
+                "broken symlink: its target does not exist",
+            ),
+            (CoreError::NotFound { path: p() }, "file does not exist"),
+            (
+                CoreError::IsDirectory { path: p() },
+                "is a directory, expected a file",
+            ),
+            (
+                CoreError::PermissionDenied { path: p() },
+                "permission denied",
+            ),
+            (CoreError::SymlinkLoop { path: p() }, "symlink loop"),
+            (
+                CoreError::Unreadable {
+                    path: p(),
+                    errno: Some(5),
+                },
+                "cannot read file (errno 5)",
+            ),
+            (
+                CoreError::Unreadable {
+                    path: p(),
+                    errno: None,
+                },
+                "cannot read file",
+            ),
+        ];
+        for (err, message) in cases {
+            assert_eq!(err.to_string(), message);
+            assert_eq!(err.path(), Some("a/b"));
+        }
+    }
+
+    #[test]
+    fn every_variant_becomes_the_python_tree_error() -> PyResult<()> {
+        Python::initialize();
+        Python::attach(|py| {
+            let tree_error = import_errors_module(py)?.getattr("TreeError")?;
+
+            let cases = [
+                (
+                    CoreError::NotFound {
+                        path: "x.txt".to_owned(),
+                    },
+                    Some("x.txt"),
+                    "x.txt: file does not exist",
+                ),
+                (
+                    CoreError::Internal {
+                        path: None,
+                        detail: "boom".to_owned(),
+                    },
+                    None,
+                    "internal error: boom",
+                ),
+            ];
+            for (err, path, shown) in cases {
+                let py_err: PyErr = err.into();
+                let value = py_err.value(py);
+                assert!(value.is_instance(&tree_error)?);
+                assert_eq!(
+                    value
+                        .getattr("path")?
+                        .extract::<Option<String>>()?
+                        .as_deref(),
+                    path
+                );
+                assert!(value.getattr("line")?.is_none());
+                assert_eq!(value.str()?.to_string(), shown);
+                let args = value.getattr("args")?.cast_into::<PyTuple>()?;
+                assert_eq!(args.len(), 3);
+            }
+            Ok(())
+        })
+    }
+}

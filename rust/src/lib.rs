@@ -1,0 +1,19 @@
+//! Native core of oracle-gate, imported from Python as `oracle_gate._native`.
+//!
+//! The contract (signatures, docstrings, errors) is `python/oracle_gate/_native.pyi`;
+//! `oracle_gate._fallback` implements the same functions in pure Python.
+
+mod error;
+mod hash;
+
+use pyo3::prelude::*;
+
+// Every Python-visible item is registered in this one list; pyo3 turns the doc
+// comment below into the module docstring.
+/// Native core of oracle-gate. Import through oracle_gate.backend, not directly.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(hash::hash_files, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,28 @@
+"""Shared fixtures: isolated git repositories and a fixed date."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from gitrepo import GitRepo
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GitRepo:
+    """An empty repository whose commits do not depend on the developer's git config."""
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for who in ("AUTHOR", "COMMITTER"):
+        monkeypatch.setenv(f"GIT_{who}_NAME", "t")
+        monkeypatch.setenv(f"GIT_{who}_EMAIL", "t@example.com")
+        monkeypatch.setenv(f"GIT_{who}_DATE", "2026-01-01T00:00:00Z")
+    return GitRepo.init(tmp_path / "repo")
+
+
+@pytest.fixture
+def example_repo(repo: GitRepo) -> tuple[GitRepo, str]:
+    """The example monorepo committed as the trusted parent; returns (repo, parent sha)."""
+    return repo, repo.commit_example()

@@ -1,0 +1,101 @@
+"""Small git repositories built on demand for tests (never stored)."""
+
+from __future__ import annotations
+
+import datetime
+import shutil
+import subprocess
+from pathlib import Path
+
+from oracle_gate.demo import EXAMPLE
+from oracle_gate.gate import check
+from oracle_gate.locks import relock
+from oracle_gate.report import Report
+
+__all__ = ["TODAY", "GitRepo"]
+
+TODAY = datetime.date(2026, 11, 30)
+
+
+class GitRepo:
+    """A throwaway repository with fixed identity and dates, so SHAs are reproducible."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @classmethod
+    def init(cls, path: Path) -> GitRepo:
+        path.mkdir(parents=True)
+        repo = cls(path)
+        repo.git("init", "-q", "-b", "main")
+        return repo
+
+    def git(self, *args: str) -> str:
+        done = subprocess.run(
+            ["git", "-c", "commit.gpgsign=false", *args],
+            cwd=self.path,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        return done.stdout
+
+    def write(self, path: str, text: str | bytes) -> None:
+        target = self.path / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(text, bytes):
+            target.write_bytes(text)
+        else:
+            target.write_text(text)
+
+    def read(self, path: str) -> str:
+        return (self.path / path).read_text()
+
+    def replace(self, path: str, old: str, new: str) -> None:
+        text = self.read(path)
+        assert old in text, f"{old!r} not in {path}"
+        self.write(path, text.replace(old, new, 1))
+
+    def append(self, path: str, text: str) -> None:
+        self.write(path, self.read(path) + text)
+
+    def remove(self, path: str) -> None:
+        target = self.path / path
+        if target.is_dir():
+            shutil.rmtree(target)
+        else:
+            target.unlink()
+
+    def commit_example(self, *packages: str) -> str:
+        """Copy the example monorepo (or some of its packages) in and commit it."""
+        sources = packages or ("",)
+        for package in sources:
+            shutil.copytree(
+                EXAMPLE / package,
+                self.path / package,
+                dirs_exist_ok=True,
+                ignore=shutil.ignore_patterns("__pycache__"),
+            )
+        return self.commit("example monorepo")
+
+    def commit(self, message: str, trailers: dict[str, str] | None = None) -> str:
+        body = message
+        if trailers:
+            body += "\n\n" + "\n".join(f"{key}: {value}" for key, value in trailers.items())
+        self.git("add", "-A")
+        self.git("commit", "-q", "--allow-empty", "--no-verify", "-m", body)
+        return self.git("rev-parse", "HEAD").strip()
+
+    def gate(self, base: str, head: str = "HEAD") -> Report:
+        """Run the gate from ``base`` to ``head`` as of TODAY."""
+        return check(self.path, base=base, head=head, today=TODAY)
+
+    def note(self, package: str, parent: str, *paths: str) -> None:
+        """Add an ORACLE_CHANGELOG.md entry naming ``parent`` and ``paths`` (package-relative)."""
+        lines = "".join(f"- {path}: changed on purpose, reviewed.\n" for path in paths)
+        self.append(f"{package}/ORACLE_CHANGELOG.md", f"\n## {parent[:12]}\n\n{lines}")
+
+    def relock(self, *packages: str) -> None:
+        """What a human does after a reviewed oracle change: ``oracle-gate lock --write``."""
+        relock(self.path, packages)

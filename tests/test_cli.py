@@ -1,0 +1,156 @@
+"""The command line: exit codes, one-line errors naming file and line, nothing written on error."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gitrepo import GitRepo
+from oracle_gate.cli import main
+
+PKG = "libs/codec"
+
+
+def run(*args: str, cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "oracle_gate", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, **env},
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.fixture
+def codec(repo: GitRepo) -> GitRepo:
+    repo.commit_example(PKG)
+    return repo
+
+
+def test_lock_verifies_a_clean_package(codec: GitRepo) -> None:
+    done = run("lock", "--repo", str(codec.path))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"ok {PKG}/oracle_gate.lock\n"
+
+
+def test_lock_reports_a_moved_fixture_with_exit_1(codec: GitRepo) -> None:
+    codec.write(f"{PKG}/testdata/golden.txt", "level=4\nname=gate\n")
+    done = run("lock", "--repo", str(codec.path))
+    assert done.returncode == 1
+    assert f"FAIL {PKG}/testdata/golden.txt: fixtures entry changed" in done.stdout
+
+
+def test_lock_write_then_verify_round_trips(codec: GitRepo) -> None:
+    codec.write(f"{PKG}/testdata/extra.txt", "x")
+    assert run("lock", "--write", PKG, cwd=codec.path).returncode == 0
+    assert run("lock", "--repo", str(codec.path)).returncode == 0
+    assert "testdata/extra.txt" in codec.read(f"{PKG}/oracle_gate.lock")
+
+
+@pytest.mark.parametrize(("variable", "value"), [("CI", "true"), ("ORACLE_GATE_ROLE", "agent")])
+def test_lock_write_is_refused_for_ci_and_agents(codec: GitRepo, variable: str, value: str) -> None:
+    before = codec.read(f"{PKG}/oracle_gate.lock")
+    codec.write(f"{PKG}/testdata/extra.txt", "x")
+    done = run("lock", "--write", "--repo", str(codec.path), **{variable: value})
+    assert done.returncode == 2
+    assert "refused" in done.stderr
+    assert codec.read(f"{PKG}/oracle_gate.lock") == before
+
+
+def test_missing_package_path_is_a_gate_error(codec: GitRepo) -> None:
+    done = run("lock", "libs/nowhere", cwd=codec.path)
+    assert done.returncode == 2
+    assert done.stderr == "oracle-gate: error: libs/nowhere: package directory does not exist\n"
+
+
+def test_directory_without_matrix_is_not_a_package(codec: GitRepo) -> None:
+    done = run("lock", "libs", cwd=codec.path)
+    assert done.returncode == 2
+    assert "libs: not a package" in done.stderr
+
+
+def test_broken_symlink_fixture_is_a_gate_error_and_nothing_is_written(codec: GitRepo) -> None:
+    before = codec.read(f"{PKG}/oracle_gate.lock")
+    (codec.path / PKG / "testdata" / "gone.txt").symlink_to("missing-target")
+    done = run("lock", "--write", "--repo", str(codec.path))
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"oracle-gate: error: {PKG}/testdata/gone.txt: broken symlink: its target does not exist\n"
+    )
+    assert codec.read(f"{PKG}/oracle_gate.lock") == before
+
+
+def test_lockfile_that_is_not_json_names_file_and_line(codec: GitRepo) -> None:
+    codec.write(f"{PKG}/oracle_gate.lock", '{\n  "version": 1,\n  "fixtures": {,\n}\n')
+    for args in (["lock"], ["lock", "--write"]):
+        done = run(*args, "--repo", str(codec.path))
+        assert done.returncode == 2
+        assert done.stderr.startswith(
+            f"oracle-gate: error: {PKG}/oracle_gate.lock:3: is not valid JSON"
+        )
+        assert len(done.stderr.splitlines()) == 1
+    assert codec.read(f"{PKG}/oracle_gate.lock").startswith('{\n  "version": 1,\n  "fixtures": {,')
+
+
+def test_invalid_matrix_is_a_gate_error_with_line(codec: GitRepo) -> None:
+    codec.append(f"{PKG}/invariants.yaml", "  - id: codec_roundtrip\n    globs: ['x.py']\n")
+    done = run("lock", "--repo", str(codec.path))
+    assert done.returncode == 2
+    assert f"{PKG}/invariants.yaml:10: row id 'codec_roundtrip' is declared twice" in done.stderr
+
+
+def test_native_backend_required_but_missing_is_a_gate_error(codec: GitRepo) -> None:
+    script = (
+        "import sys; sys.modules['oracle_gate._native'] = None\n"
+        "from oracle_gate.cli import main\n"
+        f"raise SystemExit(main(['lock', '--repo', {str(codec.path)!r}]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "ORACLE_GATE_IMPL": "native"},
+    )
+    assert done.returncode == 2
+    assert "ORACLE_GATE_IMPL=native but the native core is not importable" in done.stderr
+
+
+def test_unknown_backend_name_is_a_gate_error(codec: GitRepo) -> None:
+    done = run("lock", "--repo", str(codec.path), ORACLE_GATE_IMPL="rust")
+    assert done.returncode == 2
+    assert "ORACLE_GATE_IMPL='rust' is not a backend" in done.stderr
+
+
+def test_check_without_base_outside_a_merge_queue_is_a_gate_error(codec: GitRepo) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "CI_MERGE"))}
+    done = subprocess.run(
+        [sys.executable, "-m", "oracle_gate", "check"],
+        cwd=codec.path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "no --base given and no merge-queue environment found" in done.stderr
+
+
+def test_unknown_ref_is_a_gate_error(codec: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--repo", str(codec.path), "--base", "no-such-ref"]) == 2
+    assert "'no-such-ref' does not name a commit" in capsys.readouterr().err
+
+
+def test_version_is_printed(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["--version"])
+    assert caught.value.code == 0
+    assert capsys.readouterr().out.startswith("oracle-gate ")

@@ -1,0 +1,102 @@
+"""The whole check: git edge cases, report formats, determinism."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gitrepo import GitRepo
+from oracle_gate.cli import main
+from oracle_gate.owners import CodeOwners, read_codeowners
+from oracle_gate.trees import GitTree
+
+
+def test_shallow_history_is_a_gate_error_with_the_fix(
+    example_repo: tuple[GitRepo, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo, base = example_repo
+    repo.append("README.md", "\nx\n")
+    repo.commit("second")
+    clone = tmp_path / "shallow"
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "1", f"file://{repo.path}", str(clone)],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    assert main(["check", "--repo", str(clone), "--base", base]) == 2
+    err = capsys.readouterr().err
+    assert "shallow clone" in err
+    assert "git fetch --deepen" in err
+
+
+def test_json_report_has_a_versioned_schema_and_is_deterministic(
+    example_repo: tuple[GitRepo, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo, base = example_repo
+    repo.write("libs/codec/codec_fast.py", "X = 1\n")
+    repo.append("README.md", "\nx\n")
+    head = repo.commit("patch")
+    outputs = []
+    for _ in range(2):
+        code = main(
+            [
+                "check",
+                "--repo",
+                str(repo.path),
+                "--base",
+                base,
+                "--head",
+                head,
+                "--format",
+                "json",
+                "--today",
+                "2026-11-30",
+            ]
+        )
+        assert code == 1
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1]
+    document = json.loads(outputs[0])
+    assert (document["schema"], document["version"]) == ("oracle-gate/report", 1)
+    assert document["verdict"] == "reject"
+    assert [p["path"] for p in document["paths"]] == ["README.md", "libs/codec/codec_fast.py"]
+    assert {f["verdict"] for f in document["findings"]} == {"pass", "reject"}
+
+
+def test_text_report_has_the_three_columns(
+    example_repo: tuple[GitRepo, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo, base = example_repo
+    repo.write("libs/intervals/testdata/ranges/unsorted.json", "{}\n")
+    head = repo.commit("fixture")
+    assert main(["check", "--repo", str(repo.path), "--base", base, "--head", head]) == 1
+    out = capsys.readouterr().out
+    assert "PATH" in out and "LANE" in out and "VERDICT" in out
+    assert "libs/intervals/testdata/ranges/unsorted.json  fixture" in out
+    assert out.rstrip().splitlines()[-1].startswith("verdict: REJECT")
+
+
+def test_merge_group_environment_supplies_the_base(
+    example_repo: tuple[GitRepo, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo, base = example_repo
+    repo.append("README.md", "\nx\n")
+    repo.commit("docs")
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"merge_group": {"base_sha": base}}))
+    monkeypatch.setenv("GITHUB_EVENT_NAME", "merge_group")
+    monkeypatch.setenv("GITHUB_EVENT_PATH", str(event))
+    assert main(["check", "--repo", str(repo.path)]) == 0
+
+
+def test_codeowners_last_matching_rule_wins(example_repo: tuple[GitRepo, str]) -> None:
+    repo, base = example_repo
+    owners = read_codeowners(GitTree(repo.path, base))
+    assert owners.owners_of("libs/intervals/testdata/a.json") == ("@intervals-team",)
+    assert owners.owners_of("services/scheduler/x.py") == ("@scheduling-team",)
+    assert owners.owners_of("README.md") == ()
+    assert CodeOwners(()).owners_of("x") == ()

@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+import pytest
+
+from oracle_gate.globs import matches_any, validate_glob
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "expected"),
+    [
+        ("tests/**/test_*.py", "tests/test_a.py", True),
+        ("tests/**/test_*.py", "tests/unit/deep/test_a.py", True),
+        ("tests/**/test_*.py", "tests/unit/helper.py", False),
+        ("tests/test_*.py", "tests/unit/test_a.py", False),
+        ("*.py", "a/b.py", False),
+        ("*.py", "b.py", True),
+        ("testdata/ranges/", "testdata/ranges/a.json", True),
+        ("testdata/ranges/", "testdata/ranges/deep/a.json", True),
+        ("testdata/ranges/", "testdata/rangesx/a.json", False),
+        ("testdata/**", "testdata/x", True),
+        ("testdata/**", "testdata", False),
+        ("a?c.txt", "abc.txt", True),
+        ("a?c.txt", "a/c.txt", False),
+        ("data.[ch]", "data.[ch]", True),
+        ("data.[ch]", "data.c", False),
+    ],
+)
+def test_glob_follows_bazel_semantics(pattern: str, path: str, expected: bool) -> None:
+    assert matches_any(path, [pattern]) is expected
+
+
+@pytest.mark.parametrize("pattern", ["", "/abs", "a/../b", "a//b", "a**/b", "./x"])
+def test_invalid_globs_are_explained(pattern: str) -> None:
+    assert validate_glob(pattern) is not None
+
+
+def test_valid_glob_has_no_complaint() -> None:
+    assert validate_glob("tests/**/test_*.py") is None
