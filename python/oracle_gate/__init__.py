@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING
 
 from oracle_gate.errors import GateError
-from oracle_gate.gate import check
 from oracle_gate.model import ExitCode, Finding, Lane, Verdict
+
+if TYPE_CHECKING:
+    from oracle_gate.gate import check
 
 try:
     __version__ = version("oracle-gate")
@@ -14,3 +17,13 @@ except PackageNotFoundError:  # running from a source checkout without installin
     __version__ = "0.0.0+source"
 
 __all__ = ["ExitCode", "Finding", "GateError", "Lane", "Verdict", "__version__", "check"]
+
+
+def __getattr__(name: str) -> object:
+    # The native core imports oracle_gate.errors to raise its exceptions; that
+    # import runs this file, and must not need yaml, networkx or blake3.
+    if name == "check":
+        from oracle_gate.gate import check
+
+        return check
+    raise AttributeError(f"module 'oracle_gate' has no attribute {name!r}")
