@@ -26,3 +26,10 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GitRepo:
 def example_repo(repo: GitRepo) -> tuple[GitRepo, str]:
     """The example monorepo committed as the trusted parent; returns (repo, parent sha)."""
     return repo, repo.commit_example()
+
+
+@pytest.fixture(autouse=True)
+def _not_in_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests run under CI=true too; the gate's CI refusals are tested explicitly."""
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("ORACLE_GATE_ROLE", raising=False)
