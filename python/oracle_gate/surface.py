@@ -674,6 +674,22 @@ def _own_parts(node: ast.stmt) -> Iterator[ast.AST]:
             yield case.guard
 
 
+def _all_statements(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement, nested ones included, without visiting expressions."""
+    stack = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        yield node
+        nested: list[ast.stmt] = []
+        for name in ("body", "orelse", "finalbody"):
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                nested += value
+        for part in [*getattr(node, "handlers", ()), *getattr(node, "cases", ())]:
+            nested += part.body
+        stack.extend(reversed(nested))
+
+
 def _target_names(target: ast.expr) -> Iterator[str]:
     if isinstance(target, ast.Name):
         yield target.id
@@ -751,7 +767,7 @@ class _Extractor:
         self._too_deep: list[int] = []
         self._pytest_modules = {"pytest"}
         self._from_pytest: set[str] = set()
-        for node in ast.walk(tree):
+        for node in _all_statements(tree.body):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.name == "pytest":

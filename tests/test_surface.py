@@ -1,0 +1,629 @@
+"""Assertion-surface extraction: invariance, sensitivity, structure, errors, spec examples."""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+import warnings
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from oracle_gate.errors import SurfaceError
+from oracle_gate.surface import MAX_DEPTH, _Printer, extract_units
+
+SPEC = Path(__file__).resolve().parent.parent / "docs" / "surface.md"
+
+
+def units(source: str) -> dict[str, str]:
+    data = textwrap.dedent(source).encode("utf-8")
+    return dict(extract_units(data, "tests/test_x.py"))
+
+
+BASE = """
+import pytest
+
+EXPECTED = 42
+
+
+def helper(value):
+    return value * 2
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_double(n):
+    result = helper(n)
+    assert result == n * 2, "doubling"
+    assert result < 100
+
+
+def test_parse_rejects_garbage():
+    with pytest.raises(ValueError, match="garbage"):
+        int("garbage")
+
+
+def test_ratio():
+    assert 0.1 + 0.2 == pytest.approx(0.3, rel=1e-9)
+
+
+class TestAnswer:
+    def test_answer(self):
+        assert compute() == EXPECTED
+
+
+class TestLegacy(unittest.TestCase):
+    def test_equal(self):
+        self.assertEqual(compute(), 42)
+"""
+
+
+# ---------------------------------------------------------------- invariance
+
+REFORMATTED = """
+import pytest
+
+EXPECTED = (42)   # the answer
+
+
+
+def helper(value):
+    '''Twice the value.'''
+    return value * 2
+
+# a comment between definitions
+@pytest.mark.parametrize(
+    "n",
+    [
+        1,
+        2,
+        3,
+    ],
+)
+def test_double(n):
+    \"\"\"Doubling works.\"\"\"
+    result = helper(n)  # trailing comment
+    assert (result == (n * 2)), ("doubl" "ing")
+    assert (
+        result
+        < 0x64
+    )
+
+
+def test_parse_rejects_garbage():
+    with (pytest.raises(ValueError, match='garbage')):
+        int('garbage')
+
+
+def test_ratio():
+    assert (0.1 + 0.2) == pytest.approx(.3, rel=1E-9)
+
+
+class TestAnswer:
+    '''Answers.'''
+
+    def test_answer(self):
+
+        assert compute() == EXPECTED
+
+
+class TestLegacy(unittest.TestCase):
+    def test_equal(self):
+        self.assertEqual(
+            compute(),
+            4_2,
+        )
+"""
+
+
+def test_comments_docstrings_blank_lines_and_reformatting_do_not_change_units() -> None:
+    assert units(REFORMATTED) == units(BASE)
+
+
+def test_shifting_every_line_down_does_not_change_units() -> None:
+    assert units("\n\n\n# header\n\n" + textwrap.dedent(BASE)) == units(BASE)
+
+
+def test_crlf_line_endings_and_a_utf8_bom_do_not_change_units() -> None:
+    plain = textwrap.dedent(BASE).encode()
+    crlf = b"\xef\xbb\xbf" + plain.replace(b"\n", b"\r\n")
+    assert extract_units(crlf, "t.py") == extract_units(plain, "t.py")
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("assert x == 16", "assert x == 0x10"),
+        ("assert x == 16", "assert x == 0o20"),
+        ("assert x == 16", "assert x == 0b1_0000"),
+        ("assert x == 1000000", "assert x == 1_000_000"),
+        ("assert x == 0.5", "assert x == 5e-1"),
+        ("assert x == 'ab'", 'assert x == "a" "b"'),
+        ("assert x == 'A\\n'", "assert x == '\\x41\\N{LINE FEED}'"),
+        ("assert x == b'A'", "assert x == b'\\x41'"),
+        ("assert x == f'a{y}b'", "assert x == 'a' f'{y}' 'b'"),
+        ("assert f'{x=}'", "assert f'x={x!r}'"),
+        ("assert a and b and c", "assert (a and b) and c"),
+        ("assert a or b or c", "assert a or (b or c)"),
+        ("assert (x)", "assert ((((x))))"),
+        ("assert f(x for x in y)", "assert f((x for x in y))"),
+        ("assert x[1, 2]", "assert x[(1, 2)]"),
+        ("assert u'x'", "assert 'x'"),
+    ],
+)
+def test_equal_values_spelled_differently_give_the_same_unit(before: str, after: str) -> None:
+    assert units(f"def test_a():\n    {after}\n") == units(f"def test_a():\n    {before}\n")
+
+
+def test_non_assertion_statements_in_a_test_do_not_change_its_unit() -> None:
+    before = "def test_a():\n    x = make()\n    assert x.ok\n"
+    after = "def test_a():\n    x = make()\n    print(x)\n    log.debug(x)\n    assert x.ok\n"
+    assert units(after) == units(before)
+
+
+# ---------------------------------------------------------------- sensitivity
+
+
+def _changed(after_source: str) -> set[str]:
+    before, after = units(BASE), units(after_source)
+    return {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
+
+
+def _edit(old: str, new: str) -> str:
+    source = textwrap.dedent(BASE)
+    assert source.count(old) == 1, old
+    return source.replace(old, new)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "changed"),
+    [
+        ("EXPECTED = 42", "EXPECTED = 41", {"TestAnswer::test_answer"}),
+        ("assert result == n * 2", "assert result != n * 2", {"test_double"}),
+        ("assert result < 100", "assert result <= 100", {"test_double"}),
+        ("assert result < 100", "assert result < 101", {"test_double"}),
+        ('"doubling"', '"halving"', {"test_double"}),
+        ("[1, 2, 3]", "[1, 2]", {"test_double"}),
+        ('"n", [1', '"m", [1', {"test_double"}),
+        ("pytest.raises(ValueError", "pytest.raises(Exception", {"test_parse_rejects_garbage"}),
+        ('match="garbage"', 'match="garb"', {"test_parse_rejects_garbage"}),
+        ('int("garbage")', 'int("x")', {"test_parse_rejects_garbage"}),
+        ("    assert result < 100\n", "", {"test_double"}),
+        ("def test_double(n):", "def test_double(n, m=1):", {"test_double"}),
+        ("def test_double(n):", "def test_double(n: int):", {"test_double"}),
+        ("def test_double(n):", "async def test_double(n):", {"test_double"}),
+        (
+            "def test_ratio():\n    assert 0.1 + 0.2 == pytest.approx(0.3, rel=1e-9)",
+            "def test_ratio():\n    assert True",
+            {"test_ratio"},
+        ),
+        ("rel=1e-9", "rel=1e-6", {"test_ratio"}),
+        ("pytest.approx(0.3, rel=1e-9)", "pytest.approx(0.3)", {"test_ratio"}),
+        (
+            "self.assertEqual(compute(), 42)",
+            "self.assertTrue(compute())",
+            {"TestLegacy::test_equal"},
+        ),
+        ("class TestLegacy(unittest.TestCase):", "class TestLegacy:", {"TestLegacy::test_equal"}),
+    ],
+)
+def test_each_edit_to_what_is_asserted_changes_exactly_the_affected_unit(
+    old: str, new: str, changed: set[str]
+) -> None:
+    assert _changed(_edit(old, new)) == changed
+
+
+def test_adding_a_skip_mark_to_a_test_changes_its_unit() -> None:
+    edited = _edit("def test_ratio():", "@pytest.mark.skip(reason='flaky')\ndef test_ratio():")
+    assert _changed(edited) == {"test_ratio"}
+    assert '@ (call pytest.mark.skip (= reason "flaky"))' in units(edited)["test_ratio"]
+
+
+def test_skipping_a_whole_class_changes_every_unit_in_it() -> None:
+    source = """
+    import pytest
+
+    class TestA:
+        def test_one(self):
+            assert one() == 1
+
+        class TestInner:
+            def test_two(self):
+                assert two() == 2
+
+    def test_three():
+        assert three() == 3
+    """
+    skipped = source.replace("    class TestA:", "    @pytest.mark.skip\n    class TestA:")
+    before, after = units(source), units(skipped)
+    assert {k for k in before if before[k] != after[k]} == {
+        "TestA::test_one",
+        "TestA::TestInner::test_two",
+    }
+
+
+def test_a_module_level_pytestmark_changes_every_unit() -> None:
+    edited = _edit("EXPECTED = 42", "EXPECTED = 42\npytestmark = pytest.mark.skip")
+    assert _changed(edited) == set(units(BASE))
+
+
+def test_deleting_a_test_removes_its_unit() -> None:
+    edited = _edit("def test_ratio():\n    assert 0.1 + 0.2 == pytest.approx(0.3, rel=1e-9)\n", "")
+    assert set(units(BASE)) - set(units(edited)) == {"test_ratio"}
+
+
+def test_renaming_a_test_removes_the_old_key_and_adds_the_new_one() -> None:
+    edited = units(_edit("def test_ratio():", "def test_ratio_is_close():"))
+    assert "test_ratio" not in edited
+    assert "test_ratio_is_close" in edited
+
+
+def test_moving_an_assert_into_a_helper_changes_the_test_and_creates_a_helper_unit() -> None:
+    edited = _edit(
+        "def helper(value):\n    return value * 2\n",
+        "def helper(value):\n    assert value < 100\n    return value * 2\n",
+    )
+    edited = edited.replace("    assert result < 100\n", "")
+    assert _changed(edited) == {"test_double", "helper"}
+    assert units(edited)["helper"].splitlines()[-1] == "item (assert (cmp value < 100))"
+
+
+@pytest.mark.parametrize(
+    "wrapped",
+    [
+        "if False:\n        assert x == 1",
+        "for _ in []:\n        assert x == 1",
+        "try:\n        assert x == 1\n    except AssertionError:\n        pass",
+        "with contextlib.suppress(AssertionError):\n        assert x == 1",
+        "def never_called():\n        assert x == 1",
+    ],
+)
+def test_wrapping_an_assert_so_it_cannot_fail_changes_the_unit(wrapped: str) -> None:
+    plain = units("def test_a():\n    assert x == 1\n")
+    assert units(f"def test_a():\n    {wrapped}\n") != plain
+
+
+def test_editing_a_module_constant_changes_only_the_units_that_mention_it() -> None:
+    source = """
+    import pytest
+
+    BASE = [1, 2]
+    CASES = BASE + [3]
+    OTHER = 7
+
+    @pytest.mark.parametrize("n", CASES)
+    def test_uses_cases(n):
+        assert n > 0
+
+    def test_uses_other():
+        assert OTHER == 7
+    """
+    before = units(source)
+    after = units(source.replace("BASE = [1, 2]", "BASE = [1]"))
+    assert {k for k in before if before[k] != after[k]} == {"test_uses_cases"}
+    assert "data (= BASE (list 1 2))" in before["test_uses_cases"].splitlines()
+
+
+def test_editing_a_class_attribute_read_through_self_changes_the_unit() -> None:
+    source = """
+    class TestLimits:
+        limit = 3
+
+        def test_under_limit(self):
+            assert count() < self.limit
+    """
+    assert units(source) != units(source.replace("limit = 3", "limit = 30"))
+
+
+def test_a_bare_raises_imported_from_pytest_is_an_assertion() -> None:
+    source = """
+    from pytest import raises as must_raise
+
+    def check():
+        with must_raise(KeyError):
+            lookup("x")
+    """
+    text = units(source)["check"]
+    assert 'item (with ((call must_raise KeyError)) ((expr (call lookup "x"))))' in text
+    assert units(source.replace("KeyError", "LookupError"))["check"] != text
+
+
+def test_a_pytest_module_alias_is_recognised() -> None:
+    source = "import pytest as pt\n\ndef check():\n    pt.skip('not today')\n"
+    assert units(source) == {"check": 'def check ()\nitem (expr (call pt.skip "not today"))'}
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "pytest.skip('no')",
+        "pytest.xfail('no')",
+        "pytest.fail('no')",
+        "np = pytest.importorskip('numpy')",
+        "pytest.warns(UserWarning, f)",
+        "pytest.deprecated_call(f)",
+        "self.fail('no')",
+        "self.skipTest('no')",
+        "mock.assert_called_once_with(1)",
+        "np.testing.assert_allclose(a, b)",
+    ],
+)
+def test_judging_calls_make_a_helper_a_unit(call: str) -> None:
+    assert "helper" in units(f"import pytest\n\ndef helper(self):\n    {call}\n")
+
+
+def test_a_helper_that_does_not_assert_is_not_a_unit() -> None:
+    assert "helper" not in units(BASE)
+
+
+# ---------------------------------------------------------------- structure
+
+
+def test_keys_are_qualified_names_without_the_file_path_and_sorted() -> None:
+    source = """
+    def test_a():
+        pass
+
+    class TestA:
+        def test_b(self):
+            pass
+
+        class Inner:
+            def test_c(self):
+                pass
+    """
+    assert [key for key, _ in extract_units(textwrap.dedent(source).encode(), "x.py")] == [
+        "TestA::Inner::test_c",
+        "TestA::test_b",
+        "test_a",
+    ]
+
+
+def test_the_last_definition_of_a_name_wins() -> None:
+    source = """
+    def test_a():
+        assert first()
+
+    def test_a():
+        assert second()
+    """
+    assert units(source)["test_a"] == "def test_a ()\nitem (assert (call second))"
+
+
+def test_a_redefined_class_drops_the_methods_of_the_earlier_class() -> None:
+    source = """
+    class TestA:
+        def test_old(self):
+            pass
+
+    class TestA:
+        def test_new(self):
+            pass
+    """
+    assert set(units(source)) == {"TestA::test_new"}
+
+
+def test_fixtures_are_units_with_or_without_call_arguments() -> None:
+    source = """
+    import pytest
+    from pytest import fixture
+
+    @pytest.fixture
+    def plain():
+        return 1
+
+    @pytest.fixture(scope="session", params=[1, 2])
+    def called(request):
+        return request.param
+
+    @fixture()
+    def bare():
+        return 2
+    """
+    found = units(source)
+    assert set(found) == {"plain", "called", "bare"}
+    assert found["called"] == (
+        '@ (call pytest.fixture (= scope "session") (= params (list 1 2)))\ndef called (request)'
+    )
+
+
+def test_nested_function_assertions_belong_to_the_enclosing_unit() -> None:
+    source = """
+    def test_outer():
+        @retry(3)
+        def inner(x):
+            assert x > 0
+        inner(1)
+    """
+    assert units(source) == {
+        "test_outer": "def test_outer ()\n"
+        "item (decorator (call retry 3)) (def inner (x)) (assert (cmp x > 0))"
+    }
+
+
+def test_definitions_under_module_level_conditions_carry_their_condition() -> None:
+    source = """
+    if sys.version_info >= (3, 11):
+        def test_new_syntax():
+            assert run()
+    """
+    assert units(source)["test_new_syntax"].splitlines()[0] == (
+        "at (if (cmp sys.version_info >= (tuple 3 11)))"
+    )
+
+
+def test_signatures_render_every_kind_of_parameter() -> None:
+    source = "def test_a(p, /, q: int = 1, *args: str, k, kd=None, **kw) -> None:\n    pass\n"
+    assert units(source)["test_a"] == (
+        "def test_a (p / (q : int = 1) (*args : str) k (kd = None) **kw) (-> None)"
+    )
+
+
+def test_match_statements_render_patterns_in_contexts() -> None:
+    source = """
+    def test_m():
+        match cmd:
+            case {"a": [1, *rest], **kw} if rest:
+                assert rest
+            case Point(x=0) | None:
+                pytest.fail("no")
+    """
+    lines = units(source)["test_m"].splitlines()
+    assert lines[1:] == [
+        'item (case cmd (pmap (: "a" (pseq (pvalue 1) (pstar rest))) (rest kw)) rest) '
+        "(assert rest)",
+        "item (case cmd (por (pclass Point () ((= x (pvalue 0)))) (psingleton None))) "
+        '(expr (call pytest.fail "no"))',
+    ]
+
+
+def test_constants_are_rendered_by_value_and_type() -> None:
+    source = (
+        "def test_c():\n"
+        "    assert x == (1j, 1e16, 1e15, 0.0001, 1e-5, 1e999, True, None, ..., "
+        "'\\u00e9\\U0001f600\\x7f\\t', b'\\x00\"\\\\', 0x" + "f" * 4000 + ")\n"
+    )
+    text = units(source)["test_c"].splitlines()[1]
+    assert text.startswith(
+        "item (assert (cmp x == (tuple (complex 1.0) (float 1e+16) "
+        "(float 1000000000000000.0) (float 0.0001) (float 1e-05) (float inf) True None ... "
+        '"\\u00e9\\ud83d\\ude00\\u007f\\t" b"\\x00\\"\\\\" '
+    )
+    big = 16**4000 - 1  # 4817 decimal digits: past str()'s default limit on Python 3.11+
+    digits = text.rsplit(" ", 1)[1].rstrip(")")
+    assert len(digits) == 4817
+    assert digits.isdigit()
+    assert digits[:20] == str(big // 10 ** (4817 - 20))
+    assert digits[-20:] == str(big % 10**20).zfill(20)
+
+
+def test_unknown_nodes_fall_back_to_a_rendering_of_all_their_fields() -> None:
+    class Novel(ast.expr):
+        _fields = ("value", "items")
+
+    printer = _Printer()
+    one = printer.expr(Novel(value=ast.Constant(1), items=[ast.Name("a", ast.Load())]))
+    two = printer.expr(Novel(value=ast.Constant(2), items=[ast.Name("a", ast.Load())]))
+    assert one == "(?Novel (value 1) (items (a)))"
+    assert one != two
+
+
+# ---------------------------------------------------------------- errors
+
+
+def test_a_syntax_error_is_a_surface_error_naming_path_and_line() -> None:
+    with pytest.raises(SurfaceError) as info:
+        extract_units(b"def test_a():\n    pass\n\ndef test_b(:\n    pass\n", "tests/test_x.py")
+    assert info.value.path == "tests/test_x.py"
+    assert info.value.line == 4
+    assert str(info.value).startswith("tests/test_x.py:4: does not parse as Python: ")
+
+
+def test_invalid_utf8_is_a_surface_error_at_the_line_of_the_bad_byte() -> None:
+    with pytest.raises(SurfaceError) as info:
+        extract_units(b"x = 1\r\ny = 2\rz = '\xff'\n", "t.py")
+    assert (info.value.message, info.value.line) == ("is not valid UTF-8", 3)
+
+
+def test_a_null_byte_is_a_surface_error_at_its_line() -> None:
+    with pytest.raises(SurfaceError, match="null byte") as info:
+        extract_units(b"x = 1\ny = 2\0\n", "t.py")
+    assert info.value.line == 2
+
+
+def test_nesting_past_the_depth_limit_fails_closed_at_the_statement_line() -> None:
+    deep = "-" * (MAX_DEPTH + 5)
+    with pytest.raises(SurfaceError, match="nests more than 100 levels deep") as info:
+        extract_units(f"import pytest\n\ndef test_a():\n    assert {deep}x\n".encode(), "t.py")
+    assert info.value.line == 4
+
+
+def test_nesting_up_to_the_depth_limit_is_rendered() -> None:
+    deep = "-" * (MAX_DEPTH - 1)
+    text = units(f"def test_a():\n    assert {deep}x\n")["test_a"]
+    assert text.endswith("(neg x" + ")" * MAX_DEPTH)
+
+
+def test_deep_nesting_outside_any_unit_does_not_fail() -> None:
+    deep = "-" * (MAX_DEPTH + 5)
+    assert units(f"def helper():\n    y = {deep}x\n") == {}
+
+
+def test_invalid_escape_warnings_do_not_break_parsing_under_warnings_as_errors() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        found = units("def test_a():\n    assert re.match('\\d', s)\n")
+    assert found == {"test_a": 'def test_a ()\nitem (assert (call re.match "\\\\d" s))'}
+
+
+# ---------------------------------------------------------------- the spec's examples
+
+
+def _spec_examples() -> list[tuple[str, str]]:
+    text = SPEC.read_text(encoding="utf-8")
+    sources = re.findall(r"```python surface-example\n(.*?)```", text, re.S)
+    expected = re.findall(r"```text surface-expected\n(.*?)```", text, re.S)
+    assert sources and len(sources) == len(expected)
+    return list(zip(sources, expected, strict=True))
+
+
+@pytest.mark.parametrize(("source", "expected"), _spec_examples())
+def test_every_example_in_the_spec_is_what_the_extractor_produces(
+    source: str, expected: str
+) -> None:
+    rendered = "".join(
+        f"== {key}\n{text}\n" for key, text in extract_units(source.encode(), "example.py")
+    )
+    assert rendered == expected
+
+
+# ---------------------------------------------------------------- properties
+
+_LEAVES = st.one_of(
+    st.integers(min_value=0, max_value=10**6),
+    st.sampled_from(["x", "y", "result", "0.5", "'s'", "None"]),
+)
+
+
+def _exprs() -> st.SearchStrategy[tuple[str, str]]:
+    """Pairs (plain, noisy) of one expression: the noisy one has extra parens and hex ints."""
+
+    def leaf(value: int | str) -> tuple[str, str]:
+        if isinstance(value, int):
+            return str(value), hex(value)
+        return value, value
+
+    def combine(children: st.SearchStrategy[tuple[str, str]]) -> st.SearchStrategy[tuple[str, str]]:
+        ops = st.sampled_from(["+", "-", "*", "==", "<", "and", "or"])
+        return st.tuples(children, ops, children).map(
+            lambda t: (f"({t[0][0]} {t[1]} {t[2][0]})", f"((  {t[0][1]}\n {t[1]}  ({t[2][1]})))")
+        )
+
+    return st.recursive(_LEAVES.map(leaf), combine, max_leaves=8)
+
+
+@settings(max_examples=50, deadline=None, database=None)
+@given(_exprs())
+def test_formatting_noise_never_changes_a_unit(pair: tuple[str, str]) -> None:
+    plain, noisy = pair
+    assert units(f"def test_p():\n    assert {noisy}  # noise\n") == units(
+        f"def test_p():\n    assert {plain}\n"
+    )
+
+
+@settings(max_examples=50, deadline=None, database=None)
+@given(st.integers(min_value=0, max_value=10**9), st.integers(min_value=0, max_value=10**9))
+def test_changing_an_asserted_number_always_changes_the_unit(a: int, b: int) -> None:
+    same = units(f"def test_p():\n    assert f() == {a}\n") == units(
+        f"def test_p():\n    assert f() == {b}\n"
+    )
+    assert same == (a == b)
+
+
+def test_fstring_literal_text_is_merged_and_empty_text_dropped_whatever_the_parser_split() -> None:
+    # CPython 3.12.1 adds an empty Constant inside some format specs; ruff splits differently.
+    field = ast.FormattedValue(ast.Name("x", ast.Load()), -1, None)
+    split = ast.JoinedStr([ast.Constant(""), field, ast.Constant("a"), ast.Constant("b")])
+    assert _Printer().expr(split) == '(fstr (fv x) "ab")'
