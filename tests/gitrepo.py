@@ -94,7 +94,9 @@ class GitRepo:
     def note(self, package: str, parent: str, *paths: str) -> None:
         """Add an ORACLE_CHANGELOG.md entry naming ``parent`` and ``paths`` (package-relative)."""
         lines = "".join(f"- {path}: changed on purpose, reviewed.\n" for path in paths)
-        self.append(f"{package}/ORACLE_CHANGELOG.md", f"\n## {parent[:12]}\n\n{lines}")
+        changelog = f"{package}/ORACLE_CHANGELOG.md"
+        existing = self.read(changelog) if (self.path / changelog).exists() else ""
+        self.write(changelog, f"{existing}\n## {parent[:12]}\n\n{lines}")
 
     def relock(self, *packages: str) -> None:
         """What a human does after a reviewed oracle change: ``oracle-gate lock --write``."""

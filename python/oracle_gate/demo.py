@@ -148,6 +148,33 @@ def _agent_test_added(root: Path, parent: str) -> None:
     )
 
 
+def _dropped_sort(root: Path, parent: str) -> None:
+    _edit(root, f"{INTERVALS}/intervals/__init__.py", "in sorted(ranges):", "in ranges:")
+
+
+def _eq_always_true(root: Path, parent: str) -> None:
+    _edit(
+        root,
+        f"{INTERVALS}/intervals/__init__.py",
+        "    return merged\n",
+        (
+            "    return _Ranges()\n\n\nclass _Ranges(list):\n"
+            "    def __eq__(self, other):\n        return True\n\n    __hash__ = None\n"
+        ),
+    )
+
+
+def _tautological_property(root: Path, parent: str) -> None:
+    _edit(
+        root,
+        f"{INTERVALS}/props.py",
+        "    out = merge_ranges(ranges)\n    assert all(start <= end for start, end in out)\n",
+        "    out = merge_ranges(ranges) if all(a <= b for a, b in ranges) else []\n",
+    )
+    with (root / INTERVALS / "ORACLE_CHANGELOG.md").open("a") as changelog:
+        changelog.write(f"\n## {parent}\n\n- props.py: simplify prop_sorted_and_disjoint.\n")
+
+
 @dataclass(frozen=True)
 class DemoPatch:
     name: str
@@ -192,6 +219,24 @@ PATCHES = (
         "adds production code no invariant row guards",
         Verdict.REJECT,
         _unmeasured_module,
+    ),
+    DemoPatch(
+        "dropped-sort",
+        "drops the sort: a relation regresses and a partition row fails",
+        Verdict.REJECT,
+        _dropped_sort,
+    ),
+    DemoPatch(
+        "eq-always-true",
+        "returns an object whose __eq__ always says True",
+        Verdict.REJECT,
+        _eq_always_true,
+    ),
+    DemoPatch(
+        "tautological-property",
+        "a noted property edit that no longer fails its known-bad seed",
+        Verdict.REJECT,
+        _tautological_property,
     ),
     DemoPatch(
         "noted-fixture",

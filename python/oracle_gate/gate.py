@@ -7,10 +7,14 @@ from pathlib import Path
 
 from oracle_gate import backend
 from oracle_gate.diff import read_diff
+from oracle_gate.globs import matches_any
 from oracle_gate.graph import PackageGraph, load_packages
-from oracle_gate.lanes import Facts, classify, judge_packages, judge_paths
-from oracle_gate.model import Lane, Package
+from oracle_gate.health import append_health
+from oracle_gate.lanes import Facts, LanedPath, classify, judge_packages, judge_paths
+from oracle_gate.lanes.runtime import RuntimeStats, judge_rows
+from oracle_gate.model import Finding, Lane, Package, Row
 from oracle_gate.notes import read_notes
+from oracle_gate.oracles import checkouts
 from oracle_gate.owners import read_codeowners
 from oracle_gate.report import Report
 from oracle_gate.trees import GitTree
@@ -47,6 +51,38 @@ def _selected_packages(facts: Facts, touched: set[str]) -> list[Package]:
     ]
 
 
+def _runtime_rows(facts: Facts, laned: tuple[LanedPath, ...]) -> list[tuple[Package, Row]]:
+    """Rows whose globs match a touched production path, and every row of dependents."""
+    chosen: dict[tuple[str, str], tuple[Package, Row]] = {}
+    touched: set[str] = set()
+    for lp in laned:
+        package = facts.head_graph.packages.get(lp.package.path) if lp.package else None
+        if package is None or lp.lane in _QUIET_LANES:
+            continue
+        touched.add(package.path)
+        relative = package.relative(lp.path)
+        for row in package.matrix.rows:
+            refs = {
+                ref.split(":", 1)[0] for ref in (*row.properties, *row.partitions, *row.relations)
+            }
+            if matches_any(relative, row.globs) or relative in refs or lp.lane is Lane.LEDGER:
+                chosen[(package.path, row.id)] = (package, row)
+    for path in sorted(facts.head_graph.dependents(touched) - touched):
+        package = facts.head_graph.packages[path]
+        for row in package.matrix.rows:
+            chosen[(package.path, row.id)] = (package, row)
+    return [chosen[key] for key in sorted(chosen)]
+
+
+def _run_rows(
+    repo: Path, facts: Facts, rows: list[tuple[Package, Row]]
+) -> tuple[list[Finding], RuntimeStats]:
+    if not rows:
+        return [], RuntimeStats()
+    with checkouts(repo, facts.diff.base, facts.diff.head) as trees:
+        return judge_rows(rows, facts, trees)
+
+
 def check(repo: Path, base: str, head: str, today: datetime.date) -> Report:
     """Run the gate on the patch from ``base`` to ``head``.
 
@@ -66,8 +102,15 @@ def check(repo: Path, base: str, head: str, today: datetime.date) -> Report:
     findings = judge_paths(laned, facts)
     touched = {lp.package.path for lp in laned if lp.package and lp.lane not in _QUIET_LANES}
     docs_only = all(lp.lane in _QUIET_LANES for lp in laned)
+    stats = RuntimeStats()
+    rows: list[tuple[Package, Row]] = []
     if not docs_only:
-        findings += judge_packages(_selected_packages(facts, touched), facts)
+        selected = _selected_packages(facts, touched)
+        findings += judge_packages(selected, facts)
+        rows = _runtime_rows(facts, laned)
+        row_findings, stats = _run_rows(repo, facts, rows)
+        findings += row_findings
+    append_health(repo, facts, rows, stats)
     return Report.build(
         base=facts.diff.base,
         head=facts.diff.head,

@@ -44,12 +44,24 @@ def _seed_changes(before: bytes, after: bytes, path: str) -> list[str]:
     old = parse_seeds(before, path)
     new = parse_seeds(after, path)
     problems = []
+    remaining = [s.data for s in new]
     for index, seed in enumerate(old):
-        if index >= len(new):
-            problems.append(f"line {seed.line} deleted")
-        elif new[index].data != seed.data and not _is_retirement(seed.data, new[index].data):
+        if index < len(new) and (
+            new[index].data == seed.data or _is_retirement(seed.data, new[index].data)
+        ):
+            continue
+        if seed.data in remaining:
+            problems.append(f"line {seed.line} moved (lines are only ever appended)")
+        elif any(_same_case(seed.data, other) for other in remaining):
             problems.append(f"line {seed.line} rewritten")
+        else:
+            problems.append(f"line {seed.line} deleted")
     return problems
+
+
+def _same_case(before: dict[str, Any], after: dict[str, Any]) -> bool:
+    """Whether two seeds are about the same (row, property, input)."""
+    return all(before.get(key) == after.get(key) for key in ("row", "prop", "input"))
 
 
 def _freeze_changes(before: bytes, after: bytes, path: str) -> list[str]:

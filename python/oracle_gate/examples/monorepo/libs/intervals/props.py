@@ -15,5 +15,12 @@ def prop_permutation_invariant(ranges):
     assert merge_ranges(list(reversed(ranges))) == merge_ranges(ranges)
 
 
+def prop_sorted_and_disjoint(ranges):
+    out = merge_ranges(ranges)
+    assert all(start <= end for start, end in out)
+    assert all(prev[1] <= nxt[0] for prev, nxt in zip(out, out[1:]))
+
+
 prop_idempotent.strategy = _RANGES
 prop_permutation_invariant.strategy = _RANGES
+prop_sorted_and_disjoint.strategy = _RANGES

@@ -1,0 +1,130 @@
+"""Canonical, type-tagged values: how results cross from patched code to the judge.
+
+Patched code can return objects whose ``__eq__`` always says True. Outputs are
+therefore encoded by exact type (a ``list`` subclass is not a ``list``), sent as
+JSON, and decoded into fresh plain values before any contract or comparison
+sees them. Equality of two outputs is equality of their canonical text.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from typing import Any
+
+__all__ = ["CanonicalError", "canonical_text", "decode", "encode"]
+
+_MAX_DEPTH = 200
+_DATA_TYPES: tuple[type, ...] = (list, tuple, dict, set, frozenset, str, bytes, int, float)
+
+
+class CanonicalError(ValueError):
+    """A value that has no canonical form (a function, a socket, a cycle...)."""
+
+
+def _float(value: float) -> list[Any]:
+    if math.isnan(value):
+        return ["float", "nan"]
+    return ["float", repr(value)]
+
+
+def _object(value: object, depth: int) -> list[Any]:
+    cls = type(value)
+    name = f"{cls.__module__}.{cls.__qualname__}"
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+        return ["obj", name, _encode(fields, depth + 1)]
+    for base in _DATA_TYPES:
+        if isinstance(value, base):  # a subclass: keep its data, tagged with its class
+            plain: Any = base
+            return ["obj", name, _encode(plain(value), depth + 1)]
+    if hasattr(value, "__dict__") and not callable(value):
+        return ["obj", name, _encode(dict(vars(value)), depth + 1)]
+    raise CanonicalError(f"a {name} has no canonical form; return plain data")
+
+
+def _encode(value: object, depth: int) -> list[Any]:
+    if depth > _MAX_DEPTH:
+        raise CanonicalError("value is nested too deeply (or contains a cycle)")
+    kind = type(value)
+    if value is None:
+        return ["none"]
+    if kind is bool:
+        return ["bool", value]
+    if kind is int:
+        return ["int", str(value)]
+    if kind is float:
+        return _float(value)  # type: ignore[arg-type]
+    if kind is str:
+        return ["str", value]
+    if kind is bytes:
+        return ["bytes", value.hex()]  # type: ignore[attr-defined]
+    if kind in (list, tuple):
+        return [kind.__name__, [_encode(item, depth + 1) for item in value]]  # type: ignore[attr-defined]
+    if kind in (set, frozenset):
+        items = [_encode(item, depth + 1) for item in value]  # type: ignore[attr-defined]
+        return ["set", sorted(items, key=_text)]
+    if kind is dict:
+        pairs = [[_encode(k, depth + 1), _encode(v, depth + 1)] for k, v in value.items()]  # type: ignore[attr-defined]
+        return ["dict", sorted(pairs, key=lambda pair: _text(pair[0]))]
+    return _object(value, depth)
+
+
+def _text(tagged: object) -> str:
+    return json.dumps(tagged, separators=(",", ":"), ensure_ascii=True)
+
+
+def encode(value: object) -> list[Any]:
+    """The tagged form of ``value``.
+
+    Raises:
+        CanonicalError: the value holds something with no canonical form.
+    """
+    return _encode(value, 0)
+
+
+def canonical_text(tagged: object) -> str:
+    """One compact JSON line; equal outputs have equal text, and only they."""
+    return _text(tagged)
+
+
+def decode(tagged: Any) -> Any:
+    """Fresh plain values from a tagged form; objects become dicts with a ``__class__`` key.
+
+    Raises:
+        CanonicalError: the input is not a tagged form.
+    """
+    if not isinstance(tagged, list) or not tagged or not isinstance(tagged[0], str):
+        raise CanonicalError(f"not a tagged value: {tagged!r:.80}")
+    tag = tagged[0]
+    if tag == "none":
+        return None
+    if tag in ("bool", "str"):
+        return tagged[1]
+    if tag == "int":
+        return int(tagged[1])
+    if tag == "float":
+        return float(tagged[1])
+    if tag == "bytes":
+        return bytes.fromhex(tagged[1])
+    if tag == "list":
+        return [decode(item) for item in tagged[1]]
+    if tag == "tuple":
+        return tuple(decode(item) for item in tagged[1])
+    if tag == "set":
+        return frozenset(_hashable(decode(item)) for item in tagged[1])
+    if tag == "dict":
+        return {_hashable(decode(k)): decode(v) for k, v in tagged[1]}
+    if tag == "obj":
+        data = decode(tagged[2])
+        return {"__class__": tagged[1], "data": data}
+    raise CanonicalError(f"unknown tag {tag!r}")
+
+
+def _hashable(value: Any) -> Any:
+    if isinstance(value, list):
+        return tuple(_hashable(item) for item in value)
+    if isinstance(value, dict):
+        return tuple(sorted((k, _hashable(v)) for k, v in value.items()))
+    return value

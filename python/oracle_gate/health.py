@@ -1,0 +1,60 @@
+"""The gate health record: one JSON line per check in ``.oracle_gate/health.jsonl``.
+
+It lets a platform team see whether the gate is doing work (pairs executed,
+freeze hits) rather than passing patches by default.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from blake3 import blake3
+
+from oracle_gate.locks import LOCK_FILE
+from oracle_gate.model import Package, Row
+
+if TYPE_CHECKING:
+    from oracle_gate.lanes.facts import Facts
+    from oracle_gate.lanes.runtime import RuntimeStats
+
+__all__ = ["HEALTH_FILE", "append_health"]
+
+HEALTH_FILE = ".oracle_gate/health.jsonl"
+
+
+def _lock_digests(facts: Facts, packages: set[str]) -> dict[str, str | None]:
+    digests: dict[str, str | None] = {}
+    for path in sorted(packages):
+        lock = facts.head_graph.packages[path].join(LOCK_FILE)
+        digests[lock] = (
+            blake3(facts.head.read(lock)).hexdigest() if facts.head.blob_id(lock) else None
+        )
+    return digests
+
+
+def append_health(
+    repo: Path, facts: Facts, rows: list[tuple[Package, Row]], stats: RuntimeStats
+) -> None:
+    """Append this run's record in one write, so concurrent runs interleave whole lines."""
+    record = {
+        "parent": facts.diff.base,
+        "head": facts.diff.head,
+        "date": facts.today.isoformat(),
+        "rows": [f"{package.path}:{row.id}" for package, row in rows],
+        "locks": _lock_digests(facts, {package.path for package, _ in rows}),
+        "relations": stats.relations,
+        "freeze": {"hits": stats.freeze_hits, "misses": stats.freeze_misses},
+        "seeds_appended": stats.seeds_appended,
+        "locks_written": False,
+    }
+    target = repo / HEALTH_FILE
+    target.parent.mkdir(parents=True, exist_ok=True)
+    line = (json.dumps(record, sort_keys=True) + "\n").encode()
+    fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, line)
+    finally:
+        os.close(fd)

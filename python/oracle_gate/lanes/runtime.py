@@ -1,0 +1,462 @@
+"""Runtime lanes: seeds, budgeted properties, partition tables, assumptions, relations.
+
+Only selected rows run. Production code runs in runner subprocesses against
+checkouts of parent and head (``oracles.py``); this module turns their plain
+JSON answers into findings.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from blake3 import blake3
+
+from oracle_gate.canonical import canonical_text
+from oracle_gate.lanes.facts import Facts
+from oracle_gate.ledgers import (
+    ASSUMPTIONS_FILE,
+    FREEZE_FILE,
+    SEEDS_FILE,
+    FreezeEntry,
+    parse_assumptions,
+    parse_freeze,
+    parse_seeds,
+)
+from oracle_gate.model import Finding, Lane, Package, Row, Verdict
+from oracle_gate.oracles import Checkouts, RunnerFailure, run_role
+
+__all__ = ["RuntimeStats", "judge_rows"]
+
+RERUNS = 5
+_SEARCH_GRACE_SECONDS = 30.0
+
+
+@dataclass
+class RuntimeStats:
+    """Counts for the gate health record."""
+
+    relations: dict[str, dict[str, int]] = field(default_factory=dict)
+    freeze_hits: int = 0
+    freeze_misses: int = 0
+    seeds_appended: int = 0
+
+
+@dataclass(frozen=True)
+class _Context:
+    package: Package
+    row: Row
+    facts: Facts
+    trees: Checkouts
+    stats: RuntimeStats
+
+    def dir(self, tree: Path) -> Path:
+        return tree / self.package.path if self.package.path else tree
+
+    @property
+    def timeout(self) -> float:
+        """Each runner call of this row may take the row's time budget (at least 5 s)."""
+        return max(self.row.budget.seconds, 5.0)
+
+    def run(self, request: dict[str, Any], tree: Path, hash_seed: int = 0) -> dict[str, Any]:
+        return run_role(request, self.dir(tree), timeout=self.timeout, hash_seed=hash_seed)
+
+    def finding(self, verdict: Verdict, ref: str, reason: str) -> Finding:
+        return Finding(
+            verdict=verdict,
+            lane=Lane.PROPERTY,
+            path=self.package.join(ref.split(":", 1)[0]),
+            reason=reason,
+            row=self.row.id,
+            package=self.package.path,
+        )
+
+
+def _read(facts: Facts, path: str) -> bytes | None:
+    return facts.head.read(path) if facts.head.blob_id(path) else None
+
+
+def _append_seed(context: _Context, name: str, sample: Any, error: str) -> str:
+    """Append a new counterexample to the working tree's seeds.jsonl; returns its path."""
+    path = context.package.join(SEEDS_FILE)
+    line = {
+        "row": context.row.id,
+        "prop": name,
+        "input": sample,
+        "expect": "hold",
+        "note": f"found by oracle-gate on {context.facts.diff.head[:12]}: {error}"[:200],
+        "added": context.facts.today.isoformat(),
+        "status": "active",
+    }
+    target = context.facts.head.repo / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with target.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(line, sort_keys=True) + "\n")
+    context.stats.seeds_appended += 1
+    return path
+
+
+def _seed_findings(
+    context: _Context, ref: str, seeds: list[Any], results: list[Any]
+) -> list[Finding]:
+    findings = []
+    for seed, result in zip(seeds, results, strict=True):
+        raised = result["raised"]
+        where = f"{context.package.join(SEEDS_FILE)}:{seed.line}"
+        if seed.data["expect"] == "hold" and raised:
+            findings.append(
+                context.finding(
+                    Verdict.REJECT,
+                    ref,
+                    f"regression: remembered counterexample {where} fails again ({raised})",
+                )
+            )
+        elif seed.data["expect"] == "fail" and not raised:
+            findings.append(
+                context.finding(
+                    Verdict.REJECT,
+                    ref,
+                    f"property lost falsifiability: known-bad input {where} now passes",
+                )
+            )
+    return findings
+
+
+def _search_finding(context: _Context, ref: str, search: dict[str, Any]) -> Finding:
+    status = search["status"]
+    name = ref.split(":", 1)[1]
+    if status == "counterexample":
+        sample = search["input"]
+        if sample is None:
+            return context.finding(
+                Verdict.REJECT,
+                ref,
+                f"counterexample found ({search['error']}); not JSON, not stored",
+            )
+        path = _append_seed(context, name, sample, search["error"])
+        return context.finding(
+            Verdict.REJECT,
+            ref,
+            f"new counterexample {json.dumps(sample)[:120]} ({search['error']}); "
+            f"appended to {path}",
+        )
+    if status == "error":
+        return context.finding(Verdict.REJECT, ref, f"property could not run: {search['error']}")
+    window = f"{search.get('examples', 0)} examples"
+    if status == "budget":
+        return context.finding(
+            Verdict.PASS,
+            ref,
+            f"no counterexample in this window ({window}, time budget stop); not a proof",
+        )
+    return context.finding(Verdict.PASS, ref, f"no counterexample in {window}; not a proof")
+
+
+def _properties(context: _Context) -> list[Finding]:
+    seeds_text = _read(context.facts, context.package.join(SEEDS_FILE))
+    seeds = parse_seeds(seeds_text, context.package.join(SEEDS_FILE)) if seeds_text else []
+    findings: list[Finding] = []
+    for ref in context.row.properties:
+        name = ref.split(":", 1)[1]
+        mine = [
+            s
+            for s in seeds
+            if s.data.get("row") == context.row.id
+            and s.data.get("prop") == name
+            and s.data.get("status", "active") == "active"
+        ]
+        request = {
+            "role": "property",
+            "ref": ref,
+            "seeds": [{"input": s.data["input"], "expect": s.data["expect"]} for s in mine],
+            "examples": context.row.budget.examples,
+            "seconds": context.row.budget.seconds,
+            "seed": 0,
+        }
+        try:
+            answer = run_role(
+                request,
+                context.dir(context.trees.head),
+                timeout=context.row.budget.seconds + _SEARCH_GRACE_SECONDS,
+            )
+        except RunnerFailure as failure:
+            findings.append(context.finding(Verdict.REJECT, ref, f"property run failed: {failure}"))
+            continue
+        findings.extend(_seed_findings(context, ref, mine, answer["seeds"]))
+        findings.append(_search_finding(context, ref, answer["search"]))
+    return findings
+
+
+def _describe(context: _Context, ref: str, kind: str) -> dict[str, Any]:
+    answer = context.run({"role": "describe", "ref": ref, "kind": kind}, context.trees.head)
+    if not answer.get("subject"):
+        raise RunnerFailure(f"{ref.split(':', 1)[0]} sets no SUBJECT = 'module:function'")
+    return answer
+
+
+def _subject_outputs(
+    context: _Context, tree: Path, subject: str, inputs: list[Any], hash_seed: int = 0
+) -> list[dict[str, Any]]:
+    request = {"role": "subject", "subject": subject, "inputs": inputs}
+    outputs: list[dict[str, Any]] = context.run(request, tree, hash_seed)["outputs"]
+    return outputs
+
+
+def _outcome_text(outcome: dict[str, Any]) -> str:
+    return canonical_text(outcome.get("ok")) if "ok" in outcome else f"raised {outcome['raised']}"
+
+
+def input_hash(tagged: Any) -> str:
+    """The (row id, input hash) half that isolates a flaky partition row."""
+    return blake3(canonical_text(tagged).encode()).hexdigest()[:16]
+
+
+def _frozen(context: _Context) -> dict[str, FreezeEntry]:
+    text = _read(context.facts, context.package.join(FREEZE_FILE))
+    if text is None:
+        return {}
+    return {e.key: e for e in parse_freeze(text, context.package.join(FREEZE_FILE)).entries}
+
+
+def _flake_finding(context: _Context, ref: str, item: dict[str, Any]) -> Finding:
+    key = f"{item['id']}:{input_hash(item['input'])}"
+    entry = _frozen(context).get(key)
+    if entry is None:
+        context.stats.freeze_misses += 1
+        return context.finding(
+            Verdict.REJECT,
+            ref,
+            f"partition {item['id']} gives different results across {RERUNS} reruns: flake "
+            f"isolated as ({key}); freeze it with a replacement row or fix it",
+        )
+    context.stats.freeze_hits += 1
+    if not entry.data.get("replacement_row"):
+        return context.finding(
+            Verdict.REJECT, ref, f"frozen flake {key} names no replacement_row; a freeze must"
+        )
+    return context.finding(
+        Verdict.PREEXISTING,
+        ref,
+        f"partition {item['id']} is flaky and frozen ({key}, replaced by "
+        f"{entry.data['replacement_row']}): reported as debt",
+    )
+
+
+def _partition_table(context: _Context, ref: str) -> tuple[list[Finding], list[dict[str, Any]]]:
+    described = _describe(context, ref, "partitions")
+    items = described["items"]
+    inputs = [item["input"] for item in items]
+    runs = [
+        _subject_outputs(context, context.trees.head, described["subject"], inputs, hash_seed=seed)
+        for seed in range(RERUNS)
+    ]
+    findings: list[Finding] = []
+    contract_items = []
+    for index, item in enumerate(items):
+        outcomes = {_outcome_text(run[index]) for run in runs}
+        first = runs[0][index]
+        if len(outcomes) > 1:
+            findings.append(_flake_finding(context, ref, item))
+        elif item["kind"] == "invalid":
+            if "raised" not in first:
+                findings.append(
+                    context.finding(
+                        Verdict.REJECT,
+                        ref,
+                        f"partition {item['id']} ({item['cls']}, invalid) must raise, "
+                        "but returned a value",
+                    )
+                )
+        elif "raised" in first:
+            findings.append(
+                context.finding(
+                    Verdict.REJECT,
+                    ref,
+                    f"partition {item['id']} ({item['cls']}) raised {first['raised']}",
+                )
+            )
+        elif item["has_contract"]:
+            contract_items.append({"id": item["id"], "output": first["ok"]})
+    if contract_items:
+        request = {"role": "evaluate", "ref": ref, "kind": "partitions", "items": contract_items}
+        results = context.run(request, context.trees.head)["results"]
+        by_id = {item["id"]: item for item in items}
+        for checked, result in zip(contract_items, results, strict=True):
+            if not result["holds"]:
+                item = by_id[checked["id"]]
+                detail = f" ({result['error']})" if "error" in result else ""
+                findings.append(
+                    context.finding(
+                        Verdict.REJECT,
+                        ref,
+                        f"partition {item['id']} ({item['kind']}: {item['relation']}) "
+                        f"fails its contract{detail}",
+                    )
+                )
+    if not findings:
+        findings.append(context.finding(Verdict.PASS, ref, f"all {len(items)} partition rows hold"))
+    return findings, items
+
+
+def _relation_holds(
+    context: _Context, tree: Path, ref: str, subject: str, relation: dict[str, Any]
+) -> list[bool]:
+    """Per input of one relation: does it hold on ``tree``?"""
+    inputs = relation["inputs"]
+    transformed = relation["transformed"]
+    base = _subject_outputs(context, tree, subject, inputs)
+    if relation["compare"] == "equal":
+        after = _subject_outputs(context, tree, subject, transformed)
+        return [
+            "ok" in a and "ok" in b and canonical_text(a["ok"]) == canonical_text(b["ok"])
+            for a, b in zip(base, after, strict=True)
+        ]
+    items = [
+        {"id": relation["id"], "output": out.get("ok"), "input": x}
+        for out, x in zip(base, inputs, strict=True)
+    ]
+    request = {"role": "evaluate", "ref": ref, "kind": "relations", "items": items}
+    results = context.run(request, context.trees.head)["results"]
+    return ["ok" in out and r["holds"] for out, r in zip(base, results, strict=True)]
+
+
+def _relations(context: _Context) -> list[Finding]:
+    findings: list[Finding] = []
+    parent_has_package = context.package.path in context.facts.parent_graph.packages
+    for ref in context.row.relations:
+        described = _describe(context, ref, "relations")
+        for relation in described["items"]:
+            head = _relation_holds(context, context.trees.head, ref, described["subject"], relation)
+            parent = (
+                _relation_holds(context, context.trees.parent, ref, described["subject"], relation)
+                if parent_has_package
+                else [True] * len(head)
+            )
+            counts = Counter(
+                "hold" if h else ("regress" if p else "preexisting")
+                for p, h in zip(parent, head, strict=True)
+            )
+            context.stats.relations[f"{context.package.path}:{relation['id']}"] = {
+                "pairs": len(head),
+                **{k: counts.get(k, 0) for k in ("hold", "regress", "preexisting")},
+            }
+            findings.append(_relation_finding(context, ref, relation["id"], counts))
+    return findings
+
+
+def _relation_finding(
+    context: _Context, ref: str, relation_id: str, counts: Counter[str]
+) -> Finding:
+    pairs = sum(counts.values())
+    if counts["regress"]:
+        return context.finding(
+            Verdict.REJECT,
+            ref,
+            f"relation {relation_id} regress: holds on parent, fails on head for "
+            f"{counts['regress']} of {pairs} inputs",
+        )
+    if counts["preexisting"]:
+        return context.finding(
+            Verdict.PREEXISTING,
+            ref,
+            f"relation {relation_id} fails on parent too "
+            f"({counts['preexisting']} of {pairs} inputs): "
+            "preexisting, not blocking",
+        )
+    return context.finding(Verdict.PASS, ref, f"relation {relation_id} holds on {pairs} inputs")
+
+
+def _symbol_exists(facts: Facts, package: Package, symbol: str) -> bool:
+    """Whether ``module.name`` is defined in the head tree, read statically."""
+    module, _, name = symbol.rpartition(".")
+    if not module:
+        return False
+    base = package.join(module.replace(".", "/"))
+    for candidate in (f"{base}.py", f"{base}/__init__.py"):
+        text = _read(facts, candidate)
+        if text is not None:
+            try:
+                tree = ast.parse(text)
+            except SyntaxError:
+                return False
+            return any(
+                (
+                    isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                    and node.name == name
+                )
+                or (
+                    isinstance(node, ast.Assign)
+                    and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+                )
+                for node in tree.body
+            )
+    return False
+
+
+def _assumption_findings(
+    facts: Facts, package: Package, partitions: list[dict[str, Any]] | None
+) -> list[Finding]:
+    """Accepted assumptions must be tested by a boundary or invalid row and name a real symbol.
+
+    ``partitions`` is None when the package's partition tables could not be
+    read; the run failure is already a reject, and no register verdict is made.
+    """
+    path = package.join(ASSUMPTIONS_FILE)
+    text = _read(facts, path)
+    if text is None:
+        return []
+    guarded = {
+        name
+        for item in partitions or ()
+        if item["kind"] in ("boundary", "invalid")
+        for name in item["assumptions"]
+    }
+    problems = []
+    for item in parse_assumptions(text, path):
+        if item.status != "accepted":
+            continue
+        where = f"{path}:{item.line}: assumption {item.id}"
+        if partitions is not None and item.id not in guarded:
+            problems.append(
+                f"{where} is accepted but no boundary or invalid partition row tests it: "
+                "decorative register"
+            )
+        symbol = str(item.data.get("symbol", ""))
+        if symbol and not _symbol_exists(facts, package, symbol):
+            problems.append(f"{where} cites {symbol}, which the head tree does not define")
+    return [Finding(Verdict.REJECT, Lane.LEDGER, path, p, package=package.path) for p in problems]
+
+
+def judge_rows(
+    rows: list[tuple[Package, Row]], facts: Facts, trees: Checkouts
+) -> tuple[list[Finding], RuntimeStats]:
+    """Run every selected row against the checkouts and judge the answers."""
+    stats = RuntimeStats()
+    findings: list[Finding] = []
+    # None marks a package whose partition tables could not all be read.
+    partitions: dict[str, list[dict[str, Any]] | None] = {}
+    for package, row in rows:
+        context = _Context(package, row, facts, trees, stats)
+        partitions.setdefault(package.path, [])
+        try:
+            findings.extend(_properties(context))
+            for ref in row.partitions:
+                found, items = _partition_table(context, ref)
+                findings.extend(found)
+                known = partitions[package.path]
+                if known is not None:
+                    known.extend(items)
+            findings.extend(_relations(context))
+        except RunnerFailure as failure:
+            partitions[package.path] = None
+            findings.append(
+                context.finding(Verdict.REJECT, row.globs[0], f"oracle run failed: {failure}")
+            )
+    for package_path, described in sorted(partitions.items()):
+        package = facts.head_graph.packages[package_path]
+        findings.extend(_assumption_findings(facts, package, described))
+    return findings, stats

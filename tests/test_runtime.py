@@ -1,0 +1,315 @@
+"""Runtime lanes (SPEC §4 rows that execute code): seeds, properties, partitions, relations."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from gitrepo import GitRepo
+from oracle_gate.canonical import canonical_text, decode, encode
+from oracle_gate.model import Verdict
+from oracle_gate.report import Report
+
+PKG = "libs/intervals"
+MERGE = f"{PKG}/intervals/__init__.py"
+CODEC = "libs/codec/codec/__init__.py"
+
+
+def _reasons(report: Report, verdict: Verdict = Verdict.REJECT) -> str:
+    return "\n".join(f.reason for f in report.findings if f.verdict is verdict)
+
+
+def _worktrees(repo: GitRepo) -> list[str]:
+    return [line for line in repo.git("worktree", "list").splitlines() if line.strip()]
+
+
+def test_dropping_the_sort_regresses_the_permutation_relation(
+    example_repo: tuple[GitRepo, str],
+) -> None:
+    repo, base = example_repo
+    repo.replace(MERGE, "in sorted(ranges):", "in ranges:")
+    report = repo.gate(base, repo.commit("drop the sort"))
+    reasons = _reasons(report)
+    assert "relation R_perm regress" in reasons
+    assert "partition P003" in reasons  # the unsorted representative row
+    assert report.verdict is Verdict.REJECT
+    assert len(_worktrees(repo)) == 1  # checkouts removed
+
+
+def test_touching_ranges_treated_as_overlapping_fail_the_boundary_row(
+    example_repo: tuple[GitRepo, str],
+) -> None:
+    repo, base = example_repo
+    repo.replace(MERGE, "start < merged[-1][1]", "start <= merged[-1][1]")
+    reasons = _reasons(repo.gate(base, repo.commit("merge touching")))
+    assert "partition P002 (boundary: touching ranges stay apart) fails its contract" in reasons
+
+
+def test_new_counterexample_rejects_and_is_appended_to_seeds(
+    example_repo: tuple[GitRepo, str],
+) -> None:
+    repo, base = example_repo
+    repo.replace(MERGE, "in sorted(ranges):", "in ranges:")
+    before = repo.read(f"{PKG}/seeds.jsonl").splitlines()
+    reasons = _reasons(repo.gate(base, repo.commit("drop the sort")))
+    assert "new counterexample" in reasons
+    after = repo.read(f"{PKG}/seeds.jsonl").splitlines()
+    assert after[: len(before)] == before
+    added = [json.loads(line) for line in after[len(before) :]]
+    assert added and all(seed["expect"] == "hold" and seed["status"] == "active" for seed in added)
+
+
+def test_tautological_property_loses_falsifiability_even_when_noted(
+    example_repo: tuple[GitRepo, str],
+) -> None:
+    repo, base = example_repo
+    repo.replace(f"{PKG}/props.py", "    assert all(start <= end for start, end in out)\n", "")
+    repo.replace(
+        f"{PKG}/props.py",
+        "out = merge_ranges(ranges)\n    assert all(prev",
+        "out = merge_ranges(sorted(map(sorted, ranges)))\n    assert all(prev",
+    )
+    repo.note(PKG, base, "props.py")
+    report = repo.gate(base, repo.commit("relax property"))
+    assert report.verdict_of(f"{PKG}/props.py") is Verdict.REJECT
+    assert "property lost falsifiability" in _reasons(report)
+
+
+def test_unchanged_code_keeps_every_row_passing(example_repo: tuple[GitRepo, str]) -> None:
+    repo, base = example_repo
+    repo.replace(MERGE, "merged = []", "merged = []  # output")
+    report = repo.gate(base, repo.commit("comment"))
+    assert report.verdict is Verdict.PASS
+    assert "no counterexample in" in _reasons(report, Verdict.PASS)
+    assert "relation R_perm holds" in _reasons(report, Verdict.PASS)
+
+
+def test_broken_codec_roundtrip_on_a_stored_seed_is_a_regression(
+    example_repo: tuple[GitRepo, str],
+) -> None:
+    repo, base = example_repo
+    repo.replace(CODEC, 'line.partition("=")', 'line.rpartition("=")')
+    reasons = _reasons(repo.gate(base, repo.commit("rpartition")))
+    assert "regression: remembered counterexample libs/codec/seeds.jsonl:1 fails again" in reasons
+
+
+def test_known_bad_seed_passing_is_rejected(example_repo: tuple[GitRepo, str]) -> None:
+    repo, base = example_repo
+    repo.replace(
+        CODEC,
+        "        if key in record:\n            raise",
+        "        if False:\n            raise",
+    )
+    repo.replace(
+        "libs/codec/props.py",
+        "    record = decode(text)\n",
+        "    record = decode(text)\n    text = encode(record)\n",
+    )
+    repo.note("libs/codec", base, "props.py")
+    reasons = _reasons(repo.gate(base, repo.commit("tolerate duplicates")))
+    assert "known-bad input libs/codec/seeds.jsonl:2 now passes" in reasons
+
+
+def test_patched_eq_that_always_says_true_is_still_rejected(
+    example_repo: tuple[GitRepo, str],
+) -> None:
+    repo, base = example_repo
+    repo.replace(
+        MERGE,
+        "    return merged\n",
+        (
+            "    return _Fake()\n\n\nclass _Fake(list):\n    def __eq__(self, other):\n"
+            "        return True\n\n    __hash__ = None\n"
+        ),
+    )
+    report = repo.gate(base, repo.commit("fake eq"))
+    assert "partition P001 (boundary: empty input yields empty output) fails" in _reasons(report)
+
+
+FLAKY = """\
+SUBJECT = "flaky:letters"
+PARTITIONS = [
+    {"id": "F001", "cls": "set order", "kind": "representative", "input": "abcdefgh",
+     "relation": "letters in some order", "contract": lambda out: len(out) == 8, "assumptions": []},
+]
+"""
+BROKEN_ON_PARENT = """\
+SUBJECT = "flaky:double"
+RELATIONS = [
+    {"id": "R_add", "inputs": [1, 2], "transform": lambda x: x + 1,
+     "compare": lambda out, x: out == 2 * x + 1},
+]
+"""
+
+
+def _flaky_package(repo: GitRepo, freeze: str = "frozen: []\n") -> str:
+    repo.write(
+        "pkg/invariants.yaml",
+        'version: 1\nrows:\n  - id: r\n    globs: ["flaky.py"]\n'
+        '    partitions: ["partitions.py:PARTITIONS"]\n    relations: ["relations.py:RELATIONS"]\n',
+    )
+    repo.write(
+        "pkg/flaky.py",
+        "def letters(text):\n    return list(set(text))\n\n\ndef double(x):\n    return 2 * x\n",
+    )
+    repo.write("pkg/partitions.py", FLAKY)
+    repo.write("pkg/relations.py", BROKEN_ON_PARENT)
+    repo.write("pkg/flake_freeze.yaml", freeze + "budget: 2\n")
+    return repo.commit("flaky package")
+
+
+def test_flaky_partition_row_is_isolated_by_input_hash(repo: GitRepo) -> None:
+    base = _flaky_package(repo)
+    repo.replace("pkg/flaky.py", "return 2 * x\n", "return x + x\n")
+    reasons = _reasons(repo.gate(base, repo.commit("touch")))
+    assert (
+        "partition F001 gives different results across 5 reruns: flake isolated as (F001:"
+        in reasons
+    )
+
+
+def test_frozen_flake_with_replacement_row_is_reported_as_debt(repo: GitRepo) -> None:
+    key = "F001:" + _input_hash("abcdefgh")
+    freeze = (
+        f"frozen:\n  - row: F001\n    input_hash: {key.split(':')[1]}\n    reason: set order\n"
+        "    expires: '2027-01-31'\n    owner: platform\n    replacement_row: F002\n"
+    )
+    base = _flaky_package(repo, freeze)
+    repo.replace("pkg/flaky.py", "return 2 * x\n", "return x + x\n")
+    report = repo.gate(base, repo.commit("touch"))
+    assert f"frozen ({key}, replaced by F002)" in _reasons(report, Verdict.PREEXISTING)
+
+
+def test_relation_failing_on_parent_too_is_preexisting_not_blocking(repo: GitRepo) -> None:
+    base = _flaky_package(repo)
+    repo.replace("pkg/partitions.py", "set order", "set  order")  # keep the flake out of it
+    repo.replace("pkg/flaky.py", "return list(set(text))", "return sorted(set(text))")
+    repo.note("pkg", base, "partitions.py")
+    report = repo.gate(base, repo.commit("sort letters"))
+    assert "relation R_add fails on parent too" in _reasons(report, Verdict.PREEXISTING)
+    assert report.verdict is Verdict.PASS
+
+
+def _input_hash(value: object) -> str:
+    from oracle_gate.lanes.runtime import input_hash
+
+    return input_hash(encode(value))
+
+
+def test_accepted_assumption_without_boundary_row_is_decorative(
+    example_repo: tuple[GitRepo, str],
+) -> None:
+    repo, base = example_repo
+    repo.replace(f"{PKG}/partitions.py", '"assumptions": ["A001"]', '"assumptions": []')
+    repo.replace(f"{PKG}/partitions.py", '"assumptions": ["A001"]', '"assumptions": []')
+    repo.note(PKG, base, "partitions.py")
+    reasons = _reasons(repo.gate(base, repo.commit("unlink assumption")))
+    assert (
+        "assumption A001 is accepted but no boundary or invalid partition row tests it" in reasons
+    )
+
+
+def test_assumption_citing_a_vanished_symbol_is_flagged(example_repo: tuple[GitRepo, str]) -> None:
+    repo, base = example_repo
+    repo.replace(MERGE, "def merge_ranges(ranges):", "def merge(ranges):")
+    repo.append(MERGE, "\n\nmerge_ranges_v2 = merge\n")
+    reasons = _reasons(repo.gate(base, repo.commit("rename")))
+    assert "cites intervals.merge_ranges, which the head tree does not define" in reasons
+
+
+def test_runner_timeout_rejects_and_leaves_no_worktree(repo: GitRepo) -> None:
+    repo.write(
+        "pkg/invariants.yaml",
+        'version: 1\nrows:\n  - id: r\n    globs: ["slow.py"]\n'
+        '    partitions: ["partitions.py:PARTITIONS"]\n    budget: {seconds: 1}\n',
+    )
+    repo.write("pkg/slow.py", "def run(x):\n    return x\n")
+    repo.write(
+        "pkg/partitions.py",
+        'SUBJECT = "slow:run"\nPARTITIONS = [{"id": "S1", "kind": '
+        '"representative", "input": 1, "contract": lambda out: out == 1}]\n',
+    )
+    base = repo.commit("slow package")
+    repo.replace("pkg/slow.py", "return x", "import time\n    time.sleep(60)\n    return x")
+    started = time.monotonic()
+    report = repo.gate(base, repo.commit("hang"))
+    assert "timed out after 5s" in _reasons(report)
+    assert time.monotonic() - started < 45
+    assert len(_worktrees(repo)) == 1
+
+
+def test_sigint_during_a_run_removes_the_worktrees(repo: GitRepo) -> None:
+    repo.write(
+        "pkg/invariants.yaml",
+        'version: 1\nrows:\n  - id: r\n    globs: ["slow.py"]\n'
+        '    partitions: ["partitions.py:PARTITIONS"]\n    budget: {seconds: 60}\n',
+    )
+    repo.write("pkg/slow.py", "def run(x):\n    return x\n")
+    repo.write(
+        "pkg/partitions.py",
+        'SUBJECT = "slow:run"\nPARTITIONS = [{"id": "S1", "kind": '
+        '"representative", "input": 1, "contract": lambda out: out == 1}]\n',
+    )
+    base = repo.commit("slow package")
+    repo.replace("pkg/slow.py", "return x", "import time\n    time.sleep(60)\n    return x")
+    head = repo.commit("hang")
+    gate = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "oracle_gate",
+            "check",
+            "--repo",
+            str(repo.path),
+            "--base",
+            base,
+            "--head",
+            head,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 30
+    while len(_worktrees(repo)) < 3 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert len(_worktrees(repo)) == 3, "the gate never checked out both trees"
+    gate.send_signal(signal.SIGINT)
+    _, err = gate.communicate(timeout=30)
+    assert gate.returncode == 130, err
+    assert len(_worktrees(repo)) == 1
+
+
+@pytest.mark.parametrize(
+    "value",
+    [[1, (2, 3)], {"a": {1, 2}}, b"\x00\xff", 1.5, float("inf"), 10**30, None, True, "é"],
+)
+def test_canonical_form_round_trips_plain_data(value: object) -> None:
+    tagged = encode(value)
+    assert canonical_text(encode(decode(tagged))) == canonical_text(tagged)
+
+
+def test_canonical_form_keeps_tuples_and_lists_apart() -> None:
+    assert canonical_text(encode([1, 2])) != canonical_text(encode((1, 2)))
+    assert canonical_text(encode(True)) != canonical_text(encode(1))
+
+
+def test_health_record_counts_relation_pairs(example_repo: tuple[GitRepo, str]) -> None:
+    repo, base = example_repo
+    repo.replace(MERGE, "merged = []", "merged = []  # output")
+    repo.gate(base, repo.commit("comment"))
+    record = json.loads((repo.path / ".oracle_gate" / "health.jsonl").read_text().splitlines()[-1])
+    assert record["relations"]["libs/intervals:R_perm"] == {
+        "pairs": 2,
+        "hold": 2,
+        "regress": 0,
+        "preexisting": 0,
+    }
+    assert record["locks_written"] is False
+    assert os.path.basename(record["head"]) == record["head"]
