@@ -1,44 +1,294 @@
 """The package graph: which directories declare a matrix, and who depends on whom.
 
+Nodes are directories: every Bazel package (a directory with a BUILD file, gate
+or not, so dependencies through ungated packages still count) and every
+package that declares a matrix. An edge A -> B means A depends on B. Edges come
+from (1) labels in BUILD files, read statically (``buildfiles.py``), (2) ``deps``
+in invariants.yaml and in ``oracle_gate(...)``, and (3) ``bazel query`` when the
+``bazel`` graph is asked for.
+
 networkx stays inside this module; everything else asks ``PackageGraph``.
 """
 
 from __future__ import annotations
 
+import logging
 import posixpath
+import shutil
+import subprocess
+import tempfile
+import xml.etree.ElementTree as ElementTree
+from collections import deque
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
 
 import networkx as nx
 
-from oracle_gate.errors import ConfigError
-from oracle_gate.matrix import MATRIX_FILE, parse_matrix
+from oracle_gate.buildfiles import (
+    BUILD_NAMES,
+    WORKSPACE_MARKERS,
+    BuildFile,
+    package_files,
+    parse_build_cached,
+    parse_label,
+)
+from oracle_gate.errors import ConfigError, GateError
+from oracle_gate.git import git
+from oracle_gate.matrix import MATRIX_FILE, gate_matrix, parse_matrix
 from oracle_gate.model import Package
 from oracle_gate.trees import GitTree, Tree
 
-__all__ = ["PackageGraph", "load_packages"]
+__all__ = ["GRAPH_MODES", "PackageGraph", "bazel_query_edges", "load_graph", "load_packages"]
+
+log = logging.getLogger(__name__)
+
+GRAPH_MODES = ("static", "bazel")
+BAZEL_TIMEOUT_SECONDS = 3600.0
+_BAZEL_QUERY = "kind(rule, //...)"
+
+Edge = tuple[str, str, str]  # (dependent, dependency, why: the declaration that makes it)
 
 
-def _matrix_files(tree: Tree) -> list[str]:
-    return [path for path in tree.files() if posixpath.basename(path) == MATRIX_FILE]
+@dataclass
+class _Scan:
+    """What one tree declares, before it becomes a graph."""
+
+    packages: dict[str, Package] = field(default_factory=dict)
+    nodes: set[str] = field(default_factory=set)
+    edges: list[Edge] = field(default_factory=list)
+    loads: dict[str, set[str]] = field(default_factory=dict)
+    workspace_of: dict[str, str] = field(default_factory=dict)
+
+
+def _read(tree: Tree, paths: list[str]) -> dict[str, bytes]:
+    if isinstance(tree, GitTree):
+        return tree.read_many(paths)
+    return {path: tree.read(path) for path in paths}
+
+
+def _join(workspace: str, path: str) -> str:
+    return posixpath.join(workspace, path) if workspace and path else workspace or path
+
+
+def _nearest(directory: str, roots: set[str]) -> str:
+    while directory not in roots:
+        directory = posixpath.dirname(directory)
+    return directory
+
+
+def _scan(tree: Tree) -> _Scan:
+    files = tree.files()
+    builds: dict[str, str] = {}
+    roots = {""}
+    matrix_files: list[str] = []
+    for path in files:
+        directory, _, name = path.rpartition("/")
+        if name in BUILD_NAMES:
+            # BUILD sorts before BUILD.bazel; Bazel reads BUILD.bazel when both exist.
+            if name == BUILD_NAMES[0] or directory not in builds:
+                builds[directory] = path
+        elif name in WORKSPACE_MARKERS:
+            roots.add(directory)
+        elif name == MATRIX_FILE:
+            matrix_files.append(path)
+    blob_id = tree.blob_id if isinstance(tree, GitTree) else None
+    parsed = parse_build_cached(
+        [(path, blob_id(path) if blob_id else None) for path in builds.values()],
+        lambda paths: _read(tree, paths),
+    )
+    scan = _Scan(nodes=set(builds))
+    build_dirs = frozenset(builds)
+    for directory, path in builds.items():
+        workspace = _nearest(directory, roots)
+        package = directory[len(workspace) + 1 :] if workspace else directory
+        scan.workspace_of[directory] = workspace
+        build = parsed[path]
+        for dep in build.deps:
+            target = _join(workspace, dep.package)
+            if target != directory:
+                scan.edges.append((directory, target, f"{path}:{dep.line} names {dep.label}"))
+        _add_loads(scan, build, directory, package, workspace)
+        if build.gates:
+            scan.packages[directory] = _gate_package(
+                build, path, directory, package, workspace, files, build_dirs
+            )
+    contents = _read(tree, matrix_files)
+    for path in matrix_files:
+        directory = posixpath.dirname(path)
+        if directory in scan.packages:
+            other = scan.packages[directory].matrix_file
+            raise ConfigError(
+                f"the package declares its matrix twice, here and in {other}; keep one", path
+            )
+        matrix = parse_matrix(contents[path], path)
+        scan.packages[directory] = Package(path=directory, matrix=matrix)
+        scan.nodes.add(directory)
+    return scan
+
+
+def _add_loads(scan: _Scan, build: BuildFile, directory: str, package: str, workspace: str) -> None:
+    for text, _symbols in build.loads:
+        try:
+            label = parse_label(text, package)
+        except ValueError:
+            continue
+        if not label.external:
+            loaded = _join(workspace, posixpath.join(label.package, label.name))
+            scan.loads.setdefault(loaded, set()).add(directory)
+
+
+def _gate_package(
+    build: BuildFile,
+    path: str,
+    directory: str,
+    package: str,
+    workspace: str,
+    files: tuple[str, ...],
+    build_dirs: frozenset[str],
+) -> Package:
+    matrix, name = gate_matrix(
+        build, path, package, workspace, lambda: package_files(files, directory, build_dirs)
+    )
+    # A nested workspace's gate cannot be named from the root workspace's `bazel test`.
+    target = f"//{package}:{name}" if not workspace else None
+    return Package(
+        path=directory, matrix=matrix, matrix_file=posixpath.basename(path), target=target
+    )
 
 
 def load_packages(tree: Tree) -> dict[str, Package]:
-    """Every package of ``tree``, keyed by its repo-relative directory.
+    """Every package of ``tree`` (invariants.yaml or a BUILD gate), keyed by its directory.
 
     Raises:
-        ConfigError: a matrix file is invalid.
-        TreeError: a matrix file cannot be read.
+        ConfigError: a matrix file or a BUILD file is invalid.
+        TreeError: a matrix or BUILD file cannot be read.
     """
-    files = _matrix_files(tree)
-    if isinstance(tree, GitTree):
-        contents = tree.read_many(files)
-    else:
-        contents = {path: tree.read(path) for path in files}
-    packages: dict[str, Package] = {}
-    for path in files:
-        directory = posixpath.dirname(path)
-        packages[directory] = Package(path=directory, matrix=parse_matrix(contents[path], path))
-    return packages
+    return _scan(tree).packages
+
+
+def load_graph(
+    tree: Tree, mode: str = "static", timeout: float = BAZEL_TIMEOUT_SECONDS
+) -> PackageGraph:
+    """The package graph of ``tree``.
+
+    Args:
+        tree: the commit (or working tree) to read.
+        mode: ``static`` reads BUILD files without Bazel; ``bazel`` takes the
+            target edges of the root workspace from ``bazel query`` instead,
+            which needs ``bazel`` on PATH and the working tree checked out, clean,
+            at ``tree``'s commit.
+        timeout: seconds ``bazel query`` may take.
+
+    Raises:
+        ConfigError: a matrix or BUILD file is invalid, or a ``deps`` entry
+            names no package.
+        GateError: ``bazel`` mode cannot run (no bazel, no workspace, a dirty
+            checkout, a failed query).
+    """
+    if mode not in GRAPH_MODES:
+        raise ConfigError(f"unknown graph {mode!r}; expected one of {', '.join(GRAPH_MODES)}")
+    scan = _scan(tree)
+    edges = scan.edges
+    if mode == "bazel":
+        workspace = _bazel_workspace(tree)
+        # Bazel answers for the root workspace; nested workspaces keep static edges.
+        edges = [edge for edge in edges if scan.workspace_of.get(edge[0])]
+        edges += bazel_query_edges(workspace, timeout)
+    return PackageGraph(scan.packages, nodes=scan.nodes, edges=edges, loads=scan.loads)
+
+
+def _bazel_workspace(tree: Tree) -> Path:
+    if not isinstance(tree, GitTree):
+        root: Path = getattr(tree, "root", Path.cwd())
+        return root
+    checked_out = git(tree.repo, "rev-parse", "HEAD").strip()
+    if checked_out != tree.commit:
+        raise GateError(
+            f"--graph=bazel queries the working tree, which is at {checked_out[:12]}, "
+            f"not at {tree.commit[:12]}; check that commit out or use --graph=static",
+            str(tree.repo),
+        )
+    dirty = git(tree.repo, "status", "--porcelain", "--untracked-files=normal").splitlines()
+    if dirty:
+        raise GateError(
+            f"--graph=bazel needs a clean checkout, but {dirty[0][3:]!r} differs from the "
+            "commit; commit or stash it, or use --graph=static",
+            str(tree.repo),
+        )
+    if not any((tree.repo / name).is_file() for name in WORKSPACE_MARKERS):
+        raise GateError(
+            "--graph=bazel needs a Bazel workspace (WORKSPACE or MODULE.bazel) at the "
+            "repository root; use --graph=static",
+            str(tree.repo),
+        )
+    return tree.repo
+
+
+def _package_of_label(text: str) -> str | None:
+    try:
+        label = parse_label(text, "")
+    except ValueError:
+        return None
+    return None if label.external else label.package
+
+
+def bazel_query_edges(workspace: Path, timeout: float = BAZEL_TIMEOUT_SECONDS) -> list[Edge]:
+    """Package edges from ``bazel query 'kind(rule, //...)' --output=xml`` in ``workspace``.
+
+    Every ``rule-input`` of a rule in another package of the main repository
+    is an edge; implicit dependencies (toolchains, launchers) are left out.
+
+    Raises:
+        GateError: bazel is not on PATH, timed out, or the query failed.
+    """
+    bazel = shutil.which("bazel")
+    if bazel is None:
+        raise GateError(
+            "--graph=bazel needs 'bazel' on PATH, and it is not there; install Bazel "
+            "or use --graph=static (BUILD files read without Bazel)"
+        )
+    command = [bazel, "query", _BAZEL_QUERY, "--output=xml", "--noimplicit_deps"]
+    with tempfile.TemporaryFile() as output:
+        try:
+            done = subprocess.run(
+                command,
+                cwd=workspace,
+                stdout=output,
+                stderr=subprocess.PIPE,
+                timeout=timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired as error:
+            raise GateError(
+                f"bazel query timed out after {timeout:.0f}s", str(workspace)
+            ) from error
+        if done.returncode != 0:
+            lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            errors = [line for line in lines if line.startswith("ERROR")] or lines or ["no output"]
+            raise GateError(f"bazel query failed: {errors[0]}", str(workspace))
+        output.seek(0)
+        return _edges_from_xml(output)
+
+
+def _edges_from_xml(stream: IO[bytes]) -> list[Edge]:
+    edges: list[Edge] = []
+    inputs: list[str] = []
+    for _event, element in ElementTree.iterparse(stream):
+        if element.tag == "rule-input":
+            inputs.append(element.get("name", ""))
+        elif element.tag == "rule":
+            name = element.get("name", "")
+            source = _package_of_label(name)
+            if source is not None:
+                for text in inputs:
+                    target = _package_of_label(text)
+                    if target is not None and target != source:
+                        edges.append((source, target, f"bazel query: {name} depends on {text}"))
+            inputs = []
+            element.clear()
+    return edges
 
 
 def _resolve_dep(package: Package, dep: str) -> str:
@@ -50,21 +300,42 @@ def _resolve_dep(package: Package, dep: str) -> str:
 
 
 class PackageGraph:
-    """Packages as nodes; an edge A -> B means A depends on B."""
+    """Directories as nodes; an edge A -> B means A depends on B.
 
-    def __init__(self, packages: Mapping[str, Package]) -> None:
+    ``packages`` holds the directories that declare a matrix; other nodes are
+    Bazel packages without a gate, and directories named by a label but absent
+    from the tree (a package the patch deleted that something still names).
+    """
+
+    def __init__(
+        self,
+        packages: Mapping[str, Package],
+        *,
+        nodes: Iterable[str] = (),
+        edges: Iterable[Edge] = (),
+        loads: Mapping[str, Iterable[str]] | None = None,
+    ) -> None:
         self.packages = dict(packages)
-        self._graph: nx.DiGraph[str] = nx.DiGraph()
-        self._graph.add_nodes_from(self.packages)
+        self._owners = frozenset(nodes) | frozenset(self.packages)
+        self._via: dict[tuple[str, str], str] = {}
+        for source, target, why in edges:
+            if source != target:
+                self._via.setdefault((source, target), why)
         for package in self.packages.values():
+            declared_in = package.join(package.matrix_file)
             for dep in package.matrix.deps:
                 target = _resolve_dep(package, dep)
                 if target not in self.packages or target.startswith(".."):
                     raise ConfigError(
                         f"deps entry {dep!r} names no package (resolved to {target!r})",
-                        package.join(MATRIX_FILE),
+                        declared_in,
                     )
-                self._graph.add_edge(package.path, target)
+                if target != package.path:
+                    self._via.setdefault((package.path, target), f"{declared_in} deps {dep}")
+        self._graph: nx.DiGraph[str] = nx.DiGraph()
+        self._graph.add_nodes_from(self._owners)
+        self._graph.add_edges_from(self._via)
+        self._loads = {path: frozenset(users) for path, users in (loads or {}).items()}
 
     def package_of(self, path: str) -> Package | None:
         """The nearest package enclosing the repo-relative ``path``, if any."""
@@ -76,13 +347,58 @@ class PackageGraph:
                 return None
             directory = posixpath.dirname(directory)
 
+    def node_of(self, path: str) -> str | None:
+        """The nearest node (Bazel package or matrix package) enclosing ``path``, if any."""
+        directory = posixpath.dirname(path)
+        while True:
+            if directory in self._owners:
+                return directory
+            if not directory:
+                return None
+            directory = posixpath.dirname(directory)
+
+    def has_node(self, node: str) -> bool:
+        """Whether ``node`` is in the graph (present, or named by a label)."""
+        return node in self._graph
+
     def dependents(self, packages: Iterable[str]) -> set[str]:
-        """Every package that transitively depends on one of ``packages``."""
+        """Every node that transitively depends on one of ``packages``."""
         found: set[str] = set()
         for package in packages:
             if package in self._graph:
                 found |= nx.ancestors(self._graph, package)
         return found
+
+    def dependency_chains(self, sources: Iterable[str]) -> dict[str, tuple[str, ...]]:
+        """For each of ``sources`` and each node depending on one: a shortest chain to it.
+
+        The chain starts at the dependent and ends at the source it depends on
+        (``(c, b, a)``: c depends on b, which depends on a). Ties are broken by
+        sorted order, so the same graph always explains itself the same way.
+        """
+        chains: dict[str, tuple[str, ...]] = {
+            node: (node,) for node in sorted(set(sources)) if node in self._graph
+        }
+        queue = deque(chains)
+        while queue:
+            node = queue.popleft()
+            for dependent in sorted(self._graph.predecessors(node)):
+                if dependent not in chains:
+                    chains[dependent] = (dependent, *chains[node])
+                    queue.append(dependent)
+        return chains
+
+    def why(self, dependent: str, dependency: str) -> str:
+        """The declaration that makes ``dependent`` depend on ``dependency`` directly."""
+        return self._via.get((dependent, dependency), "")
+
+    def loaders(self, path: str) -> frozenset[str]:
+        """The nodes whose BUILD file ``load()``s the .bzl file at ``path``."""
+        return self._loads.get(path, frozenset())
+
+    def nodes(self) -> frozenset[str]:
+        """Every node: Bazel packages, matrix packages and directories labels name."""
+        return frozenset(self._graph.nodes)
 
     def resolve(self, name: str) -> Package:
         """The package at repo-relative directory ``name`` (``.`` is the root).
@@ -93,5 +409,7 @@ class PackageGraph:
         key = posixpath.normpath(name.strip("/"))
         key = "" if key == "." else key
         if key not in self.packages:
-            raise ConfigError(f"not a package: no {MATRIX_FILE} in this directory", name)
+            raise ConfigError(
+                f"not a package: no {MATRIX_FILE} or oracle_gate() in this directory", name
+            )
         return self.packages[key]

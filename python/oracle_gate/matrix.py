@@ -1,18 +1,20 @@
-"""invariants.yaml (and the JSON manifest Bazel gates emit) -> Matrix, with file:line errors."""
+"""invariants.yaml and BUILD gate declarations (``oracle_gate(...)``) -> Matrix, with file:line."""
 
 from __future__ import annotations
 
+import posixpath
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 import yaml
 
+from oracle_gate.buildfiles import BuildFile, Call, Glob, Unknown, Value, evaluate_glob, parse_label
 from oracle_gate.errors import ConfigError
 from oracle_gate.globs import validate_glob
 from oracle_gate.model import Budget, Matrix, Row
 
-__all__ = ["MATRIX_FILE", "parse_matrix"]
+__all__ = ["MATRIX_FILE", "gate_matrix", "parse_matrix"]
 
 MATRIX_FILE = "invariants.yaml"
 SUPPORTED_VERSION = 1
@@ -189,3 +191,200 @@ def parse_matrix(text: bytes, path: str) -> Matrix:
         deps=reader.strings(fields.get("deps"), "deps"),
         rows=tuple(rows),
     )
+
+
+# --- Bazel: the oracle_gate(...) call in BUILD ------------------------------------------
+
+# The gate reads these files by name (lanes, locks); another name would let an
+# oracle file escape its lane, so BUILD may only spell out the defaults.
+_GATE_FILES = {"lock": "oracle_gate.lock", "seeds": "seeds.jsonl", "freeze": "flake_freeze.yaml"}
+_INVARIANT_KEYS = frozenset(
+    {"id", "globs", "properties", "partitions", "relations", "fixtures", "budget"}
+)
+
+
+class _GateReader:
+    """Turns an ``oracle_gate(...)`` call into a Matrix, with file:line errors."""
+
+    def __init__(
+        self, path: str, invariant_names: frozenset[str], files: Callable[[], Sequence[str]]
+    ) -> None:
+        self.path = path
+        self.invariant_names = invariant_names
+        self.files = files
+
+    def fail(self, message: str, line: int) -> ConfigError:
+        return ConfigError(message, self.path, line)
+
+    def literal(self, value: Value, what: str, line: int) -> Value:
+        if isinstance(value, Unknown):
+            raise self.fail(
+                f"{what} is {value.text!r}, which the gate cannot read without running Bazel; "
+                "write it literally in this BUILD file",
+                value.line or line,
+            )
+        return value
+
+    def strings(
+        self, value: Value, what: str, line: int, check: Callable[[str], str | None] | None = None
+    ) -> tuple[str, ...]:
+        value = self.literal(value, what, line)
+        if value is None:
+            return ()
+        if not isinstance(value, tuple):
+            raise self.fail(f"{what} must be a list of strings, found {value!r}", line)
+        items: list[str] = []
+        for item in value:
+            item = self.literal(item, what, line)
+            if isinstance(item, Glob):
+                items.extend(evaluate_glob(item, self.files(), self.path))
+                continue
+            if not isinstance(item, str):
+                raise self.fail(f"each entry of {what} must be a string, found {item!r}", line)
+            problem = check(item) if check else None
+            if problem:
+                raise self.fail(f"{what} entry {item!r} {problem}", line)
+            items.append(item)
+        return tuple(items)
+
+    def budget(self, value: Value, row_id: str, line: int) -> Budget:
+        value = self.literal(value, f"budget of row '{row_id}'", line)
+        if value is None:
+            return Budget()
+        if not isinstance(value, dict) or not set(value) <= {"examples", "seconds"}:
+            raise self.fail(
+                f"budget of row '{row_id}' must be a dict with keys examples, seconds", line
+            )
+        examples = value.get("examples", Budget().examples)
+        seconds = value.get("seconds", Budget().seconds)
+        if not isinstance(examples, int) or isinstance(examples, bool) or examples < 1:
+            raise self.fail(f"budget.examples of row '{row_id}' must be an integer >= 1", line)
+        if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or seconds <= 0:
+            raise self.fail(f"budget.seconds of row '{row_id}' must be a positive number", line)
+        return Budget(examples=examples, seconds=float(seconds))
+
+    def row(self, value: Value, line: int) -> Row:
+        value = self.literal(value, "each entry of rows", line)
+        if not isinstance(value, Call) or value.function not in self.invariant_names:
+            raise self.fail(
+                f"each entry of rows must be an invariant(...) call, found {value!r}", line
+            )
+        for key, _ in value.kwargs:
+            if key not in _INVARIANT_KEYS:
+                expected = ", ".join(sorted(_INVARIANT_KEYS))
+                raise self.fail(
+                    f"unknown invariant() argument {key!r}; expected one of {expected}",
+                    value.line_of(key),
+                )
+        row_id = value.get("id")
+        if not isinstance(row_id, str):
+            raise self.fail("invariant() has no string id; every row needs a unique id", line)
+        if _ROW_ID.fullmatch(row_id) is None:
+            raise self.fail(
+                f"row id {row_id!r} may only hold letters, digits, _ . -", value.line_of("id")
+            )
+        globs = self.strings(
+            value.get("globs"), f"globs of row '{row_id}'", value.line_of("globs"), validate_glob
+        )
+        if not globs:
+            raise self.fail(f"row '{row_id}' has no globs; every row needs at least one", line)
+        refs = {
+            name: self.strings(value.get(name), name, value.line_of(name), _oracle_ref)
+            for name in ("properties", "partitions", "relations")
+        }
+        return Row(
+            id=row_id,
+            globs=globs,
+            properties=refs["properties"],
+            partitions=refs["partitions"],
+            relations=refs["relations"],
+            fixtures=self.strings(
+                value.get("fixtures"), "row fixtures", value.line_of("fixtures"), validate_glob
+            ),
+            budget=self.budget(value.get("budget"), row_id, value.line_of("budget")),
+        )
+
+
+def gate_matrix(
+    build: BuildFile,
+    path: str,
+    package: str,
+    workspace: str,
+    files: Callable[[], Sequence[str]],
+) -> tuple[Matrix, str]:
+    """The Matrix and the gate target name declared by ``build``'s ``oracle_gate(...)``.
+
+    Args:
+        build: the parsed BUILD file; it must declare exactly one gate.
+        path: the BUILD file's repo-relative path (for messages).
+        package: the Bazel package name, relative to its workspace.
+        workspace: the workspace root, repo-relative ("" for the repo root).
+        files: the package's files, package-relative, for ``glob()`` (called lazily).
+
+    Returns:
+        The matrix (``deps`` as repo-relative ``//dir:name`` labels) and the
+        gate's ``name``.
+
+    Raises:
+        ConfigError: the call is not a gate the driver can read: a second gate in
+            one package, a missing name, rows that are not literal ``invariant()``
+            calls, a non-default oracle file name, a dep outside the repository.
+    """
+    if len(build.gates) > 1:
+        raise ConfigError(
+            f"declares a second oracle_gate (the first is on line {build.gates[0].line}); "
+            "a package has one matrix",
+            path,
+            build.gates[1].line,
+        )
+    call = build.gates[0]
+    reader = _GateReader(path, build.invariant_names, files)
+    name = call.get("name")
+    if not isinstance(name, str) or not name:
+        raise reader.fail("oracle_gate() needs a string name", call.line)
+    for key, default in _GATE_FILES.items():
+        given = reader.literal(call.get(key), key, call.line_of(key))
+        if given is not None and given not in (default, f":{default}"):
+            raise reader.fail(
+                f"{key} = {given!r} is not supported; the gate reads {default!r} by name",
+                call.line_of(key),
+            )
+    rows_value = reader.literal(call.get("rows"), "rows", call.line_of("rows"))
+    if rows_value is not None and not isinstance(rows_value, tuple):
+        raise reader.fail("rows must be a list of invariant(...) calls", call.line_of("rows"))
+    rows: list[Row] = []
+    seen: set[str] = set()
+    for item in rows_value or ():
+        row = reader.row(item, call.line_of("rows"))
+        if row.id in seen:
+            raise reader.fail(
+                f"row id '{row.id}' is declared twice; row ids must be unique",
+                call.line_of("rows"),
+            )
+        seen.add(row.id)
+        rows.append(row)
+    deps: list[str] = []
+    for text in reader.strings(call.get("deps"), "deps", call.line_of("deps")):
+        try:
+            label = parse_label(text, package)
+        except ValueError as error:
+            raise reader.fail(
+                f"deps entry {text!r} is not a label: {error}", call.line_of("deps")
+            ) from None
+        if label.external:
+            raise reader.fail(
+                f"deps entry {text!r} is in another repository; gate deps name this one's packages",
+                call.line_of("deps"),
+            )
+        directory = posixpath.join(workspace, label.package) if workspace else label.package
+        deps.append(f"//{directory}:{label.name}")
+    matrix = Matrix(
+        owners=reader.strings(call.get("owners"), "owners", call.line_of("owners")),
+        tests=reader.strings(call.get("tests"), "tests", call.line_of("tests"), validate_glob),
+        fixtures=reader.strings(
+            call.get("fixtures"), "fixtures", call.line_of("fixtures"), validate_glob
+        ),
+        deps=tuple(deps),
+        rows=tuple(rows),
+    )
+    return matrix, name

@@ -117,6 +117,10 @@ class Package:
 
     path: str
     matrix: Matrix
+    # The file that declares the matrix: invariants.yaml, or BUILD(.bazel) for a Bazel gate.
+    matrix_file: str = "invariants.yaml"
+    # The Bazel gate target (``//libs/codec:oracle_gate``) when BUILD declares the matrix.
+    target: str | None = None
 
     def relative(self, repo_path: str) -> str:
         """``repo_path`` relative to this package's directory."""

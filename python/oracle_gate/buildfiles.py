@@ -1,0 +1,581 @@
+"""Bazel BUILD files read statically: Starlark parsed as Python syntax, never executed.
+
+A BUILD file is parsed with ``ast`` and its top level is *evaluated symbolically*:
+literals, lists, dicts, ``+``, top-level variables and ``glob()``/``select()`` calls
+become plain values; anything else (a macro's return value, a comprehension, a
+name from a ``load()``ed file) becomes ``Unknown`` and still gives up every string
+inside it, so label scanning over-approximates rather than misses a dependency.
+
+What a BUILD file says depends on its bytes only (labels are resolved later,
+against the package's location), so ``parse_build`` results are cached in
+memory by git blob id. See ``docs/selection.md`` for why the cache is not on disk.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import hashlib
+import posixpath
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence, Set
+from dataclasses import dataclass, field
+from typing import TypeAlias
+
+from oracle_gate.errors import ConfigError
+from oracle_gate.globs import compile_glob, validate_glob
+
+__all__ = [
+    "BUILD_NAMES",
+    "GATE_FUNCTION",
+    "WORKSPACE_MARKERS",
+    "BuildFile",
+    "Call",
+    "Dep",
+    "Glob",
+    "Label",
+    "Unknown",
+    "Value",
+    "blob_id",
+    "cache_info",
+    "clear_cache",
+    "evaluate_glob",
+    "package_files",
+    "parse_build",
+    "parse_build_cached",
+    "parse_label",
+]
+
+# Bazel reads BUILD.bazel when a directory holds both.
+BUILD_NAMES = ("BUILD.bazel", "BUILD")
+# A directory holding one of these is the root of a Bazel repository (workspace).
+WORKSPACE_MARKERS = frozenset({"WORKSPACE", "WORKSPACE.bazel", "MODULE.bazel", "REPO.bazel"})
+GATE_FUNCTION = "oracle_gate"
+INVARIANT_FUNCTION = "invariant"
+
+# Attributes whose strings are not dependencies (bazel query does not follow them).
+_NOT_DEPS = frozenset(
+    {"name", "visibility", "default_visibility", "tags", "licenses", "features", "testonly"}
+)
+# Calls whose arguments never name dependencies.
+_NOT_RULES = frozenset(
+    {"load", "package", "package_group", "licenses", "workspace", "exports_files_visibility"}
+)
+# select() keys that look like labels but name no package.
+_PSEUDO_LABELS = frozenset({"//conditions:default", "@bazel_tools//conditions:default"})
+_PACKAGE_NAME = re.compile(r"[^:\s\\]*")
+_REPO_NAME = re.compile(r"[A-Za-z0-9_.~+-]*")
+
+
+# --- labels ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, order=True)
+class Label:
+    """A resolved Bazel label. ``repo`` is ``""`` for the main repository."""
+
+    repo: str
+    package: str
+    name: str
+
+    @property
+    def external(self) -> bool:
+        return self.repo != ""
+
+    def __str__(self) -> str:
+        prefix = f"@{self.repo}" if self.repo else ""
+        return f"{prefix}//{self.package}:{self.name}"
+
+
+def _check_package(package: str) -> None:
+    if _PACKAGE_NAME.fullmatch(package) is None:
+        raise ValueError("package names may not hold ':', '\\' or whitespace")
+    if package and (
+        package.startswith("/")
+        or package.endswith("/")
+        or any(part in ("", ".", "..") for part in package.split("/"))
+    ):
+        raise ValueError("package names may not have empty, '.' or '..' segments")
+
+
+def _check_name(name: str) -> None:
+    if not name:
+        raise ValueError("the target name is empty")
+    if ":" in name or name.startswith("/") or "//" in name or name.endswith("/"):
+        raise ValueError(f"target name {name!r} is not valid")
+    if any(part in (".", "..") for part in name.split("/")):
+        raise ValueError(f"target name {name!r} has a '.' or '..' segment")
+
+
+def parse_label(text: str, package: str) -> Label:
+    """Resolve ``text`` as written in the BUILD file of ``package``.
+
+    ``:name`` and ``name`` are in ``package``; ``//pkg:name`` and ``//pkg``
+    (short for ``//pkg:pkg``'s last segment) are absolute in the same
+    repository; ``@repo//...`` and ``@repo`` are external; ``@//`` and ``@@//``
+    name the main repository.
+
+    Raises:
+        ValueError: ``text`` is not a label; the message says why.
+    """
+    repo = ""
+    rest = text
+    if rest.startswith("@"):
+        repo, sep, tail = rest.lstrip("@").partition("//")
+        if _REPO_NAME.fullmatch(repo) is None:
+            raise ValueError(f"repository name {repo!r} is not valid")
+        if not sep:
+            if not repo:
+                raise ValueError("'@' names no repository")
+            return Label(repo, "", repo)
+        rest = "//" + tail
+    if rest.startswith("//"):
+        pkg, sep, name = rest[2:].partition(":")
+        if not sep:
+            if not pkg:
+                raise ValueError("'//' names no target")
+            name = pkg.rsplit("/", 1)[-1]
+        _check_package(pkg)
+        _check_name(name)
+        return Label(repo, pkg, name)
+    if repo:
+        raise ValueError("an external label needs '//'")
+    name = rest[1:] if rest.startswith(":") else rest
+    _check_name(name)
+    return Label("", package, name)
+
+
+# --- symbolic values ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Glob:
+    """A ``glob()`` call, evaluated later against the tree (``evaluate_glob``)."""
+
+    include: tuple[str, ...]
+    exclude: tuple[str, ...]
+    exclude_directories: bool
+    line: int
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """An expression the static reader cannot evaluate, and every string inside it."""
+
+    line: int
+    text: str
+    strings: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Call:
+    """A function call: a rule, a macro, ``invariant()``, ``struct()``..."""
+
+    function: str
+    line: int
+    args: tuple[Value, ...]
+    kwargs: tuple[tuple[str, Value], ...]
+    kwarg_lines: tuple[tuple[str, int], ...] = ()
+
+    def get(self, key: str) -> Value | None:
+        for name, value in self.kwargs:
+            if name == key:
+                return value
+        return None
+
+    def line_of(self, key: str) -> int:
+        for name, line in self.kwarg_lines:
+            if name == key:
+                return line
+        return self.line
+
+
+# A value is a str, int, bool, None, a tuple (a Starlark list; a Glob inside a
+# tuple splices its matches in), a dict, a Call or an Unknown.
+Value: TypeAlias = (
+    str | int | bool | tuple["Value", ...] | dict[str, "Value"] | Glob | Call | Unknown | None
+)
+
+
+def _strings_of(value: Value) -> Iterator[str]:
+    """Every string in ``value``, recursively (dict keys included: select() conditions)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, tuple):
+        for item in value:
+            yield from _strings_of(item)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from _strings_of(item)
+    elif isinstance(value, Call):
+        for item in value.args:
+            yield from _strings_of(item)
+        for _, item in value.kwargs:
+            yield from _strings_of(item)
+    elif isinstance(value, Unknown):
+        yield from value.strings
+
+
+class _Evaluator:
+    """Evaluates the top level of one BUILD file without running anything."""
+
+    def __init__(self) -> None:
+        self.env: dict[str, Value] = {}
+
+    def unknown(self, node: ast.AST) -> Unknown:
+        strings: list[str] = []
+        for child in ast.walk(node):
+            if isinstance(child, ast.Constant) and isinstance(child.value, str):
+                strings.append(child.value)
+            elif isinstance(child, ast.Name) and child.id in self.env:
+                strings.extend(_strings_of(self.env[child.id]))
+        text = ast.unparse(node)
+        if len(text) > 60:
+            text = text[:57] + "..."
+        return Unknown(line=getattr(node, "lineno", 0), text=text, strings=tuple(strings))
+
+    def value(self, node: ast.expr) -> Value:
+        if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, bool, type(None))):
+            return node.value
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return tuple(self.value(item) for item in node.elts)
+        if isinstance(node, ast.Dict):
+            result: dict[str, Value] = {}
+            for key_node, value_node in zip(node.keys, node.values, strict=True):
+                key = self.value(key_node) if key_node is not None else None
+                if not isinstance(key, str):
+                    return self.unknown(node)
+                result[key] = self.value(value_node)
+            return result
+        if isinstance(node, ast.Name):
+            return self.env.get(node.id, self.unknown(node))
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left, right = self.value(node.left), self.value(node.right)
+            if isinstance(left, tuple) and isinstance(right, tuple):
+                return left + right
+            if isinstance(left, str) and isinstance(right, str):
+                return left + right
+            return self.unknown(node)
+        if isinstance(node, ast.Call):
+            return self.call(node)
+        return self.unknown(node)
+
+    def call(self, node: ast.Call) -> Value:
+        function = _function_name(node.func)
+        if function is None or any(isinstance(arg, ast.Starred) for arg in node.args):
+            return self.unknown(node)
+        if any(keyword.arg is None for keyword in node.keywords):
+            return self.unknown(node)
+        args = tuple(self.value(arg) for arg in node.args)
+        kwargs = tuple((str(k.arg), self.value(k.value)) for k in node.keywords)
+        lines = tuple((str(k.arg), k.value.lineno) for k in node.keywords)
+        if function in ("glob", "native.glob"):
+            return self.glob(node, args, dict(kwargs))
+        if function in ("select", "native.select"):
+            # Every branch may be taken: a dependency in any of them is a dependency.
+            return self.unknown(node)
+        return Call(function, node.lineno, args, kwargs, lines)
+
+    def glob(self, node: ast.Call, args: tuple[Value, ...], kwargs: dict[str, Value]) -> Value:
+        include = args[0] if args else kwargs.get("include", ())
+        exclude = args[1] if len(args) > 1 else kwargs.get("exclude", ())
+        directories = kwargs.get("exclude_directories", 1)
+        if not (_is_strings(include) and _is_strings(exclude)) or not isinstance(directories, int):
+            return self.unknown(node)
+        assert isinstance(include, tuple) and isinstance(exclude, tuple)
+        glob = Glob(
+            include=tuple(str(p) for p in include),
+            exclude=tuple(str(p) for p in exclude),
+            exclude_directories=bool(directories),
+            line=node.lineno,
+        )
+        return (glob,)
+
+
+def _is_strings(value: Value) -> bool:
+    return isinstance(value, tuple) and all(isinstance(item, str) for item in value)
+
+
+def _function_name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _function_name(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return None
+
+
+# --- one parsed BUILD file ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Dep:
+    """An absolute label in a BUILD file: a dependency on another package."""
+
+    package: str  # workspace-relative package of the label
+    label: str  # as written
+    line: int
+
+
+@dataclass(frozen=True)
+class BuildFile:
+    """What one BUILD file declares, independent of where it sits in the tree."""
+
+    calls: tuple[Call, ...]
+    # load("label", local = "exported") -> (label as written, {local: exported})
+    loads: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
+    # Labels with '//' naming other packages of the same repository.
+    deps: tuple[Dep, ...]
+    # The oracle_gate(...) calls (one is allowed; matrix.py says so if there are more).
+    gates: tuple[Call, ...] = ()
+    invariant_names: frozenset[str] = field(default_factory=lambda: frozenset({"invariant"}))
+
+
+def _loads(call: ast.Call) -> tuple[str, tuple[tuple[str, str], ...]] | None:
+    if not call.args or not isinstance(call.args[0], ast.Constant):
+        return None
+    label = call.args[0].value
+    if not isinstance(label, str):
+        return None
+    symbols: list[tuple[str, str]] = []
+    for arg in call.args[1:]:
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            symbols.append((arg.value, arg.value))
+    for keyword in call.keywords:
+        if (
+            keyword.arg
+            and isinstance(keyword.value, ast.Constant)
+            and isinstance(keyword.value.value, str)
+        ):
+            symbols.append((keyword.arg, keyword.value.value))
+    return label, tuple(symbols)
+
+
+def _top_level_values(module: ast.Module, evaluator: _Evaluator) -> Iterator[Value]:
+    """Each top-level statement's value, binding variables as it goes."""
+    for statement in module.body:
+        if isinstance(statement, ast.Expr):
+            if isinstance(statement.value, ast.Constant):
+                continue  # a docstring
+            yield evaluator.value(statement.value)
+        elif isinstance(statement, ast.Assign):
+            value = evaluator.value(statement.value)
+            for target in statement.targets:
+                if isinstance(target, ast.Name):
+                    evaluator.env[target.id] = value
+                else:
+                    yield evaluator.unknown(statement)
+        elif isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):
+            current = evaluator.env.get(statement.target.id, ())
+            added = evaluator.value(statement.value)
+            if isinstance(current, tuple) and isinstance(added, tuple):
+                evaluator.env[statement.target.id] = current + added
+            else:
+                evaluator.env[statement.target.id] = evaluator.unknown(statement)
+        else:
+            # def/for/if are not allowed in BUILD files; Bazel rejects them, and we
+            # still read every string inside so no dependency is lost.
+            yield evaluator.unknown(statement)
+
+
+def _dep_strings(value: Value) -> Iterator[tuple[str, int]]:
+    """(string, line) pairs that may be labels of other packages, in ``value``."""
+    if isinstance(value, Call):
+        if value.function.rsplit(".", 1)[-1] in _NOT_RULES:
+            return
+        for item in value.args:
+            yield from ((text, value.line) for text in _strings_of(item))
+        for key, item in value.kwargs:
+            if key not in _NOT_DEPS:
+                line = value.line_of(key)
+                yield from ((text, line) for text in _strings_of(item))
+    elif isinstance(value, Unknown):
+        yield from ((text, value.line) for text in value.strings)
+    elif isinstance(value, tuple):
+        for item in value:
+            yield from _dep_strings(item)
+
+
+def parse_build(text: bytes, path: str) -> BuildFile:
+    """Parse one BUILD file's bytes (``path`` is used in messages only).
+
+    Raises:
+        ConfigError: the file is not UTF-8 or not valid Python syntax; the error
+            names ``path`` and the 1-based line.
+    """
+    try:
+        source = text.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigError("BUILD file is not valid UTF-8", path) from error
+    try:
+        module = ast.parse(source, filename=path)
+    except SyntaxError as error:
+        raise ConfigError(
+            f"BUILD file does not parse as Starlark: {error.msg}", path, error.lineno
+        ) from None
+    evaluator = _Evaluator()
+    calls: list[Call] = []
+    loads: list[tuple[str, tuple[tuple[str, str], ...]]] = []
+    deps: dict[str, Dep] = {}
+    for statement in module.body:
+        if (
+            isinstance(statement, ast.Expr)
+            and isinstance(statement.value, ast.Call)
+            and _function_name(statement.value.func) == "load"
+        ):
+            loaded = _loads(statement.value)
+            if loaded is not None:
+                loads.append(loaded)
+    for value in _top_level_values(module, evaluator):
+        if isinstance(value, Call):
+            calls.append(value)
+        for string, line in _dep_strings(value):
+            if not string.startswith(("//", "@")) or string in deps or string in _PSEUDO_LABELS:
+                continue
+            try:
+                label = parse_label(string, "")
+            except ValueError:
+                continue  # a string that only looks like a label
+            if not label.external:
+                deps[string] = Dep(package=label.package, label=string, line=line)
+    gate_names = {GATE_FUNCTION}
+    invariant_names = {INVARIANT_FUNCTION}
+    for _, symbols in loads:
+        for local, exported in symbols:
+            if exported == GATE_FUNCTION:
+                gate_names.add(local)
+            if exported == INVARIANT_FUNCTION:
+                invariant_names.add(local)
+    gates = [call for call in calls if call.function in gate_names]
+    return BuildFile(
+        calls=tuple(calls),
+        loads=tuple(loads),
+        deps=tuple(deps[key] for key in sorted(deps)),
+        gates=tuple(gates),
+        invariant_names=frozenset(invariant_names),
+    )
+
+
+# --- the cache ---------------------------------------------------------------------
+
+_CACHE: dict[str, BuildFile] = {}
+_CACHE_LIMIT = 500_000
+_STATS = {"hits": 0, "misses": 0}
+
+
+def blob_id(content: bytes) -> str:
+    """The git blob id of ``content``: the same key for a commit and a working tree."""
+    return hashlib.sha1(b"blob %d\0" % len(content) + content, usedforsecurity=False).hexdigest()
+
+
+def parse_build_cached(
+    items: Sequence[tuple[str, str | None]], read: Callable[[list[str]], dict[str, bytes]]
+) -> dict[str, BuildFile]:
+    """Parse several BUILD files, reusing any already parsed with the same blob id.
+
+    Args:
+        items: (path, blob id or None when unknown) pairs.
+        read: reads the bytes of the paths it is given (one batch for all misses).
+
+    Raises:
+        ConfigError: a BUILD file does not parse (see ``parse_build``).
+    """
+    parsed: dict[str, BuildFile] = {}
+    missing: list[str] = []
+    for path, key in items:
+        hit = _CACHE.get(key) if key else None
+        if hit is not None:
+            parsed[path] = hit
+        else:
+            missing.append(path)
+    _STATS["hits"] += len(parsed)
+    _STATS["misses"] += len(missing)
+    if missing:
+        contents = read(missing)
+        if len(_CACHE) + len(missing) > _CACHE_LIMIT:
+            _CACHE.clear()
+        for path in missing:
+            build = parse_build(contents[path], path)
+            parsed[path] = build
+            # Stored under the content's own id: a symlinked BUILD file is listed
+            # with the link's id, never matches, and so is always read afresh.
+            _CACHE[blob_id(contents[path])] = build
+    return parsed
+
+
+def clear_cache() -> None:
+    """Forget every parsed BUILD file (benchmarks measure a cold start with it)."""
+    _CACHE.clear()
+    _STATS.update(hits=0, misses=0)
+
+
+def cache_info() -> dict[str, int]:
+    """Hits, misses and entries of the parse cache since the last ``clear_cache``."""
+    return {**_STATS, "entries": len(_CACHE)}
+
+
+# --- globs -------------------------------------------------------------------------
+
+
+def package_files(files: Sequence[str], package: str, build_dirs: Set[str]) -> list[str]:
+    """Package-relative paths of the files of Bazel package ``package``.
+
+    ``files`` is every file of the tree, sorted; a subdirectory holding a BUILD
+    file (in ``build_dirs``) is another package, and its files are not ours.
+    """
+    prefix = f"{package}/" if package else ""
+    start = bisect.bisect_left(files, prefix)
+    owned: list[str] = []
+    for index in range(start, len(files)):
+        path = files[index]
+        if not path.startswith(prefix):
+            break
+        directory = posixpath.dirname(path)
+        inside_subpackage = False
+        while directory != package and len(directory) > len(package):
+            if directory in build_dirs:
+                inside_subpackage = True
+                break
+            directory = posixpath.dirname(directory)
+        if not inside_subpackage:
+            owned.append(path[len(prefix) :])
+    return owned
+
+
+def _directories(files: Iterable[str]) -> set[str]:
+    found: set[str] = set()
+    for path in files:
+        directory = posixpath.dirname(path)
+        while directory and directory not in found:
+            found.add(directory)
+            directory = posixpath.dirname(directory)
+    return found
+
+
+def evaluate_glob(glob: Glob, files: Sequence[str], path: str) -> tuple[str, ...]:
+    """The package-relative paths ``glob`` matches among the package's ``files``.
+
+    Bazel semantics: ``*`` never crosses ``/``, ``**`` matches whole directories,
+    excludes win, and directories match only with ``exclude_directories = 0``.
+
+    Raises:
+        ConfigError: a pattern is not a valid glob (names ``path`` and the line).
+    """
+    for pattern in (*glob.include, *glob.exclude):
+        problem = validate_glob(pattern) if not pattern.endswith("/") else "ends with '/'"
+        if problem:
+            raise ConfigError(f"glob pattern {pattern!r} {problem}", path, glob.line)
+    include = [compile_glob(p) for p in glob.include]
+    exclude = [compile_glob(p) for p in glob.exclude]
+    candidates: Iterable[str] = files
+    if not glob.exclude_directories:
+        candidates = [*files, *_directories(files)]
+    return tuple(
+        sorted(
+            candidate
+            for candidate in candidates
+            if any(r.fullmatch(candidate) for r in include)
+            and not any(r.fullmatch(candidate) for r in exclude)
+        )
+    )
