@@ -99,10 +99,11 @@ def test_lockfile_that_is_not_json_names_file_and_line(codec: GitRepo) -> None:
 
 
 def test_invalid_matrix_is_a_gate_error_with_line(codec: GitRepo) -> None:
+    line = len(codec.read(f"{PKG}/invariants.yaml").splitlines()) + 1
     codec.append(f"{PKG}/invariants.yaml", "  - id: codec_roundtrip\n    globs: ['x.py']\n")
     done = run("lock", "--repo", str(codec.path))
     assert done.returncode == 2
-    assert f"{PKG}/invariants.yaml:10: row id 'codec_roundtrip' is declared twice" in done.stderr
+    assert f"{PKG}/invariants.yaml:{line}: row id 'codec_roundtrip' is declared twice" in done.stderr
 
 
 def test_native_backend_required_but_missing_is_a_gate_error(codec: GitRepo) -> None:

@@ -67,11 +67,12 @@ def test_seed_reformatted_and_appended_passes(example_repo: tuple[GitRepo, str])
 
 def test_malformed_seed_line_is_a_gate_error_with_line(example_repo: tuple[GitRepo, str]) -> None:
     repo, base = example_repo
+    line = len(repo.read(SEEDS).splitlines()) + 1
     repo.append(SEEDS, "{not json\n")
     head = repo.commit("bad seed")
     with pytest.raises(LedgerError) as caught:
         repo.gate(base, head)
-    assert str(caught.value).startswith(f"{SEEDS}:3: is not valid JSON")
+    assert str(caught.value).startswith(f"{SEEDS}:{line}: is not valid JSON")
 
 
 @pytest.mark.parametrize(

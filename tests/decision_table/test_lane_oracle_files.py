@@ -39,7 +39,7 @@ def test_oracle_code_changed_with_note_is_human_noted(example_repo: tuple[GitRep
     ("old", "new"),
     [
         ('globs: ["intervals/**/*.py"]', 'globs: ["intervals/core.py"]'),
-        (', "props.py:prop_permutation_invariant"', ""),
+        ('      - "props.py:prop_permutation_invariant"\n', ""),
         ("examples: 80", "examples: 5"),
         ('tests: ["tests/**/test_*.py"]', 'tests: ["tests/test_none.py"]'),
     ],
