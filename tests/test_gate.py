@@ -100,3 +100,23 @@ def test_codeowners_last_matching_rule_wins(example_repo: tuple[GitRepo, str]) -
     assert owners.owners_of("services/scheduler/x.py") == ("@scheduling-team",)
     assert owners.owners_of("README.md") == ()
     assert CodeOwners(()).owners_of("x") == ()
+
+
+def test_markdown_and_sarif_name_the_rejected_path(
+    example_repo: tuple[GitRepo, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo, base = example_repo
+    repo.write("libs/codec/codec_fast.py", "X = 1\n")
+    head = repo.commit("unguarded module")
+    args = ["check", "--repo", str(repo.path), "--base", base, "--head", head, "--format"]
+    assert main([*args, "markdown"]) == 1
+    markdown = capsys.readouterr().out
+    assert markdown.startswith("## oracle-gate: ❌ reject")
+    assert "| `libs/codec/codec_fast.py` | production | ❌ reject |" in markdown
+    assert main([*args, "sarif"]) == 1
+    sarif = json.loads(capsys.readouterr().out)
+    (result,) = sarif["runs"][0]["results"]
+    assert result["level"] == "error"
+    assert result["ruleId"] == "oracle-gate/production"
+    location = result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    assert location == "libs/codec/codec_fast.py"

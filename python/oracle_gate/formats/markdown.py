@@ -1,0 +1,49 @@
+"""``--format markdown``: a pull-request comment or CI job summary."""
+
+from __future__ import annotations
+
+from oracle_gate.model import Verdict
+from oracle_gate.report import Report
+
+__all__ = ["render"]
+
+_ICONS = {
+    Verdict.PASS: "✅",
+    Verdict.REJECT: "❌",
+    Verdict.HUMAN_NOTED: "📝",
+    Verdict.IGNORED_AS_ORACLE: "🧪",
+    Verdict.PREEXISTING: "⚠️",
+}
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render(report: Report) -> str:
+    word = "reject" if report.verdict is Verdict.REJECT else "merge"
+    lines = [
+        f"## oracle-gate: {_ICONS[report.verdict]} {word}",
+        "",
+        f"Parent `{report.base[:12]}`, head `{report.head[:12]}`, backend `{report.backend}`.",
+        "",
+        "| path | lane | verdict |",
+        "|---|---|---|",
+    ]
+    lines += [
+        f"| `{_cell(p.path)}` | {p.lane.value} | {_ICONS[p.verdict]} {p.verdict.value} |"
+        for p in report.paths
+    ]
+    notable = [f for f in report.findings if f.verdict is not Verdict.PASS]
+    if notable:
+        lines += ["", "### Findings", ""]
+        for finding in notable:
+            where = finding.path or finding.package or "."
+            row = f" (row `{finding.row}`)" if finding.row else ""
+            lines.append(f"- {_ICONS[finding.verdict]} `{where}`{row}: {finding.reason}")
+    if report.docs_only:
+        lines += ["", "Docs-only or format-only patch: no rows run."]
+    reviewers = report.reviewers()
+    if reviewers:
+        lines += ["", f"**Review required by:** {', '.join(reviewers)}"]
+    return "\n".join(lines) + "\n"
