@@ -204,11 +204,12 @@ def _search(prop: Callable[[Any], Any], request: dict[str, Any]) -> dict[str, An
     return {"status": status, "examples": state["examples"]}
 
 
-def role_property(request: dict[str, Any]) -> dict[str, Any]:
-    """Replay the seeds of one property, then search within the budget."""
-    _module, prop = _resolve_ref(Path(request["package_dir"]), request["ref"])
+def _run_property(
+    package_dir: Path, item: dict[str, Any], request: dict[str, Any]
+) -> dict[str, Any]:
+    _module, prop = _resolve_ref(package_dir, item["ref"])
     seeds: list[dict[str, str | None]] = []
-    for seed in request["seeds"]:
+    for seed in item["seeds"]:
         try:
             prop(copy.deepcopy(seed["input"]))
             seeds.append({"raised": None})
@@ -218,11 +219,19 @@ def role_property(request: dict[str, Any]) -> dict[str, Any]:
     return {"seeds": seeds, "search": search}
 
 
+def role_properties(request: dict[str, Any]) -> dict[str, Any]:
+    """For each property of a row: replay its seeds, then search within the budget."""
+    package_dir = Path(request["package_dir"])
+    return {
+        "results": [_run_property(package_dir, item, request) for item in request["properties"]]
+    }
+
+
 ROLES: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "subject": role_subject,
     "describe": role_describe,
     "evaluate": role_evaluate,
-    "property": role_property,
+    "properties": role_properties,
 }
 
 

@@ -157,37 +157,43 @@ def _search_finding(context: _Context, ref: str, search: dict[str, Any]) -> Find
 
 
 def _properties(context: _Context) -> list[Finding]:
+    """All properties of the row in one runner call: seeds replay, then a budgeted search each."""
+    refs = context.row.properties
+    if not refs:
+        return []
     seeds_text = _read(context.facts, context.package.join(SEEDS_FILE))
     seeds = parse_seeds(seeds_text, context.package.join(SEEDS_FILE)) if seeds_text else []
-    findings: list[Finding] = []
-    for ref in context.row.properties:
-        name = ref.split(":", 1)[1]
-        mine = [
+    per_ref = {
+        ref: [
             s
             for s in seeds
             if s.data.get("row") == context.row.id
-            and s.data.get("prop") == name
+            and s.data.get("prop") == ref.split(":", 1)[1]
             and s.data.get("status", "active") == "active"
         ]
-        request = {
-            "role": "property",
-            "ref": ref,
-            "seeds": [{"input": s.data["input"], "expect": s.data["expect"]} for s in mine],
-            "examples": context.row.budget.examples,
-            "seconds": context.row.budget.seconds,
-            "seed": 0,
-        }
-        try:
-            answer = run_role(
-                request,
-                context.dir(context.trees.head),
-                timeout=context.row.budget.seconds + _SEARCH_GRACE_SECONDS,
-            )
-        except RunnerFailure as failure:
-            findings.append(context.finding(Verdict.REJECT, ref, f"property run failed: {failure}"))
-            continue
-        findings.extend(_seed_findings(context, ref, mine, answer["seeds"]))
-        findings.append(_search_finding(context, ref, answer["search"]))
+        for ref in refs
+    }
+    request = {
+        "role": "properties",
+        "properties": [
+            {"ref": ref, "seeds": [{"input": s.data["input"]} for s in per_ref[ref]]}
+            for ref in refs
+        ],
+        "examples": context.row.budget.examples,
+        "seconds": context.row.budget.seconds,
+        "seed": 0,
+    }
+    timeout = len(refs) * context.row.budget.seconds + _SEARCH_GRACE_SECONDS
+    try:
+        answer = run_role(request, context.dir(context.trees.head), timeout=timeout)
+    except RunnerFailure as failure:
+        return [
+            context.finding(Verdict.REJECT, ref, f"property run failed: {failure}") for ref in refs
+        ]
+    findings: list[Finding] = []
+    for ref, result in zip(refs, answer["results"], strict=True):
+        findings.extend(_seed_findings(context, ref, per_ref[ref], result["seeds"]))
+        findings.append(_search_finding(context, ref, result["search"]))
     return findings
 
 
@@ -302,26 +308,44 @@ def _partition_table(context: _Context, ref: str) -> tuple[list[Finding], list[d
     return findings, items
 
 
-def _relation_holds(
-    context: _Context, tree: Path, ref: str, subject: str, relation: dict[str, Any]
-) -> list[bool]:
-    """Per input of one relation: does it hold on ``tree``?"""
-    inputs = relation["inputs"]
-    transformed = relation["transformed"]
-    base = _subject_outputs(context, tree, subject, inputs)
-    if relation["compare"] == "equal":
-        after = _subject_outputs(context, tree, subject, transformed)
-        return [
-            "ok" in a and "ok" in b and canonical_text(a["ok"]) == canonical_text(b["ok"])
-            for a, b in zip(base, after, strict=True)
-        ]
-    items = [
-        {"id": relation["id"], "output": out.get("ok"), "input": x}
-        for out, x in zip(base, inputs, strict=True)
-    ]
-    request = {"role": "evaluate", "ref": ref, "kind": "relations", "items": items}
-    results = context.run(request, context.trees.head)["results"]
-    return ["ok" in out and r["holds"] for out, r in zip(base, results, strict=True)]
+def _relations_hold(
+    context: _Context, tree: Path, ref: str, subject: str, relations: list[dict[str, Any]]
+) -> dict[str, list[bool]]:
+    """Per relation, per input: does it hold on ``tree``? One subject call for the table."""
+    batch: list[Any] = []
+    for relation in relations:
+        batch += relation["inputs"]
+        if relation["compare"] == "equal":
+            batch += relation["transformed"]
+    outputs = iter(_subject_outputs(context, tree, subject, batch))
+    holds: dict[str, list[bool]] = {}
+    to_evaluate: list[tuple[str, dict[str, Any]]] = []
+    for relation in relations:
+        base = [next(outputs) for _ in relation["inputs"]]
+        if relation["compare"] == "equal":
+            after = [next(outputs) for _ in relation["transformed"]]
+            holds[relation["id"]] = [
+                "ok" in a and "ok" in b and canonical_text(a["ok"]) == canonical_text(b["ok"])
+                for a, b in zip(base, after, strict=True)
+            ]
+        else:
+            holds[relation["id"]] = ["ok" in out for out in base]
+            to_evaluate += [
+                (relation["id"], {"id": relation["id"], "output": out.get("ok"), "input": x})
+                for out, x in zip(base, relation["inputs"], strict=True)
+            ]
+    if to_evaluate:
+        request = {
+            "role": "evaluate",
+            "ref": ref,
+            "kind": "relations",
+            "items": [item for _, item in to_evaluate],
+        }
+        results = iter(context.run(request, context.trees.head)["results"])
+        for relation_id, flags in holds.items():
+            if any(rid == relation_id for rid, _ in to_evaluate):
+                holds[relation_id] = [ok and next(results)["holds"] for ok in flags]
+    return holds
 
 
 def _relations(context: _Context) -> list[Finding]:
@@ -329,22 +353,24 @@ def _relations(context: _Context) -> list[Finding]:
     parent_has_package = context.package.path in context.facts.parent_graph.packages
     for ref in context.row.relations:
         described = _describe(context, ref, "relations")
-        for relation in described["items"]:
-            head = _relation_holds(context, context.trees.head, ref, described["subject"], relation)
-            parent = (
-                _relation_holds(context, context.trees.parent, ref, described["subject"], relation)
-                if parent_has_package
-                else [True] * len(head)
-            )
+        relations = described["items"]
+        head = _relations_hold(context, context.trees.head, ref, described["subject"], relations)
+        parent = (
+            _relations_hold(context, context.trees.parent, ref, described["subject"], relations)
+            if parent_has_package
+            else {rid: [True] * len(flags) for rid, flags in head.items()}
+        )
+        for relation in relations:
+            relation_id = relation["id"]
             counts = Counter(
                 "hold" if h else ("regress" if p else "preexisting")
-                for p, h in zip(parent, head, strict=True)
+                for p, h in zip(parent[relation_id], head[relation_id], strict=True)
             )
-            context.stats.relations[f"{context.package.path}:{relation['id']}"] = {
-                "pairs": len(head),
+            context.stats.relations[f"{context.package.path}:{relation_id}"] = {
+                "pairs": len(head[relation_id]),
                 **{k: counts.get(k, 0) for k in ("hold", "regress", "preexisting")},
             }
-            findings.append(_relation_finding(context, ref, relation["id"], counts))
+            findings.append(_relation_finding(context, ref, relation_id, counts))
     return findings
 
 
