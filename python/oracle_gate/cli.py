@@ -17,9 +17,10 @@ from oracle_gate.errors import ConfigError, GateError, GitError, RefusedError
 from oracle_gate.formats import FORMATS
 from oracle_gate.gate import check
 from oracle_gate.git import git
-from oracle_gate.graph import PackageGraph, load_packages
+from oracle_gate.graph import GRAPH_MODES, PackageGraph, load_packages
 from oracle_gate.locks import lock_statuses, write_locks
 from oracle_gate.model import ExitCode, Package
+from oracle_gate.select import Selected, Selection, describe_chain, select_diff
 from oracle_gate.trees import WorkTree
 
 __all__ = ["main"]
@@ -78,6 +79,41 @@ def _refuse_write() -> None:
             "lock --write is refused for ORACLE_GATE_ROLE=agent: "
             "the oracle is not the agent's to move"
         )
+
+
+def _print_selection(selection: Selection, explain: bool) -> None:
+    rows_by_package: dict[str, list[Selected]] = {}
+    for selected in selection.rows:
+        rows_by_package.setdefault(selected.package, []).append(selected)
+    print(
+        f"selected {len(selection.packages)} package(s), {len(selection.rows)} row(s); "
+        f"{len(selection.affected)} Bazel/matrix package(s) affected"
+    )
+    for why in selection.why_packages:
+        name = why.package or "."
+        rows = rows_by_package.get(why.package, [])
+        if not rows:
+            print(f"{name}  (no rows: lock and ledgers are checked)")
+            if explain:
+                print(f"    why: {describe_chain(why)}")
+        for selected in rows:
+            print(f"{name}  {selected.row_id}")
+            if explain:
+                print(f"    why: {describe_chain(selected)}")
+    for path in selection.unmeasured:
+        print(f"unmeasured {path}: no row guards it (check rejects it)")
+
+
+def cmd_select(args: argparse.Namespace) -> int:
+    repo = _repo_root(args.repo)
+    base = args.base or base_from_environment(os.environ)
+    selection = select_diff(repo, base=base, head=args.head, today=_today(None), graph=args.graph)
+    _print_selection(selection, explain=args.explain)
+    if args.bazel_targets:
+        targets = selection.targets
+        Path(args.bazel_targets).write_text("".join(f"{t}\n" for t in targets))
+        print(f"wrote {len(targets)} gate target(s) to {args.bazel_targets}")
+    return ExitCode.MERGE
 
 
 def cmd_lock(args: argparse.Namespace) -> int:
@@ -155,6 +191,26 @@ def build_parser() -> argparse.ArgumentParser:
         "packages", nargs="*", metavar="PKG", help="package directories (default: all)"
     )
 
+    select_parser = add("select", "print the packages and rows the patch from --base can break")
+    select_parser.add_argument(
+        "--base", help="last trusted commit (default: from the merge queue's environment)"
+    )
+    select_parser.add_argument("--head", default="HEAD", help="the patched commit (default: HEAD)")
+    select_parser.add_argument(
+        "--explain", action="store_true", help="print the dependency path that selected each row"
+    )
+    select_parser.add_argument(
+        "--bazel-targets",
+        metavar="FILE",
+        help="write the selected gate targets, for bazel test --target_pattern_file=FILE",
+    )
+    select_parser.add_argument(
+        "--graph",
+        choices=GRAPH_MODES,
+        default="static",
+        help="static: read BUILD files without Bazel (default); bazel: edges from bazel query",
+    )
+
     demo_parser = commands.add_parser(
         "demo", help="run the gate on the embedded example monorepo with sample agent patches"
     )
@@ -167,6 +223,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "check": cmd_check,
     "lock": cmd_lock,
     "demo": cmd_demo,
+    "select": cmd_select,
 }
 
 

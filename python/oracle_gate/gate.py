@@ -8,7 +8,7 @@ from pathlib import Path
 from oracle_gate import backend
 from oracle_gate.diff import read_diff
 from oracle_gate.globs import matches_any
-from oracle_gate.graph import PackageGraph, load_packages
+from oracle_gate.graph import load_graph
 from oracle_gate.health import append_health
 from oracle_gate.lanes import Facts, LanedPath, classify, judge_packages, judge_paths
 from oracle_gate.lanes.runtime import RuntimeStats, judge_rows
@@ -17,6 +17,7 @@ from oracle_gate.notes import read_notes
 from oracle_gate.oracles import checkouts
 from oracle_gate.owners import read_codeowners
 from oracle_gate.report import Report
+from oracle_gate.select import select
 from oracle_gate.trees import GitTree
 
 __all__ = ["check"]
@@ -29,26 +30,18 @@ def _gather(repo: Path, base: str, head: str, today: datetime.date) -> Facts:
     diff = read_diff(repo, base, head)
     parent_tree = GitTree(repo, diff.base)
     head_tree = GitTree(repo, diff.head)
-    head_packages = load_packages(head_tree)
+    head_graph = load_graph(head_tree)
     return Facts(
         diff=diff,
         parent=parent_tree,
         head=head_tree,
-        parent_graph=PackageGraph(load_packages(parent_tree)),
-        head_graph=PackageGraph(head_packages),
-        notes=read_notes(diff, head_tree, head_packages),
+        parent_graph=load_graph(parent_tree),
+        head_graph=head_graph,
+        notes=read_notes(diff, head_tree, head_graph.packages),
         # The parent's CODEOWNERS: a patch must not choose its own reviewers.
         codeowners=read_codeowners(parent_tree),
         today=today,
     )
-
-
-def _selected_packages(facts: Facts, touched: set[str]) -> list[Package]:
-    """Touched packages and every package depending on them, as they are in head."""
-    selected = touched | facts.head_graph.dependents(touched)
-    return [
-        facts.head_graph.packages[p] for p in sorted(selected) if p in facts.head_graph.packages
-    ]
 
 
 def _runtime_rows(facts: Facts, laned: tuple[LanedPath, ...]) -> list[tuple[Package, Row]]:
@@ -100,12 +93,11 @@ def check(repo: Path, base: str, head: str, today: datetime.date) -> Report:
     facts = _gather(repo, base, head, today)
     laned = classify(facts)
     findings = judge_paths(laned, facts)
-    touched = {lp.package.path for lp in laned if lp.package and lp.lane not in _QUIET_LANES}
     docs_only = all(lp.lane in _QUIET_LANES for lp in laned)
     stats = RuntimeStats()
     rows: list[tuple[Package, Row]] = []
     if not docs_only:
-        selected = _selected_packages(facts, touched)
+        selected = list(select(laned, facts).packages)
         findings += judge_packages(selected, facts)
         rows = _runtime_rows(facts, laned)
         row_findings, stats = _run_rows(repo, facts, rows)

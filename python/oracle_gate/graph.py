@@ -370,22 +370,25 @@ class PackageGraph:
         return found
 
     def dependency_chains(self, sources: Iterable[str]) -> dict[str, tuple[str, ...]]:
-        """For each of ``sources`` and each node depending on one: a shortest chain to it.
+        """For each node that depends on one of ``sources`` through at least one edge: a
+        shortest chain to it.
 
         The chain starts at the dependent and ends at the source it depends on
-        (``(c, b, a)``: c depends on b, which depends on a). Ties are broken by
+        (``(c, b, a)``: c depends on b, which depends on a). A source is in the
+        result only when it depends on a source itself (another one, or itself
+        around a cycle). The same nodes as ``dependents``; ties are broken by
         sorted order, so the same graph always explains itself the same way.
         """
-        chains: dict[str, tuple[str, ...]] = {
-            node: (node,) for node in sorted(set(sources)) if node in self._graph
-        }
-        queue = deque(chains)
+        chains: dict[str, tuple[str, ...]] = {}
+        queue: deque[tuple[str, tuple[str, ...]]] = deque(
+            (node, (node,)) for node in sorted(set(sources)) if node in self._graph
+        )
         while queue:
-            node = queue.popleft()
+            node, chain = queue.popleft()
             for dependent in sorted(self._graph.predecessors(node)):
                 if dependent not in chains:
-                    chains[dependent] = (dependent, *chains[node])
-                    queue.append(dependent)
+                    chains[dependent] = (dependent, *chain)
+                    queue.append((dependent, chains[dependent]))
         return chains
 
     def why(self, dependent: str, dependency: str) -> str:

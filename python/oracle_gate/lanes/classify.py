@@ -5,6 +5,7 @@ from __future__ import annotations
 import posixpath
 import sys
 
+from oracle_gate.buildfiles import BUILD_NAMES
 from oracle_gate.globs import matches_any
 from oracle_gate.lanes.facts import Facts, LanedPath
 from oracle_gate.locks import LOCK_FILE
@@ -137,6 +138,19 @@ def _package_lane(change: Change, packages: list[Package], in_parent: bool) -> L
     return None
 
 
+def _declares_gate(change: Change, facts: Facts) -> bool:
+    """Whether this BUILD file declares a package's matrix (``oracle_gate(...)``) on either side.
+
+    The parent side counts too: removing the gate call is the matrix shrinking.
+    """
+    old_path = change.old_path or change.path
+    for graph, path in ((facts.head_graph, change.path), (facts.parent_graph, old_path)):
+        package = graph.packages.get(posixpath.dirname(path))
+        if package is not None and package.join(package.matrix_file) == path:
+            return True
+    return False
+
+
 def _lane_of(change: Change, facts: Facts, packages: list[Package]) -> Lane:
     path = change.path
     name = posixpath.basename(path)
@@ -146,6 +160,8 @@ def _lane_of(change: Change, facts: Facts, packages: list[Package]) -> Lane:
     if name in LEDGER_FILES:
         return Lane.LEDGER
     if name == MATRIX_FILE:
+        return Lane.MATRIX
+    if name in BUILD_NAMES and _declares_gate(change, facts):
         return Lane.MATRIX
     if name == CHANGELOG_FILE:
         return Lane.DOCS

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import posixpath
+
+from oracle_gate.graph import PackageGraph
 from oracle_gate.lanes.facts import Facts, LanedPath, oracle_move
-from oracle_gate.matrix import parse_matrix
 from oracle_gate.model import ChangeKind, Finding, Matrix, Row, Verdict
 
 __all__ = ["judge", "narrowings"]
@@ -41,14 +43,24 @@ def narrowings(before: Matrix, after: Matrix) -> list[str]:
     return found
 
 
+def _declared(graph: PackageGraph, path: str) -> Matrix | None:
+    """The matrix ``path`` declares (invariants.yaml, or oracle_gate() in BUILD), if any."""
+    package = graph.packages.get(posixpath.dirname(path))
+    if package is None or package.join(package.matrix_file) != path:
+        return None
+    return package.matrix
+
+
 def judge(laned: LanedPath, facts: Facts) -> list[Finding]:
     if laned.change.kind is ChangeKind.DELETED:
         return [oracle_move(laned, facts, "matrix deleted: the package's rows are gone")]
     old_path = laned.change.old_path or laned.path
-    after = parse_matrix(facts.head.read(laned.path), laned.path)
-    if facts.parent.blob_id(old_path) is None:
+    after = _declared(facts.head_graph, laned.path)
+    if after is None:
+        return [oracle_move(laned, facts, "oracle_gate() removed: the package's rows are gone")]
+    before = _declared(facts.parent_graph, old_path)
+    if before is None:
         return [laned.finding(Verdict.PASS, "matrix added: a new package declares its rows")]
-    before = parse_matrix(facts.parent.read(old_path), old_path)
     lost = narrowings(before, after)
     if lost:
         return [oracle_move(laned, facts, "matrix narrowed: " + "; ".join(lost))]

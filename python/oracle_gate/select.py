@@ -1,0 +1,308 @@
+"""Selection (SPEC §6): the packages and rows a diff can break, and why each was chosen.
+
+Touched paths map to their packages. Selected are
+
+- the rows whose globs match a touched production path (the same matching the
+  production lane uses, ``lanes.production.rows_guarding``: one source of truth),
+- every row of a package whose own oracle moved (matrix, lock, ledgers,
+  fixtures, oracle modules, harness),
+- every row of every package that transitively depends on a package whose
+  production code, fixtures or build changed.
+
+A production path no row covers selects nothing; it is listed as unmeasured,
+and the production lane rejects it (fail closed). Never run this module as a
+script path: ``select`` is also a standard library module.
+"""
+
+from __future__ import annotations
+
+import datetime
+import itertools
+from dataclasses import dataclass
+from pathlib import Path
+
+from oracle_gate.diff import read_diff
+from oracle_gate.globs import matches_any
+from oracle_gate.graph import load_graph
+from oracle_gate.lanes.classify import classify
+from oracle_gate.lanes.facts import Facts, LanedPath
+from oracle_gate.lanes.production import rows_guarding
+from oracle_gate.model import ChangeKind, Lane, Package, Row
+from oracle_gate.notes import read_notes
+from oracle_gate.owners import read_codeowners
+from oracle_gate.trees import GitTree
+
+__all__ = [
+    "Selected",
+    "Selection",
+    "describe_chain",
+    "gather_facts",
+    "select",
+    "select_diff",
+]
+
+# Lanes whose changes alone never need a row to run (SPEC §4, last row).
+QUIET_LANES = frozenset({Lane.DOCS, Lane.OTHER})
+# Changes that can change what a dependent package builds or runs against.
+# Tests, locks, ledgers and oracle modules are read by their own package only.
+_PROPAGATING_LANES = frozenset({Lane.PRODUCTION, Lane.FIXTURE, Lane.HARNESS, Lane.MATRIX})
+
+
+@dataclass(frozen=True)
+class Selected:
+    """One selected row, or a selected package (``row`` is None), and the reason.
+
+    ``chain`` is the dependency path that selected it: the selected package
+    first, then each package it depends on, ending at the touched package
+    (one element when the package itself was touched). ``path`` is the touched
+    path at the end of the chain.
+    """
+
+    package: str
+    row: Row | None
+    path: str
+    chain: tuple[str, ...]
+    reason: str
+    # For each arrow of ``chain``: the declaration that makes the dependency.
+    via: tuple[str, ...] = ()
+
+    @property
+    def row_id(self) -> str:
+        return self.row.id if self.row else ""
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Everything ``select`` decided, sorted by package then row id."""
+
+    packages: tuple[Package, ...]
+    why_packages: tuple[Selected, ...]
+    rows: tuple[Selected, ...]
+    # Production paths that no row guards: the production lane rejects them.
+    unmeasured: tuple[str, ...]
+    # Every graph node reached, with or without a gate (Bazel packages included).
+    affected: tuple[str, ...]
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """The Bazel gate targets of the selected packages, for ``bazel test``."""
+        return tuple(sorted(p.target for p in self.packages if p.target))
+
+
+@dataclass
+class _Origin:
+    path: str
+    reason: str
+
+
+# Oracle changes after which every row of the package runs again.
+_ALL_ROWS_LANES = frozenset({Lane.MATRIX, Lane.LEDGER, Lane.HARNESS})
+
+
+def _own_row_reason(laned: LanedPath, package: Package, row: Row) -> str | None:
+    """Why a non-production change in ``package`` selects ``row``, or None.
+
+    Tests and locks select no row: the package-level checks judge them.
+    """
+    relative = package.relative(laned.path)
+    lane = laned.lane
+    if lane in _ALL_ROWS_LANES:
+        return f"the package's own {lane.value} changed"
+    if lane is Lane.PROPERTY:
+        modules = {
+            ref.split(":", 1)[0] for ref in (*row.properties, *row.partitions, *row.relations)
+        }
+        return "the row's oracle module changed" if relative in modules else None
+    if lane is Lane.FIXTURE:
+        if not any(r.fixtures for r in package.matrix.rows) or matches_any(relative, row.fixtures):
+            return "a fixture the row reads changed"
+        return None
+    if matches_any(relative, row.globs):
+        return "the path matches the row's globs"
+    return None
+
+
+def _better(new: Selected, old: Selected | None) -> bool:
+    return old is None or (len(new.chain), new.path) < (len(old.chain), old.path)
+
+
+class _Selector:
+    def __init__(self, facts: Facts) -> None:
+        self.facts = facts
+        self.head = facts.head_graph
+        self.rows: dict[tuple[str, str], Selected] = {}
+        self.packages: dict[str, Selected] = {}
+        self.unmeasured: set[str] = set()
+        # Propagating nodes of the head graph -> the touched path that made them so.
+        self.sources: dict[str, _Origin] = {}
+
+    def pick_package(self, selected: Selected) -> None:
+        if selected.package in self.head.packages and _better(
+            selected, self.packages.get(selected.package)
+        ):
+            self.packages[selected.package] = selected
+
+    def pick_row(self, selected: Selected) -> None:
+        key = (selected.package, selected.row_id)
+        if _better(selected, self.rows.get(key)):
+            self.rows[key] = selected
+
+    def head_rows(self, package: str) -> tuple[Row, ...]:
+        found = self.head.packages.get(package)
+        return found.matrix.rows if found else ()
+
+    def source(self, node: str | None, origin: _Origin) -> None:
+        if node is None or not self.head.has_node(node):
+            return
+        current = self.sources.get(node)
+        if current is None or origin.path < current.path:
+            self.sources[node] = origin
+
+    def touched(self, laned: LanedPath) -> None:
+        change = laned.change
+        in_head = change.kind is not ChangeKind.DELETED
+        old_path = change.old_path or change.path
+        package = laned.package
+        lane = laned.lane.value
+        if package is not None:
+            self.pick_package(
+                Selected(package.path, None, laned.path, (package.path,), f"{lane} path changed")
+            )
+        if laned.lane is Lane.PRODUCTION:
+            self.production(laned)
+        elif package is not None:
+            for row in self.head_rows(package.path):
+                reason = _own_row_reason(laned, package, row)
+                if reason:
+                    self.pick_row(Selected(package.path, row, laned.path, (package.path,), reason))
+        if laned.lane not in _PROPAGATING_LANES:
+            return
+        origin = _Origin(laned.path, f"{lane} path changed")
+        if in_head:
+            self.source(self.head.node_of(change.path), origin)
+        if change.kind is not ChangeKind.ADDED:
+            self.source(self.facts.parent_graph.node_of(old_path), origin)
+        if package is not None:
+            self.source(package.path, origin)
+        for path in sorted({change.path, old_path}):
+            for loader in sorted(
+                {*self.head.loaders(path), *self.facts.parent_graph.loaders(path)}
+            ):
+                self.loaded(loader, path, laned.path)
+
+    def loaded(self, loader: str, bzl: str, path: str) -> None:
+        """``loader``'s BUILD file loads the changed ``bzl``: as if that BUILD file changed."""
+        reason = f"its BUILD file loads {bzl}"
+        self.source(loader, _Origin(path, reason))
+        self.pick_package(Selected(loader, None, path, (loader,), reason))
+        for row in self.head_rows(loader):
+            self.pick_row(Selected(loader, row, path, (loader,), reason))
+
+    def production(self, laned: LanedPath) -> None:
+        guarding = rows_guarding(laned, self.facts)
+        package = laned.package
+        if package is None or not guarding:
+            self.unmeasured.add(laned.path)
+        if package is not None:
+            wanted = set(guarding)
+            for row in self.head_rows(package.path):
+                if row.id in wanted:
+                    reason = "the path matches the row's globs"
+                    self.pick_row(Selected(package.path, row, laned.path, (package.path,), reason))
+        # A file moved out of another package changed that package too.
+        old_path = laned.change.old_path
+        if laned.change.kind is ChangeKind.RENAMED and old_path:
+            before = self.facts.parent_graph.package_of(old_path)
+            if before is not None and (package is None or before.path != package.path):
+                self.moved_out(before, old_path, laned.path)
+
+    def moved_out(self, before: Package, old_path: str, path: str) -> None:
+        relative = before.relative(old_path)
+        reason = f"{old_path} moved out of this package"
+        self.pick_package(Selected(before.path, None, path, (before.path,), reason))
+        for row in self.head_rows(before.path):
+            if any(r.id == row.id and matches_any(relative, r.globs) for r in before.matrix.rows):
+                self.pick_row(Selected(before.path, row, path, (before.path,), reason))
+
+    def dependents(self) -> set[str]:
+        chains = self.head.dependency_chains(self.sources)
+        for node, chain in chains.items():
+            origin = self.sources[chain[-1]]
+            reason = f"depends on {chain[-1] or '.'}, where {origin.reason}"
+            via = tuple(self.head.why(a, b) for a, b in itertools.pairwise(chain))
+            self.pick_package(Selected(node, None, origin.path, chain, reason, via))
+            for row in self.head_rows(node):
+                self.pick_row(Selected(node, row, origin.path, chain, reason, via))
+        return set(chains) | set(self.sources)
+
+    def result(self, affected: set[str]) -> Selection:
+        packages = tuple(self.head.packages[p] for p in sorted(self.packages))
+        return Selection(
+            packages=packages,
+            why_packages=tuple(self.packages[p] for p in sorted(self.packages)),
+            rows=tuple(self.rows[key] for key in sorted(self.rows)),
+            unmeasured=tuple(sorted(self.unmeasured)),
+            affected=tuple(sorted(affected)),
+        )
+
+
+def select(laned: tuple[LanedPath, ...], facts: Facts) -> Selection:
+    """The packages and rows the diff can break, each with the reason it was selected.
+
+    Args:
+        laned: every changed path in its lane (``lanes.classify``).
+        facts: both trees and both package graphs.
+    """
+    selector = _Selector(facts)
+    for path in laned:
+        if path.lane not in QUIET_LANES:
+            selector.touched(path)
+    affected = selector.dependents()
+    return selector.result(affected)
+
+
+def gather_facts(
+    repo: Path, base: str, head: str, today: datetime.date, graph: str = "static"
+) -> Facts:
+    """Read the diff and both trees (the head's graph from ``graph``: static or bazel).
+
+    Raises:
+        GitError: a ref does not resolve, or history is too shallow.
+        ConfigError: a matrix or BUILD file is invalid.
+        GateError: the bazel graph cannot be built.
+    """
+    diff = read_diff(repo, base, head)
+    parent_tree = GitTree(repo, diff.base)
+    head_tree = GitTree(repo, diff.head)
+    parent_graph = load_graph(parent_tree)
+    head_graph = load_graph(head_tree, mode=graph)
+    return Facts(
+        diff=diff,
+        parent=parent_tree,
+        head=head_tree,
+        parent_graph=parent_graph,
+        head_graph=head_graph,
+        notes=read_notes(diff, head_tree, head_graph.packages),
+        codeowners=read_codeowners(parent_tree),
+        today=today,
+    )
+
+
+def select_diff(
+    repo: Path, base: str, head: str, today: datetime.date, graph: str = "static"
+) -> Selection:
+    """``select`` for the patch from ``base`` to ``head`` (what ``oracle-gate select`` prints).
+
+    Raises:
+        GitError, ConfigError, GateError: as ``gather_facts``.
+    """
+    facts = gather_facts(repo, base, head, today, graph)
+    return select(classify(facts), facts)
+
+
+def describe_chain(selected: Selected) -> str:
+    """``c -> b [why] -> a [why]: a/x.py (reason)``: the dependency path that selected it."""
+    parts = [selected.chain[0] or "."]
+    for dependency, why in zip(selected.chain[1:], selected.via, strict=False):
+        parts.append(f"-> {dependency or '.'}" + (f" [{why}]" if why else ""))
+    return " ".join(parts) + f": {selected.path} ({selected.reason})"

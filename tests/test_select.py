@@ -1,0 +1,354 @@
+"""Selection: the rows a diff can break, checked against a brute-force oracle and real repos."""
+
+from __future__ import annotations
+
+import datetime
+import itertools
+import os
+import shutil
+import subprocess
+import sys
+from collections import deque
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gitrepo import GitRepo
+from oracle_gate.graph import PackageGraph, load_graph
+from oracle_gate.lanes.facts import Facts, LanedPath
+from oracle_gate.model import Change, ChangeKind, Diff, Lane
+from oracle_gate.notes import Notes
+from oracle_gate.owners import CodeOwners
+from oracle_gate.select import Selection, describe_chain, select, select_diff
+from oracle_gate.trees import GitTree
+
+TODAY = datetime.date(2026, 11, 30)
+LOAD = 'load("@oracle_gate//rules:defs.bzl", "invariant", "oracle_gate")\n'
+
+
+class DictTree:
+    """An in-memory tree: enough of ``Tree`` for ``load_graph``."""
+
+    def __init__(self, files: dict[str, str]) -> None:
+        self._files = {path: text.encode() for path, text in files.items()}
+
+    def files(self) -> tuple[str, ...]:
+        return tuple(sorted(self._files))
+
+    def read(self, path: str) -> bytes:
+        return self._files[path]
+
+    def digests(self, paths: list[str]) -> list[str]:
+        raise AssertionError("selection never hashes")
+
+
+def _facts(graph: PackageGraph) -> Facts:
+    unused = GitTree(Path("/nonexistent"), "0" * 40)  # selection never reads a tree
+    return Facts(
+        diff=Diff(base="0" * 40, head="1" * 40, changes=(), commits=()),
+        parent=unused,
+        head=unused,
+        parent_graph=graph,
+        head_graph=graph,
+        notes=Notes(changelog_entries={}, trailer_paths=frozenset(), freeze_triage=()),
+        codeowners=CodeOwners(rules=()),
+        today=TODAY,
+    )
+
+
+def _build(deps: list[str], rows: list[str] | None) -> str:
+    """A BUILD file: a library with ``deps`` and, when ``rows`` is given, a gate."""
+    labels = ", ".join(f'"//{dep}:lib"' for dep in deps)
+    text = LOAD + f'py_library(name = "lib", srcs = glob(["src/*.py"]), deps = [{labels}])\n'
+    if rows is not None:
+        invariants = {
+            "all": 'invariant(id = "all", globs = ["src/*.py"])',
+            "a": 'invariant(id = "a", globs = ["src/a.py"])',
+        }
+        listed = ", ".join(invariants[row] for row in rows)
+        text += f'oracle_gate(name = "oracle_gate", rows = [{listed}])\n'
+    return text
+
+
+# --- property: selection equals a brute-force computation on random graphs ----------------
+
+
+@st.composite
+def _monorepos(draw: st.DrawFn) -> tuple[int, set[tuple[int, int]], dict[int, list[str]], set[str]]:
+    count = draw(st.integers(min_value=1, max_value=7))
+    nodes = st.integers(min_value=0, max_value=count - 1)
+    # Cycles welcome; a label naming the same package is no package edge, so no self-loops.
+    edges = draw(
+        st.sets(st.tuples(nodes, nodes).filter(lambda e: e[0] != e[1]), max_size=count * 2)
+    )
+    gated = {
+        node: draw(st.lists(st.sampled_from(["all", "a"]), unique=True, max_size=2))
+        for node in range(count)
+        if draw(st.booleans())
+    }
+    files = [f"p{n}/src/{name}.py" for n in range(count) for name in ("a", "b")]
+    touched = draw(st.sets(st.sampled_from(files), min_size=1, max_size=4))
+    return count, edges, gated, touched
+
+
+def _brute_force_dependents(edges: set[tuple[int, int]], touched: set[int]) -> set[int]:
+    """Nodes with a path of one or more edges to a touched node (independent of networkx)."""
+    found = set()
+    for start in {a for a, _ in edges}:
+        seen: set[int] = set()
+        stack = [b for a, b in edges if a == start]
+        while stack:
+            node = stack.pop()
+            if node in seen:
+                continue
+            seen.add(node)
+            stack.extend(b for a, b in edges if a == node)
+        if seen & touched:
+            found.add(start)
+    return found
+
+
+def _distance_to_touched(edges: set[tuple[int, int]], touched: set[int]) -> dict[int, int]:
+    """Shortest number of edges (>= 1) from each node to a touched node."""
+    distance: dict[int, int] = {}
+    queue = deque((t, 0) for t in sorted(touched))
+    while queue:
+        node, steps = queue.popleft()
+        for a, b in sorted(edges):
+            if b == node and a not in distance:
+                distance[a] = steps + 1
+                queue.append((a, steps + 1))
+    return distance
+
+
+@settings(max_examples=50, deadline=None, database=None)
+@given(_monorepos())
+def test_selection_equals_brute_force_on_random_graphs(
+    monorepo: tuple[int, set[tuple[int, int]], dict[int, list[str]], set[str]],
+) -> None:
+    count, edges, gated, touched_files = monorepo
+    files: dict[str, str] = {}
+    for node in range(count):
+        deps = sorted(f"p{b}" for a, b in edges if a == node)
+        files[f"p{node}/BUILD.bazel"] = _build(deps, gated.get(node))
+        files[f"p{node}/src/a.py"] = files[f"p{node}/src/b.py"] = "x = 1\n"
+    graph = load_graph(DictTree(files))
+    laned = tuple(
+        LanedPath(Change(path, ChangeKind.MODIFIED), Lane.PRODUCTION, graph.package_of(path))
+        for path in sorted(touched_files)
+    )
+    selection = select(laned, _facts(graph))
+
+    touched = {int(path.split("/")[0][1:]) for path in touched_files}
+    dependents = _brute_force_dependents(edges, touched)
+    expected_rows = {(f"p{n}", row) for n in dependents if n in gated for row in gated[n]}
+    unmeasured = set()
+    for path in touched_files:
+        node = int(path.split("/")[0][1:])
+        matching = [r for r in gated.get(node, []) if r == "all" or path.endswith("/a.py")]
+        expected_rows |= {(f"p{node}", row) for row in matching}
+        if not matching:
+            unmeasured.add(path)
+    assert {(s.package, s.row_id) for s in selection.rows} == expected_rows
+    assert {p.path for p in selection.packages} == {
+        f"p{n}" for n in touched | dependents if n in gated
+    }
+    assert set(selection.affected) == {f"p{n}" for n in touched | dependents}
+    assert set(selection.unmeasured) == unmeasured
+    assert selection.targets == tuple(sorted(f"//{p.path}:oracle_gate" for p in selection.packages))
+
+    # Every explanation is a real dependency path, as short as any, ending where it started.
+    distance = _distance_to_touched(edges, touched)
+    for selected in selection.rows:
+        chain = [int(node[1:]) for node in selected.chain]
+        assert all((a, b) in edges for a, b in itertools.pairwise(chain))
+        assert chain[-1] in touched
+        assert selected.path.startswith(selected.chain[-1] + "/")
+        if len(chain) > 1:
+            assert len(chain) - 1 == distance[chain[0]]
+
+
+# --- real repositories -------------------------------------------------------------------
+
+
+def _bazel_repo(repo: GitRepo, packages: dict[str, tuple[list[str], list[str] | None]]) -> str:
+    for name, (deps, rows) in packages.items():
+        repo.write(f"{name}/BUILD.bazel", _build(deps, rows))
+        repo.write(f"{name}/src/a.py", "def f():\n    return 1\n")
+        repo.write(f"{name}/src/b.py", "def g():\n    return 2\n")
+    return repo.commit("bazel packages")
+
+
+def _rows(selection: Selection) -> set[tuple[str, str]]:
+    return {(s.package, s.row_id) for s in selection.rows}
+
+
+def test_cycle_in_the_graph_selects_each_package_once(repo: GitRepo) -> None:
+    base = _bazel_repo(
+        repo,
+        {"libs/a": (["libs/b"], ["all", "a"]), "libs/b": (["libs/a"], ["a"]), "libs/c": ([], [])},
+    )
+    repo.write("libs/b/src/b.py", "def g():\n    return 3\n")
+    selection = select_diff(repo.path, base, repo.commit("edit b"), TODAY)
+    # b's own change matches no row of b (only src/a.py is guarded), but b depends on a,
+    # which depends on b: around the cycle b depends on itself, so all its rows run.
+    assert _rows(selection) == {("libs/a", "all"), ("libs/a", "a"), ("libs/b", "a")}
+    assert selection.unmeasured == ("libs/b/src/b.py",)
+    assert [p.path for p in selection.packages] == ["libs/a", "libs/b"]
+
+
+def test_dependents_through_a_package_without_a_gate_are_selected(repo: GitRepo) -> None:
+    base = _bazel_repo(
+        repo,
+        {
+            "apps/web": (["libs/mid"], ["all"]),
+            "libs/mid": (["libs/core"], None),
+            "libs/core": ([], ["a"]),
+            "libs/other": ([], ["all"]),
+        },
+    )
+    repo.write("libs/core/src/a.py", "def f():\n    return 5\n")
+    selection = select_diff(repo.path, base, repo.commit("edit core"), TODAY)
+    assert _rows(selection) == {("apps/web", "all"), ("libs/core", "a")}
+    assert selection.affected == ("apps/web", "libs/core", "libs/mid")
+    (web,) = [s for s in selection.rows if s.package == "apps/web"]
+    assert web.chain == ("apps/web", "libs/mid", "libs/core")
+    assert describe_chain(web) == (
+        "apps/web -> libs/mid [apps/web/BUILD.bazel:2 names //libs/mid:lib] "
+        "-> libs/core [libs/mid/BUILD.bazel:2 names //libs/core:lib]: libs/core/src/a.py "
+        "(depends on libs/core, where production path changed)"
+    )
+
+
+def test_package_deleted_by_the_diff_still_selects_what_names_it(repo: GitRepo) -> None:
+    base = _bazel_repo(repo, {"apps/web": (["libs/gone"], ["all"]), "libs/gone": ([], ["all"])})
+    repo.remove("libs/gone")
+    selection = select_diff(repo.path, base, repo.commit("delete libs/gone"), TODAY)
+    # apps/web still names //libs/gone:lib (Bazel would now fail to build it): it is selected.
+    assert _rows(selection) == {("apps/web", "all")}
+    assert [p.path for p in selection.packages] == ["apps/web"]
+    assert "libs/gone" in selection.affected
+
+
+def test_file_moved_between_packages_selects_both(repo: GitRepo) -> None:
+    base = _bazel_repo(repo, {"libs/a": ([], ["a"]), "libs/b": ([], ["all"]), "libs/c": ([], [])})
+    repo.git("mv", "libs/a/src/a.py", "libs/b/src/moved.py")
+    selection = select_diff(repo.path, base, repo.commit("move a.py to b"), TODAY)
+    assert _rows(selection) == {("libs/a", "a"), ("libs/b", "all")}
+    (moved_out,) = [s for s in selection.rows if s.package == "libs/a"]
+    assert moved_out.reason == "libs/a/src/a.py moved out of this package"
+
+
+def test_test_only_change_selects_its_package_but_no_rows_or_dependents(repo: GitRepo) -> None:
+    base = _bazel_repo(repo, {"apps/web": (["libs/a"], ["all"]), "libs/a": ([], ["all"])})
+    repo.replace("libs/a/BUILD.bazel", "rows = [", 'tests = glob(["tests/test_*.py"]), rows = [')
+    repo.write("libs/a/tests/test_a.py", "def test_a():\n    assert True\n")
+    base = repo.commit("add a test")
+    repo.write("libs/a/tests/test_a.py", "def test_a():\n    assert 1 == 1\n")
+    selection = select_diff(repo.path, base, repo.commit("edit the test"), TODAY)
+    assert [p.path for p in selection.packages] == ["libs/a"]
+    assert selection.rows == ()
+
+
+def test_changed_bzl_selects_the_packages_that_load_it(repo: GitRepo) -> None:
+    base = _bazel_repo(repo, {"apps/web": ([], ["all"]), "libs/a": ([], ["a"])})
+    repo.replace("apps/web/BUILD.bazel", LOAD, LOAD + 'load("//tools:macros.bzl", "m")\n')
+    repo.write("tools/BUILD.bazel", "")
+    repo.write("tools/macros.bzl", "def m():\n    pass\n")
+    base = repo.commit("macros")
+    repo.write("tools/macros.bzl", "def m():\n    return None\n")
+    selection = select_diff(repo.path, base, repo.commit("edit the macro"), TODAY)
+    assert _rows(selection) == {("apps/web", "all")}
+
+
+def test_invariants_yaml_packages_select_through_deps(example_repo: tuple[GitRepo, str]) -> None:
+    repo, base = example_repo
+    repo.replace("libs/intervals/invariants.yaml", "rows:", 'deps: ["../codec"]\nrows:')
+    base = repo.commit("intervals depends on codec")
+    repo.append("libs/codec/codec/__init__.py", "\n# tweak\n")
+    selection = select_diff(repo.path, base, repo.commit("touch codec"), TODAY)
+    packages = {s.package: s for s in selection.why_packages}
+    assert set(packages) == {"libs/codec", "libs/intervals", "services/scheduler"}
+    assert packages["libs/intervals"].chain == ("libs/intervals", "libs/codec")
+    assert packages["services/scheduler"].chain == (
+        "services/scheduler",
+        "libs/intervals",
+        "libs/codec",
+    )
+    assert {s.package for s in selection.rows} == set(packages)
+
+
+# --- the CLI -----------------------------------------------------------------------------
+
+
+def _run(repo: GitRepo, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "oracle_gate", "select", "--repo", str(repo.path), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_select_cli_explains_rows_and_writes_bazel_targets(repo: GitRepo, tmp_path: Path) -> None:
+    base = _bazel_repo(repo, {"apps/web": (["libs/a"], ["all"]), "libs/a": ([], ["a", "all"])})
+    repo.write("libs/a/src/b.py", "def g():\n    return 7\n")
+    repo.commit("edit b")
+    targets = tmp_path / "targets.txt"
+    done = _run(repo, "--base", base, "--explain", "--bazel-targets", str(targets))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "selected 2 package(s), 2 row(s); 2 Bazel/matrix package(s) affected"
+    assert lines[1] == "apps/web  all"
+    assert lines[2].startswith("    why: apps/web -> libs/a [apps/web/BUILD.bazel:2 names //libs/a")
+    assert lines[3:5] == [
+        "libs/a  all",
+        "    why: libs/a: libs/a/src/b.py (the path matches the row's globs)",
+    ]
+    assert targets.read_text() == "//apps/web:oracle_gate\n//libs/a:oracle_gate\n"
+
+
+def test_select_cli_build_file_that_does_not_parse_exits_2_with_file_and_line(
+    repo: GitRepo,
+) -> None:
+    base = _bazel_repo(repo, {"libs/a": ([], ["all"])})
+    repo.write("libs/a/BUILD.bazel", LOAD + 'py_library(name = "lib",\n    deps = [,],\n)\n')
+    repo.commit("break BUILD")
+    done = _run(repo, "--base", base)
+    assert done.returncode == 2
+    assert done.stderr.startswith("oracle-gate: error: libs/a/BUILD.bazel:3: BUILD file does not")
+    assert "Traceback" not in done.stderr
+
+
+def test_select_cli_bazel_graph_without_bazel_is_a_gate_error(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    base = _bazel_repo(repo, {"libs/a": ([], ["all"])})
+    repo.write("WORKSPACE", "")
+    repo.commit("workspace")
+    bin_dir = tmp_path / "bin"  # git, and no bazel
+    bin_dir.mkdir()
+    (bin_dir / "git").symlink_to(str(shutil.which("git")))
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "oracle_gate",
+            "select",
+            "--repo",
+            str(repo.path),
+            "--base",
+            base,
+            "--graph",
+            "bazel",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "PATH": str(bin_dir)},
+    )
+    assert done.returncode == 2
+    assert "--graph=bazel needs 'bazel' on PATH" in done.stderr
