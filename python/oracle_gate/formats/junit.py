@@ -1,0 +1,83 @@
+"""JUnit XML: ``check --format junit`` for merge queues, and ``lock --junit`` for Bazel.
+
+Bazel reads a test's JUnit from ``$XML_OUTPUT_FILE``; CI systems render each
+``<testcase>`` and its ``<failure>`` or ``<error>``. A case is named by the
+path (and test unit) it judges, so a failure names what moved.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from oracle_gate.model import Verdict
+from oracle_gate.report import Report
+
+__all__ = ["Case", "render", "render_suite"]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One ``<testcase>``: passed, failed (the oracle moved) or errored (could not judge)."""
+
+    classname: str
+    name: str
+    failure: str | None = None
+    error: str | None = None
+
+
+def render_suite(name: str, cases: Sequence[Case]) -> str:
+    """A ``<testsuites>`` document holding one suite, cases in the given order."""
+    failures = sum(case.failure is not None for case in cases)
+    errors = sum(case.error is not None for case in cases)
+    root = ET.Element("testsuites")
+    suite = ET.SubElement(
+        root,
+        "testsuite",
+        {
+            "name": name,
+            "tests": str(len(cases)),
+            "failures": str(failures),
+            "errors": str(errors),
+        },
+    )
+    for case in cases:
+        element = ET.SubElement(suite, "testcase", {"classname": case.classname, "name": case.name})
+        if case.failure is not None:
+            ET.SubElement(element, "failure", {"message": case.failure}).text = case.failure
+        if case.error is not None:
+            ET.SubElement(element, "error", {"message": case.error}).text = case.error
+    ET.indent(root)
+    body = ET.tostring(root, encoding="unicode")
+    return f'<?xml version="1.0" encoding="UTF-8"?>\n{body}\n'
+
+
+def render(report: Report) -> str:
+    """The gate's report: one case per touched path, then one per row or package finding."""
+    cases: list[Case] = []
+    for entry in report.paths:
+        reasons = [
+            f.reason for f in report.findings if f.path == entry.path and f.verdict is entry.verdict
+        ]
+        message = "; ".join(reasons) or entry.verdict.value
+        cases.append(
+            Case(
+                classname=f"oracle-gate.{entry.lane.value}",
+                name=entry.path,
+                failure=message if entry.verdict is Verdict.REJECT else None,
+            )
+        )
+    for finding in report.findings:
+        if finding.path is not None:
+            continue
+        cases.append(
+            Case(
+                classname=f"oracle-gate.{finding.lane.value}",
+                name=finding.row or finding.package or ".",
+                failure=finding.reason if finding.verdict is Verdict.REJECT else None,
+            )
+        )
+    verdict = "reject" if report.exit_code else "merge"
+    name = f"oracle-gate check {report.base[:12]}..{report.head[:12]}: {verdict}"
+    return render_suite(name, cases)
