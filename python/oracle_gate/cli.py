@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import os
 import sys
@@ -15,10 +16,20 @@ from oracle_gate.ci_env import base_from_environment
 from oracle_gate.demo import run_demo
 from oracle_gate.errors import ConfigError, GateError, GitError, RefusedError
 from oracle_gate.formats import FORMATS
+from oracle_gate.formats.junit import Case, render_suite
 from oracle_gate.gate import check
 from oracle_gate.git import git
 from oracle_gate.graph import GRAPH_MODES, PackageGraph, load_packages
-from oracle_gate.locks import lock_statuses, write_locks
+from oracle_gate.ledgers import (
+    ASSUMPTIONS_FILE,
+    FREEZE_FILE,
+    SEEDS_FILE,
+    parse_assumptions,
+    parse_freeze,
+    parse_seeds,
+)
+from oracle_gate.locks import LockStatus, lock_statuses, write_locks
+from oracle_gate.matrix import parse_matrix
 from oracle_gate.model import ExitCode, Package
 from oracle_gate.select import Selected, Selection, describe_chain, select_diff
 from oracle_gate.trees import WorkTree
@@ -55,20 +66,49 @@ def cmd_check(args: argparse.Namespace) -> int:
     return report.exit_code
 
 
+def _package_dir(repo: Path, name: str) -> str:
+    """The repo-relative directory of ``name`` (relative to the current directory).
+
+    Raises:
+        ConfigError: it is not a directory inside ``repo``.
+    """
+    absolute = (Path.cwd() / name).resolve()
+    if not absolute.is_dir():
+        raise ConfigError("package directory does not exist", name)
+    try:
+        relative = absolute.relative_to(repo.resolve()).as_posix()
+    except ValueError:
+        raise ConfigError(f"is outside the repository {repo}", name) from None
+    return "" if relative == "." else relative
+
+
 def _lock_targets(repo: Path, graph: PackageGraph, names: list[str]) -> list[Package]:
     if not names:
         return [graph.packages[path] for path in sorted(graph.packages)]
-    targets = []
-    for name in names:
-        absolute = (Path.cwd() / name).resolve()
-        if not absolute.is_dir():
-            raise ConfigError("package directory does not exist", name)
-        try:
-            relative = absolute.relative_to(repo.resolve()).as_posix()
-        except ValueError:
-            raise ConfigError(f"is outside the repository {repo}", name) from None
-        targets.append(graph.resolve(relative))
-    return targets
+    return [graph.resolve(_package_dir(repo, name)) for name in names]
+
+
+def _manifest_package(
+    repo: Path, manifest: str, names: list[str]
+) -> tuple[PackageGraph, list[Package]]:
+    """The one package ``lock --matrix`` checks, with the matrix a Bazel gate target built.
+
+    Raises:
+        ConfigError: more than one PKG, an unreadable manifest, or one that
+            breaks the invariants.yaml schema.
+    """
+    if len(names) > 1:
+        raise ConfigError("--matrix describes one package; name at most one PKG")
+    directory = _package_dir(repo, names[0] if names else ".")
+    try:
+        text = Path(manifest).read_bytes()
+    except OSError as error:
+        raise ConfigError(f"cannot read the matrix manifest ({error.strerror})", manifest) from None
+    # A Bazel gate's deps are other gate targets, which Bazel has already
+    # resolved; their matrices are not here and the lock never depends on them.
+    matrix = dataclasses.replace(parse_matrix(text, manifest), deps=())
+    package = Package(path=directory, matrix=matrix)
+    return PackageGraph({directory: package}), [package]
 
 
 def _refuse_write() -> None:
@@ -79,6 +119,80 @@ def _refuse_write() -> None:
             "lock --write is refused for ORACLE_GATE_ROLE=agent: "
             "the oracle is not the agent's to move"
         )
+
+
+def _lock_cases(
+    statuses: list[LockStatus], label: str | None
+) -> tuple[list[tuple[str, str]], list[Case]]:
+    """Printed lines (stream, text) and JUnit cases for verified locks."""
+    lines: list[tuple[str, str]] = []
+    cases: list[Case] = []
+    for status in statuses:
+        classname = label or status.package.path or "."
+        directory = status.package.path or "."
+        if status.missing:
+            if label:
+                fix = (
+                    f"bazel build {label} && oracle-gate lock --write --matrix "
+                    f"bazel-bin/{directory}/{label.rpartition(':')[2]}.matrix.json {directory}"
+                )
+                text = f"FAIL: {label}: {status.lock_path} is missing; a human writes it: {fix}"
+            else:
+                text = f"MISSING {status.lock_path}: run 'oracle-gate lock --write {directory}'"
+            lines.append(("out", text))
+            missing = f"{status.lock_path} is missing"
+            cases.append(Case(classname, status.lock_path, failure=missing))
+        for drift in status.drifts:
+            path = status.package.join(drift.key)
+            what = "fixture" if drift.section == "fixtures" else "assertion surface of test unit"
+            since = f"{drift.kind.value} since {status.lock_path} was written"
+            if label:
+                lines.append(("out", f"FAIL: {label}: {path}: {what} {since}"))
+            else:
+                lines.append(("out", f"FAIL {path}: {drift.section} entry {since}"))
+            cases.append(Case(classname, path, failure=f"{what} {since}"))
+        if not status.missing and not status.drifts:
+            lines.append(("out", f"ok {status.lock_path}"))
+            cases.append(Case(classname, status.lock_path))
+    return lines, cases
+
+
+def _ledger_cases(
+    tree: WorkTree, packages: list[Package], label: str | None
+) -> tuple[list[tuple[str, str]], list[Case]]:
+    """Printed lines and JUnit cases for each ledger the packages hold: does it parse?"""
+    parsers: tuple[tuple[str, Callable[[bytes, str], object]], ...] = (
+        (SEEDS_FILE, parse_seeds),
+        (FREEZE_FILE, parse_freeze),
+        (ASSUMPTIONS_FILE, parse_assumptions),
+    )
+    lines: list[tuple[str, str]] = []
+    cases: list[Case] = []
+    for package in packages:
+        classname = label or package.path or "."
+        for name, parse in parsers:
+            path = package.join(name)
+            if not (tree.root / path).is_file():
+                continue
+            try:
+                parse(tree.read(path), path)
+            except GateError as error:
+                prefix = f"ERROR: {label}: " if label else "oracle-gate: error: "
+                lines.append(("err", f"{prefix}{error}"))
+                cases.append(Case(classname, path, error=str(error)))
+            else:
+                lines.append(("out", f"ok {path}"))
+                cases.append(Case(classname, path))
+    return lines, cases
+
+
+def _write_junit(path: str | None, label: str | None, cases: list[Case]) -> None:
+    if path is None:
+        return
+    try:
+        Path(path).write_text(render_suite(label or "oracle-gate lock", cases), encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(f"cannot write JUnit ({error.strerror})", path) from None
 
 
 def _print_selection(selection: Selection, explain: bool) -> None:
@@ -119,29 +233,38 @@ def cmd_select(args: argparse.Namespace) -> int:
 def cmd_lock(args: argparse.Namespace) -> int:
     if args.write:
         _refuse_write()
-    repo = _repo_root(args.repo)
-    tree = WorkTree(repo)
-    graph = PackageGraph(load_packages(tree))
-    packages = _lock_targets(repo, graph, args.packages)
-    if args.write:
-        for path in write_locks(tree, graph, packages):
-            print(f"wrote {path}")
-        return ExitCode.MERGE
-    failed = False
-    for status in lock_statuses(tree, graph, packages):
-        if status.missing:
-            directory = status.package.path or "."
-            print(f"MISSING {status.lock_path}: run 'oracle-gate lock --write {directory}'")
-            failed = True
-        for drift in status.drifts:
-            print(
-                f"FAIL {status.package.join(drift.key)}: {drift.section} entry "
-                f"{drift.kind.value} since {status.lock_path} was written"
-            )
-            failed = True
-        if not status.missing and not status.drifts:
-            print(f"ok {status.lock_path}")
-    return ExitCode.REJECT if failed else ExitCode.MERGE
+        if args.junit:
+            raise ConfigError("--junit reports a verification; it cannot be used with --write")
+    try:
+        repo = _repo_root(args.repo)
+        tree = WorkTree(repo)
+        if args.matrix:
+            graph, packages = _manifest_package(repo, args.matrix, args.packages)
+        else:
+            graph = PackageGraph(load_packages(tree))
+            packages = _lock_targets(repo, graph, args.packages)
+        if args.write:
+            for path in write_locks(tree, graph, packages):
+                print(f"wrote {path}")
+            return ExitCode.MERGE
+        lines, cases = _lock_cases(lock_statuses(tree, graph, packages), args.label)
+        if args.ledgers:
+            ledger_lines, ledger_cases = _ledger_cases(tree, packages, args.label)
+            lines += ledger_lines
+            cases += ledger_cases
+    except GateError as error:
+        # Bazel shows the JUnit; it should say why the checks could not run.
+        where = args.label or "oracle-gate lock"
+        _write_junit(args.junit, args.label, [Case(where, error.path or where, error=str(error))])
+        raise
+    for stream, text in lines:
+        print(text, file=sys.stderr if stream == "err" else sys.stdout)
+    _write_junit(args.junit, args.label, cases)
+    if any(case.error is not None for case in cases):
+        return ExitCode.GATE_ERROR
+    if any(case.failure is not None for case in cases):
+        return ExitCode.REJECT
+    return ExitCode.MERGE
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -189,6 +312,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     lock_parser.add_argument(
         "packages", nargs="*", metavar="PKG", help="package directories (default: all)"
+    )
+    lock_parser.add_argument(
+        "--matrix",
+        metavar="FILE",
+        help="the one PKG's matrix as JSON in the invariants.yaml schema, instead of its "
+        "invariants.yaml (a Bazel gate builds it as bazel-bin/PKG/<name>.matrix.json)",
+    )
+    lock_parser.add_argument(
+        "--label", help="name the package by this Bazel target in messages and JUnit"
+    )
+    lock_parser.add_argument(
+        "--ledgers", action="store_true", help="also check that the packages' ledgers parse"
+    )
+    lock_parser.add_argument(
+        "--junit", metavar="FILE", help="also write the results as JUnit XML ($XML_OUTPUT_FILE)"
     )
 
     select_parser = add("select", "print the packages and rows the patch from --base can break")
