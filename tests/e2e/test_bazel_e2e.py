@@ -1,0 +1,480 @@
+"""Real Bazel, end to end: the oracle_gate rules in a three-package monorepo (SPEC §8).
+
+Each test copies a workspace from ``tests/e2e/workspaces`` into ``tmp_path``,
+points it at this checkout (``--override_repository`` / ``--override_module``)
+and at the air-gapped coverage-tools stand-in (``tools/airgap.sh``), and runs
+``bazel`` with its output base inside ``tmp_path``. Bazel is slow on small
+machines, so the WORKSPACE tests share one workspace and one Bazel server
+(module-scoped), each test leaves the tree as it found it, and the server is
+shut down when the module ends.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKSPACES = Path(__file__).resolve().parent / "workspaces"
+BAZEL = shutil.which("bazel")
+NGINX = shutil.which("nginx") or next(
+    (p for p in ("/usr/sbin/nginx", "/usr/local/sbin/nginx") if os.access(p, os.X_OK)), None
+)
+# Read at import: tests/conftest.py unsets CI while tests run.
+IN_CI = bool(os.environ.get("CI"))
+BAZEL_TIMEOUT = 600
+GATES = (
+    "//libs/codec:oracle_gate",
+    "//libs/intervals:oracle_gate",
+    "//services/scheduler:oracle_gate",
+)
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(
+        BAZEL is None,
+        reason="bazel is not on PATH; .ci/run installs Debian's bazel-bootstrap "
+        "(apt-get install bazel-bootstrap)",
+    ),
+]
+
+
+@dataclass(frozen=True)
+class Run:
+    returncode: int
+    output: str  # stdout and stderr, interleaved as Bazel wrote them
+
+
+@dataclass
+class Bazel:
+    """One workspace and one output base; every invocation shares the server."""
+
+    workspace: Path
+    output_base: Path
+    override: str  # --override_repository=... or --override_module=...
+    trusted_run: Run | None = None  # the module fixture's first `bazel test`
+
+    def run(self, command: str, *args: str) -> Run:
+        startup = [
+            f"--output_base={self.output_base}",
+            "--nohome_rc",  # a developer's ~/.bazelrc must not change results
+            "--max_idle_secs=600",  # a server the finalizer missed still goes away
+        ]
+        flags = [self.override, "--color=no", "--curses=no", "--nosandbox_debug"]
+        done = subprocess.run(
+            [str(BAZEL), *startup, command, *flags, *args],
+            cwd=self.workspace,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=BAZEL_TIMEOUT,
+            check=False,
+        )
+        return Run(done.returncode, done.stdout)
+
+    def shutdown(self) -> None:
+        subprocess.run(
+            [str(BAZEL), f"--output_base={self.output_base}", "--nohome_rc", "shutdown"],
+            cwd=self.workspace,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=120,
+            check=False,
+        )
+
+    def testlog(self, target: str, name: str = "test.log") -> str:
+        package, _, target_name = target.removeprefix("//").partition(":")
+        return (self.workspace / "bazel-testlogs" / package / target_name / name).read_text()
+
+
+@pytest.fixture(scope="session")
+def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The @oracle_gate repository as a user gets it: a copy of what Bazel reads.
+
+    A copy (like an http_archive) rather than this working tree, so an edit
+    made while the tests run cannot change a cache key between two builds.
+    """
+    snapshot = tmp_path_factory.mktemp("oracle_gate_checkout") / "oracle_gate"
+    snapshot.mkdir()
+    for name in ("BUILD.bazel", "MODULE.bazel", "WORKSPACE.bazel"):
+        shutil.copy2(ROOT / name, snapshot / name)
+    for name in ("rules", "tools"):
+        shutil.copytree(ROOT / name, snapshot / name)
+    shutil.copytree(
+        ROOT / "python" / "oracle_gate",
+        snapshot / "python" / "oracle_gate",
+        ignore=shutil.ignore_patterns("examples", "__pycache__", "*.so", "*.pyd"),
+    )
+    shutil.copy2(ROOT / "python" / "BUILD.bazel", snapshot / "python" / "BUILD.bazel")
+    return snapshot
+
+
+def _copy_workspace(name: str, destination: Path, checkout: Path) -> Path:
+    """A private copy of ``tests/e2e/workspaces/<name>``, links resolved, air-gap rc written."""
+    workspace = destination / name
+    shutil.copytree(WORKSPACES / name, workspace, symlinks=False)
+    subprocess.run(
+        [str(checkout / "tools" / "airgap.sh"), str(workspace)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        timeout=60,
+    )
+    return workspace
+
+
+def _bazel_major() -> int | None:
+    """The major version from ``bazel --version``; None for a build without one.
+
+    Debian's bazel-bootstrap 4.2.3 prints ``bazel no_version``.
+    """
+    done = subprocess.run(
+        [str(BAZEL), "--version"], capture_output=True, text=True, timeout=60, check=False
+    )
+    found = re.search(r"(\d+)\.\d+", done.stdout)
+    return int(found.group(1)) if found else None
+
+
+def _status(run: Run, target: str) -> str:
+    """Bazel's summary word for ``target``: ``PASSED``, ``(cached) PASSED``, ``FAILED``..."""
+    found = re.search(rf"^{re.escape(target)}\s+(\(cached\) )?([A-Z ]+?) in ", run.output, re.M)
+    assert found, f"{target} is not in Bazel's test summary:\n{run.output}"
+    return f"{found.group(1) or ''}{found.group(2)}"
+
+
+def _python_env() -> str:
+    # The interpreter running pytest has the driver's dependencies installed.
+    return f"--test_env=ORACLE_GATE_PYTHON={sys.executable}"
+
+
+@pytest.fixture(scope="module")
+def workspace_bazel(tmp_path_factory: pytest.TempPathFactory, checkout: Path) -> Iterator[Bazel]:
+    """The WORKSPACE monorepo (Bazel 4 to 6 style) with one Bazel server for the module.
+
+    Its first `bazel test` of the trusted tree runs here, so every test finds a
+    warm cache whichever of them runs; each test restores what it edits.
+    """
+    base = tmp_path_factory.mktemp("bazel_workspace")
+    bazel = Bazel(
+        workspace=_copy_workspace("workspace", base, checkout),
+        output_base=base / "output_base",
+        override=f"--override_repository=oracle_gate={checkout}",
+    )
+    try:
+        bazel.trusted_run = bazel.run("test", "--config=oracle_gate", _python_env(), "//...")
+        yield bazel
+    finally:
+        bazel.shutdown()
+
+
+def test_gates_pass_on_the_trusted_tree_and_a_second_run_is_cached(
+    workspace_bazel: Bazel,
+) -> None:
+    first = workspace_bazel.trusted_run
+    assert first is not None
+    assert first.returncode == 0, first.output
+    assert [_status(first, gate) for gate in GATES] == ["PASSED"] * 3
+    # checks/ holds a test without the oracle_gate tag that always fails: not run.
+    assert "not_a_gate_test" not in first.output
+    assert "Executed 3 out of 3 tests: 3 tests pass." in first.output
+
+    second = workspace_bazel.run("test", "--config=oracle_gate", _python_env(), "//...")
+    assert second.returncode == 0, second.output
+    assert [_status(second, gate) for gate in GATES] == ["(cached) PASSED"] * 3
+    assert "Executed 0 out of 3 tests: 3 tests pass." in second.output
+
+
+def test_fixture_and_assertion_edits_fail_the_package_gate_naming_file_and_unit(
+    workspace_bazel: Bazel,
+) -> None:
+    package = workspace_bazel.workspace / "libs" / "intervals"
+    fixture = package / "testdata" / "ranges" / "nested.json"
+    test_file = package / "tests" / "test_merge.py"
+    saved = {path: path.read_text() for path in (fixture, test_file)}
+    fixture.write_text('{"input": [[0, 9], [2, 3]], "expected": [[0, 9], [2, 3]]}\n')
+    test_file.write_text(
+        saved[test_file].replace(
+            "assert merge_ranges([[0, 4], [3, 7]]) == [[0, 7]]",
+            "assert merge_ranges([[0, 4], [3, 7]])",
+        )
+    )
+    try:
+        run = workspace_bazel.run(
+            "test", "--config=oracle_gate", _python_env(), "--test_output=errors", "//..."
+        )
+        log = workspace_bazel.testlog("//libs/intervals:oracle_gate")
+        junit = workspace_bazel.testlog("//libs/intervals:oracle_gate", "test.xml")
+    finally:
+        for path, text in saved.items():
+            path.write_text(text)
+
+    assert run.returncode == 3, run.output  # Bazel: build fine, tests failed
+    assert _status(run, "//libs/intervals:oracle_gate") == "FAILED"
+    assert _status(run, "//libs/codec:oracle_gate") == "(cached) PASSED"
+    # scheduler depends on intervals: its gate re-runs, and passes.
+    assert _status(run, "//services/scheduler:oracle_gate") == "PASSED"
+    moved_fixture = (
+        "FAIL: //libs/intervals:oracle_gate: libs/intervals/testdata/ranges/nested.json: "
+        "fixture changed since libs/intervals/oracle_gate.lock was written"
+    )
+    moved_unit = (
+        "FAIL: //libs/intervals:oracle_gate: "
+        "libs/intervals/tests/test_merge.py::test_overlapping_ranges_merge: "
+        "assertion surface of test unit changed"
+    )
+    for text in (run.output, log):
+        assert moved_fixture in text
+        assert moved_unit in text
+    assert 'name="libs/intervals/testdata/ranges/nested.json"' in junit
+    assert 'name="libs/intervals/tests/test_merge.py::test_overlapping_ranges_merge"' in junit
+    assert 'failures="2"' in junit
+
+
+def test_docstring_only_edit_of_a_test_reruns_the_gate_and_passes(
+    workspace_bazel: Bazel,
+) -> None:
+    test_file = workspace_bazel.workspace / "libs" / "codec" / "tests" / "test_codec.py"
+    saved = test_file.read_text()
+    edited = saved.replace(
+        "    def test_roundtrip(self):\n",
+        '    def test_roundtrip(self):\n        """Encode, then decode: the same record."""\n',
+    )
+    assert edited != saved
+    test_file.write_text(edited)
+    try:
+        run = workspace_bazel.run(
+            "test", "--config=oracle_gate", _python_env(), "--test_output=errors", "//..."
+        )
+    finally:
+        test_file.write_text(saved)
+    assert run.returncode == 0, run.output
+    # The test file is an input, so the gate ran again (not from cache) and passed.
+    assert _status(run, "//libs/codec:oracle_gate") == "PASSED"
+    assert "PASS: //libs/codec:oracle_gate" in workspace_bazel.testlog("//libs/codec:oracle_gate")
+
+
+BAD_PACKAGES = {
+    "no_id": (
+        'oracle_gate(name = "oracle_gate", rows = [invariant(globs = ["m.py"])])',
+        "//bad/no_id:oracle_gate: rows[0] has no id",
+    ),
+    "duplicate_id": (
+        'oracle_gate(name = "oracle_gate", rows = [\n'
+        '    invariant(id = "r", globs = ["m.py"]),\n'
+        '    invariant(id = "r", globs = ["*.py"]),\n'
+        "])",
+        "//bad/duplicate_id:oracle_gate: row id 'r' is declared twice",
+    ),
+    "empty_glob": (
+        'oracle_gate(name = "oracle_gate", rows = [invariant(id = "r", globs = ["src/**/*.py"])])',
+        "//bad/empty_glob:oracle_gate: row 'r': globs entry 'src/**/*.py' matches no file",
+    ),
+    "lock_outside": (
+        'oracle_gate(name = "oracle_gate", lock = "../../libs/codec/oracle_gate.lock",\n'
+        '    rows = [invariant(id = "r", globs = ["m.py"])])',
+        '//bad/lock_outside:oracle_gate: lock "../../libs/codec/oracle_gate.lock" is outside '
+        "the package 'bad/lock_outside'",
+    ),
+}
+
+
+def test_bad_declarations_are_analysis_errors_naming_the_target(workspace_bazel: Bazel) -> None:
+    bad = workspace_bazel.workspace / "bad"
+    for name, (call, _) in BAD_PACKAGES.items():
+        (bad / name).mkdir(parents=True)
+        (bad / name / "m.py").write_text("VALUE = 1\n")
+        (bad / name / "BUILD.bazel").write_text(
+            'load("@oracle_gate//rules:defs.bzl", "invariant", "oracle_gate")\n\n' + call + "\n"
+        )
+    try:
+        run = workspace_bazel.run("build", "--keep_going", "//bad/...")
+    finally:
+        shutil.rmtree(bad)
+    assert run.returncode == 1, run.output  # Bazel: build (here: analysis) failed
+    for name, (_, message) in BAD_PACKAGES.items():
+        assert f"in oracle_gate_test rule //bad/{name}:oracle_gate" in run.output
+        assert f"Error in fail: {message}" in run.output
+        assert f"errors encountered while analyzing target '//bad/{name}:oracle_gate'" in run.output
+
+
+def test_launcher_runs_from_a_runfiles_manifest_and_reports_errors_with_exit_2(
+    workspace_bazel: Bazel, tmp_path: Path
+) -> None:
+    # Needs the launcher and runfiles the first test built; running it by hand
+    # costs no Bazel invocation.
+    launcher = workspace_bazel.workspace / "bazel-bin" / "libs" / "codec" / "oracle_gate-test.sh"
+    if not launcher.exists():
+        run = workspace_bazel.run("build", "//libs/codec:oracle_gate")
+        assert run.returncode == 0, run.output
+    base_env = {"PATH": os.environ["PATH"], "ORACLE_GATE_PYTHON": sys.executable}
+
+    def launch(**env: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(launcher)],
+            cwd=tmp_path,
+            env={**base_env, **env},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
+    manifest_only = launch(
+        RUNFILES_MANIFEST_FILE=f"{launcher}.runfiles_manifest",
+        RUNFILES_MANIFEST_ONLY="1",
+        TEST_TMPDIR=str(tmp_path),
+    )
+    assert manifest_only.returncode == 0, manifest_only.stderr
+    assert "PASS: //libs/codec:oracle_gate" in manifest_only.stdout
+
+    nowhere = launch()
+    assert nowhere.returncode == 2
+    assert nowhere.stderr.startswith("ERROR: //libs/codec:oracle_gate: cannot find the runfiles")
+
+    no_python = launch(RUNFILES_DIR=f"{launcher}.runfiles", ORACLE_GATE_PYTHON="no-such-python")
+    assert no_python.returncode == 2
+    assert "ERROR: //libs/codec:oracle_gate: no 'no-such-python' on PATH" in no_python.stderr
+
+
+def test_bzlmod_workspace_passes(tmp_path: Path, checkout: Path) -> None:
+    major = _bazel_major()
+    if major is None or major < 7:
+        pytest.skip(
+            f"the bzlmod workspace needs Bazel 7+ (MODULE.bazel, local_path_override); "
+            f"this bazel reports {'no version' if major is None else f'version {major}'} "
+            "(Debian's bazel-bootstrap 4.2.3 predates bzlmod); the WORKSPACE tests above "
+            "cover the rules on it"
+        )
+    bazel = Bazel(
+        workspace=_copy_workspace("bzlmod", tmp_path, checkout),
+        output_base=tmp_path / "output_base",
+        override=f"--override_module=oracle_gate={checkout}",
+    )
+    try:
+        run = bazel.run("test", "--config=oracle_gate", _python_env(), "//...")
+    finally:
+        bazel.shutdown()
+    assert run.returncode == 0, run.output
+    for gate in GATES:
+        assert _status(run, gate).endswith("PASSED"), run.output
+
+
+# --- Remote cache: nginx with WebDAV, as Bazel's remote-caching docs set it up ------------
+
+NGINX_CONF = """\
+{user}
+daemon off;
+master_process off;
+worker_processes 1;
+pid {root}/nginx.pid;
+error_log {root}/error.log;
+events {{ worker_connections 64; }}
+http {{
+    access_log {root}/access.log;
+    client_body_temp_path {root}/body;
+    proxy_temp_path {root}/proxy;
+    fastcgi_temp_path {root}/fastcgi;
+    uwsgi_temp_path {root}/uwsgi;
+    scgi_temp_path {root}/scgi;
+    server {{
+        listen 127.0.0.1:{port};
+        location / {{
+            root {root}/cache;
+            dav_methods PUT;
+            create_full_put_path on;
+            client_max_body_size 0;
+        }}
+    }}
+}}
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@pytest.fixture
+def remote_cache(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """An nginx WebDAV server on 127.0.0.1; yields its URL and its storage directory."""
+    if NGINX is None:
+        message = (
+            "nginx is not installed; .ci/run installs it "
+            "(apt-get install nginx libnginx-mod-http-dav-ext)"
+        )
+        if IN_CI:
+            pytest.fail(message)  # CI installs nginx: a missing one is a broken setup
+        pytest.skip(message)
+    root = tmp_path / "nginx"
+    (root / "cache").mkdir(parents=True)
+    port = _free_port()
+    # Workers drop to `nobody` when started as root and could not write here.
+    user = "user root;" if os.geteuid() == 0 else ""
+    conf = root / "nginx.conf"
+    conf.write_text(NGINX_CONF.format(user=user, root=root, port=port))
+    server = subprocess.Popen(
+        [str(NGINX), "-p", str(root), "-c", str(conf)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/", timeout=2)
+                break
+            except urllib.error.HTTPError:
+                break  # 403/404 from nginx: it is serving
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    _, err = server.communicate(timeout=10)
+                    pytest.fail(f"nginx did not start: {err.decode(errors='replace')}")
+                time.sleep(0.2)
+        yield url, root / "cache"
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def test_second_machine_gets_gate_results_from_the_remote_cache(
+    tmp_path: Path, checkout: Path, remote_cache: tuple[str, Path]
+) -> None:
+    url, storage = remote_cache
+    override = f"--override_repository=oracle_gate={checkout}"
+    runs = []
+    # Two checkouts with two output bases are two machines: nothing local is shared.
+    for machine in ("first", "second"):
+        bazel = Bazel(
+            _copy_workspace("workspace", tmp_path / machine, checkout),
+            tmp_path / machine / "output_base",
+            override,
+        )
+        try:
+            runs.append(bazel.run("test", "--config=oracle_gate", f"--remote_cache={url}", "//..."))
+        finally:
+            bazel.shutdown()
+    first, second = runs
+    assert first.returncode == 0, first.output
+    assert [_status(first, gate) for gate in GATES] == ["PASSED"] * 3
+    assert any((storage / "ac").iterdir()) and any((storage / "cas").iterdir())
+
+    assert second.returncode == 0, second.output
+    hits = re.search(r"(\d+) remote cache hit", second.output)
+    assert hits and int(hits.group(1)) >= 3, second.output  # at least the three test actions
+    for gate in GATES:
+        assert _status(second, gate).endswith("PASSED"), second.output
+    assert "Executed 0 out of 3 tests" in second.output

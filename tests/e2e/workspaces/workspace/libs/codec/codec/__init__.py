@@ -1,0 +1,19 @@
+"""A tiny key=value record codec that refuses duplicate keys."""
+
+
+def encode(record):
+    """One ``key=value`` line per item, keys sorted."""
+    return "".join(f"{key}={record[key]}\n" for key in sorted(record))
+
+
+def decode(text):
+    """The record ``encode`` wrote; a repeated key is an error, not a silent overwrite."""
+    record = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        key, sep, value = line.partition("=")
+        if not sep:
+            raise ValueError(f"line {number}: expected key=value")
+        if key in record:
+            raise ValueError(f"line {number}: duplicate key {key!r}")
+        record[key] = value
+    return record
