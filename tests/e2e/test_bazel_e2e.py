@@ -66,15 +66,18 @@ class Bazel:
     override: str  # --override_repository=... or --override_module=...
     trusted_run: Run | None = None  # the module fixture's first `bazel test`
 
-    def run(self, command: str, *args: str) -> Run:
-        startup = [
+    def startup(self) -> list[str]:
+        # The same startup options every time: others would restart the server.
+        return [
             f"--output_base={self.output_base}",
             "--nohome_rc",  # a developer's ~/.bazelrc must not change results
             "--max_idle_secs=600",  # a server the finalizer missed still goes away
         ]
+
+    def run(self, command: str, *args: str) -> Run:
         flags = [self.override, "--color=no", "--curses=no", "--nosandbox_debug"]
         done = subprocess.run(
-            [str(BAZEL), *startup, command, *flags, *args],
+            [str(BAZEL), *self.startup(), command, *flags, *args],
             cwd=self.workspace,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -86,7 +89,7 @@ class Bazel:
 
     def shutdown(self) -> None:
         subprocess.run(
-            [str(BAZEL), f"--output_base={self.output_base}", "--nohome_rc", "shutdown"],
+            [str(BAZEL), *self.startup(), "shutdown"],
             cwd=self.workspace,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
