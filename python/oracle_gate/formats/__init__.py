@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from oracle_gate.formats import json_format, junit, table
+from oracle_gate.formats import json_format, junit, markdown, sarif, table
 from oracle_gate.report import Report
 
 __all__ = ["FORMATS"]
@@ -13,4 +13,6 @@ FORMATS: dict[str, Callable[[Report], str]] = {
     "text": table.render,
     "json": json_format.render,
     "junit": junit.render,
+    "markdown": markdown.render,
+    "sarif": sarif.render,
 }
