@@ -470,19 +470,24 @@ def blob_id(content: bytes) -> str:
 
 
 def parse_build_cached(
-    items: Sequence[tuple[str, str | None]], read: Callable[[list[str]], dict[str, bytes]]
+    items: Sequence[tuple[str, str | None]],
+    read: Callable[[list[str]], dict[str, bytes]],
+    linked: set[str] | None = None,
 ) -> dict[str, BuildFile]:
     """Parse several BUILD files, reusing any already parsed with the same blob id.
 
     Args:
         items: (path, blob id or None when unknown) pairs.
         read: reads the bytes of the paths it is given (one batch for all misses).
+        linked: collects the paths whose content is not the blob they are listed
+            with (symlinks, read through the link).
 
     Raises:
         ConfigError: a BUILD file does not parse (see ``parse_build``).
     """
     parsed: dict[str, BuildFile] = {}
     missing: list[str] = []
+    keys = dict(items)
     for path, key in items:
         hit = _CACHE.get(key) if key else None
         if hit is not None:
@@ -500,7 +505,10 @@ def parse_build_cached(
             parsed[path] = build
             # Stored under the content's own id: a symlinked BUILD file is listed
             # with the link's id, never matches, and so is always read afresh.
-            _CACHE[blob_id(contents[path])] = build
+            content_id = blob_id(contents[path])
+            _CACHE[content_id] = build
+            if linked is not None and keys.get(path) not in (None, content_id):
+                linked.add(path)
     return parsed
 
 
@@ -518,19 +526,27 @@ def cache_info() -> dict[str, int]:
 # --- globs -------------------------------------------------------------------------
 
 
-def package_files(files: Sequence[str], package: str, build_dirs: Set[str]) -> list[str]:
+def package_files(
+    files: Sequence[str], package: str, build_dirs: Set[str], sorted_dirs: Sequence[str] = ()
+) -> list[str]:
     """Package-relative paths of the files of Bazel package ``package``.
 
     ``files`` is every file of the tree, sorted; a subdirectory holding a BUILD
     file (in ``build_dirs``) is another package, and its files are not ours.
+    ``sorted_dirs`` (``build_dirs`` sorted) lets a package with no subpackage
+    skip the per-file check.
     """
     prefix = f"{package}/" if package else ""
     start = bisect.bisect_left(files, prefix)
+    # Every path under "pkg/" sorts before "pkg0" ('0' follows '/').
+    end = bisect.bisect_left(files, f"{package}0", lo=start) if package else len(files)
+    if sorted_dirs:
+        inner = bisect.bisect_left(sorted_dirs, prefix)
+        if inner == len(sorted_dirs) or not sorted_dirs[inner].startswith(prefix):
+            return [path[len(prefix) :] for path in files[start:end]]
     owned: list[str] = []
-    for index in range(start, len(files)):
+    for index in range(start, end):
         path = files[index]
-        if not path.startswith(prefix):
-            break
         directory = posixpath.dirname(path)
         inside_subpackage = False
         while directory != package and len(directory) > len(package):

@@ -8,7 +8,7 @@ from pathlib import Path
 from oracle_gate import backend
 from oracle_gate.diff import read_diff
 from oracle_gate.globs import matches_any
-from oracle_gate.graph import load_graph
+from oracle_gate.graph import derive_graph, load_graph
 from oracle_gate.health import append_health
 from oracle_gate.lanes import Facts, LanedPath, classify, judge_packages, judge_paths
 from oracle_gate.lanes.runtime import RuntimeStats, judge_rows
@@ -30,12 +30,13 @@ def _gather(repo: Path, base: str, head: str, today: datetime.date) -> Facts:
     diff = read_diff(repo, base, head)
     parent_tree = GitTree(repo, diff.base)
     head_tree = GitTree(repo, diff.head)
-    head_graph = load_graph(head_tree)
+    parent_graph = load_graph(parent_tree)
+    head_graph = derive_graph(parent_graph, head_tree, diff.changes)
     return Facts(
         diff=diff,
         parent=parent_tree,
         head=head_tree,
-        parent_graph=load_graph(parent_tree),
+        parent_graph=parent_graph,
         head_graph=head_graph,
         notes=read_notes(diff, head_tree, head_graph.packages),
         # The parent's CODEOWNERS: a patch must not choose its own reviewers.

@@ -12,6 +12,7 @@ networkx stays inside this module; everything else asks ``PackageGraph``.
 
 from __future__ import annotations
 
+import functools
 import logging
 import posixpath
 import shutil
@@ -30,6 +31,7 @@ from oracle_gate.buildfiles import (
     BUILD_NAMES,
     WORKSPACE_MARKERS,
     BuildFile,
+    blob_id,
     package_files,
     parse_build_cached,
     parse_label,
@@ -37,16 +39,25 @@ from oracle_gate.buildfiles import (
 from oracle_gate.errors import ConfigError, GateError
 from oracle_gate.git import git
 from oracle_gate.matrix import MATRIX_FILE, gate_matrix, parse_matrix
-from oracle_gate.model import Package
+from oracle_gate.model import Change, ChangeKind, Package
 from oracle_gate.trees import GitTree, Tree
 
-__all__ = ["GRAPH_MODES", "PackageGraph", "bazel_query_edges", "load_graph", "load_packages"]
+__all__ = [
+    "GRAPH_MODES",
+    "PackageGraph",
+    "bazel_query_edges",
+    "derive_graph",
+    "load_graph",
+    "load_packages",
+]
 
 log = logging.getLogger(__name__)
 
 GRAPH_MODES = ("static", "bazel")
 BAZEL_TIMEOUT_SECONDS = 3600.0
 _BAZEL_QUERY = "kind(rule, //...)"
+# Files whose bytes (not only their presence) the graph is built from.
+_GRAPH_INPUTS = frozenset({*BUILD_NAMES, *WORKSPACE_MARKERS, MATRIX_FILE})
 
 Edge = tuple[str, str, str]  # (dependent, dependency, why: the declaration that makes it)
 
@@ -60,6 +71,9 @@ class _Scan:
     edges: list[Edge] = field(default_factory=list)
     loads: dict[str, set[str]] = field(default_factory=dict)
     workspace_of: dict[str, str] = field(default_factory=dict)
+    # A BUILD file or matrix that is a symlink: its content can change with no
+    # diff entry of its own, so a head graph may not be derived from this one.
+    linked: bool = False
 
 
 def _read(tree: Tree, paths: list[str]) -> dict[str, bytes]:
@@ -93,13 +107,18 @@ def _scan(tree: Tree) -> _Scan:
             roots.add(directory)
         elif name == MATRIX_FILE:
             matrix_files.append(path)
-    blob_id = tree.blob_id if isinstance(tree, GitTree) else None
-    parsed = parse_build_cached(
-        [(path, blob_id(path) if blob_id else None) for path in builds.values()],
-        lambda paths: _read(tree, paths),
+    blob_ids = (
+        {path: tree.blob_id(path) for path in builds.values()} if isinstance(tree, GitTree) else {}
     )
-    scan = _Scan(nodes=set(builds))
+    linked: set[str] = set()
+    parsed = parse_build_cached(
+        [(path, blob_ids.get(path)) for path in builds.values()],
+        lambda paths: _read(tree, paths),
+        linked,
+    )
+    scan = _Scan(nodes=set(builds), linked=bool(linked))
     build_dirs = frozenset(builds)
+    sorted_dirs = sorted(build_dirs)
     for directory, path in builds.items():
         workspace = _nearest(directory, roots)
         package = directory[len(workspace) + 1 :] if workspace else directory
@@ -111,10 +130,20 @@ def _scan(tree: Tree) -> _Scan:
                 scan.edges.append((directory, target, f"{path}:{dep.line} names {dep.label}"))
         _add_loads(scan, build, directory, package, workspace)
         if build.gates:
-            scan.packages[directory] = _gate_package(
-                build, path, directory, package, workspace, files, build_dirs
-            )
+            owned = package_files(files, directory, build_dirs, sorted_dirs)
+            key = (blob_ids.get(path) or "", directory, workspace, tuple(owned))
+            found = _GATES.get(key) if key[0] else None
+            if found is None:
+                found = _gate_package(build, path, directory, package, workspace, owned)
+                if key[0]:
+                    if len(_GATES) > _GATES_LIMIT:
+                        _GATES.clear()
+                    _GATES[key] = found
+            scan.packages[directory] = found
     contents = _read(tree, matrix_files)
+    scan.linked |= isinstance(tree, GitTree) and any(
+        blob_id(contents[path]) != tree.blob_id(path) for path in matrix_files
+    )
     for path in matrix_files:
         directory = posixpath.dirname(path)
         if directory in scan.packages:
@@ -128,29 +157,34 @@ def _scan(tree: Tree) -> _Scan:
     return scan
 
 
+@functools.lru_cache(maxsize=65536)
+def _loaded_file(text: str, package: str) -> str | None:
+    """The workspace-relative .bzl file a ``load()`` label names, or None (external, invalid)."""
+    try:
+        label = parse_label(text, package)
+    except ValueError:
+        return None
+    return None if label.external else posixpath.join(label.package, label.name)
+
+
 def _add_loads(scan: _Scan, build: BuildFile, directory: str, package: str, workspace: str) -> None:
     for text, _symbols in build.loads:
-        try:
-            label = parse_label(text, package)
-        except ValueError:
-            continue
-        if not label.external:
-            loaded = _join(workspace, posixpath.join(label.package, label.name))
-            scan.loads.setdefault(loaded, set()).add(directory)
+        # An absolute label means the same file from every package: one cache entry.
+        loaded = _loaded_file(text, "" if text.startswith(("//", "@")) else package)
+        if loaded is not None:
+            scan.loads.setdefault(_join(workspace, loaded), set()).add(directory)
+
+
+# Gate matrices by (BUILD blob id, directory, workspace, the package's files):
+# everything a matrix depends on, so a hit is exact. Cleared with the parse cache's size.
+_GATES: dict[tuple[str, str, str, tuple[str, ...]], Package] = {}
+_GATES_LIMIT = 200_000
 
 
 def _gate_package(
-    build: BuildFile,
-    path: str,
-    directory: str,
-    package: str,
-    workspace: str,
-    files: tuple[str, ...],
-    build_dirs: frozenset[str],
+    build: BuildFile, path: str, directory: str, package: str, workspace: str, owned: list[str]
 ) -> Package:
-    matrix, name = gate_matrix(
-        build, path, package, workspace, lambda: package_files(files, directory, build_dirs)
-    )
+    matrix, name = gate_matrix(build, path, package, workspace, lambda: owned)
     # A nested workspace's gate cannot be named from the root workspace's `bazel test`.
     target = f"//{package}:{name}" if not workspace else None
     return Package(
@@ -196,7 +230,39 @@ def load_graph(
         # Bazel answers for the root workspace; nested workspaces keep static edges.
         edges = [edge for edge in edges if scan.workspace_of.get(edge[0])]
         edges += bazel_query_edges(workspace, timeout)
-    return PackageGraph(scan.packages, nodes=scan.nodes, edges=edges, loads=scan.loads)
+    return PackageGraph(
+        scan.packages,
+        nodes=scan.nodes,
+        edges=edges,
+        loads=scan.loads,
+        derivable=mode == "static" and isinstance(tree, GitTree) and not scan.linked,
+    )
+
+
+def derive_graph(
+    parent: PackageGraph, head: Tree, changes: Iterable[Change], mode: str = "static"
+) -> PackageGraph:
+    """The graph of ``head``, which is ``parent``'s own graph when the diff cannot change it.
+
+    A graph depends only on which paths exist and on the bytes of BUILD files,
+    matrix files and workspace markers. When every change modifies some other
+    file in place (the common patch), ``parent`` is returned as it is; anything
+    else (an added, deleted or renamed path, an edited BUILD file) is read anew.
+
+    Raises:
+        ConfigError, GateError: as ``load_graph``.
+    """
+    if (
+        mode == "static"
+        and parent.derivable
+        and all(
+            change.kind is ChangeKind.MODIFIED
+            and posixpath.basename(change.path) not in _GRAPH_INPUTS
+            for change in changes
+        )
+    ):
+        return parent
+    return load_graph(head, mode)
 
 
 def _bazel_workspace(tree: Tree) -> Path:
@@ -314,8 +380,12 @@ class PackageGraph:
         nodes: Iterable[str] = (),
         edges: Iterable[Edge] = (),
         loads: Mapping[str, Iterable[str]] | None = None,
+        derivable: bool = False,
     ) -> None:
         self.packages = dict(packages)
+        # Built statically from a commit with no symlinked BUILD or matrix file:
+        # ``derive_graph`` may hand this very graph to a head the diff leaves alone.
+        self.derivable = derivable
         self._owners = frozenset(nodes) | frozenset(self.packages)
         self._via: dict[tuple[str, str], str] = {}
         for source, target, why in edges:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from oracle_gate.diff import read_diff
 from oracle_gate.globs import matches_any
-from oracle_gate.graph import load_graph
+from oracle_gate.graph import derive_graph, load_graph
 from oracle_gate.lanes.classify import classify
 from oracle_gate.lanes.facts import Facts, LanedPath
 from oracle_gate.lanes.production import rows_guarding
@@ -275,7 +275,7 @@ def gather_facts(
     parent_tree = GitTree(repo, diff.base)
     head_tree = GitTree(repo, diff.head)
     parent_graph = load_graph(parent_tree)
-    head_graph = load_graph(head_tree, mode=graph)
+    head_graph = derive_graph(parent_graph, head_tree, diff.changes, mode=graph)
     return Facts(
         diff=diff,
         parent=parent_tree,
