@@ -445,9 +445,10 @@ class PackageGraph:
 
         The chain starts at the dependent and ends at the source it depends on
         (``(c, b, a)``: c depends on b, which depends on a). A source is in the
-        result only when it depends on a source itself (another one, or itself
-        around a cycle). The same nodes as ``dependents``; ties are broken by
-        sorted order, so the same graph always explains itself the same way.
+        result only when it depends on a source itself: another one, or itself
+        around a cycle (``dependents``, like ``nx.ancestors``, leaves that one
+        out). Ties are broken by sorted order, so the same graph always explains
+        itself the same way.
         """
         chains: dict[str, tuple[str, ...]] = {}
         queue: deque[tuple[str, tuple[str, ...]]] = deque(

@@ -1,0 +1,282 @@
+"""The package graph: BUILD files, invariants.yaml deps, bazel query, and deriving a head graph."""
+
+from __future__ import annotations
+
+import io
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gitrepo import GitRepo
+from oracle_gate import graph as graph_module
+from oracle_gate.errors import ConfigError, GateError
+from oracle_gate.graph import (
+    PackageGraph,
+    bazel_query_edges,
+    derive_graph,
+    load_graph,
+    load_packages,
+)
+from oracle_gate.model import Change, ChangeKind, Matrix, Package
+from oracle_gate.trees import GitTree
+
+LOAD = 'load("@oracle_gate//rules:defs.bzl", "invariant", "oracle_gate")\n'
+GATE = 'oracle_gate(name = "oracle_gate", rows = [invariant(id = "r", globs = ["*.py"])])\n'
+
+
+def _lib(*deps: str) -> str:
+    return f'py_library(name = "lib", srcs = glob(["*.py"]), deps = {list(deps)!r})\n'.replace(
+        "'", '"'
+    )
+
+
+def _graph(repo: GitRepo, files: dict[str, str]) -> PackageGraph:
+    for path, text in files.items():
+        repo.write(path, text)
+    return load_graph(GitTree(repo.path, repo.commit("tree")))
+
+
+def test_build_files_make_nodes_and_label_edges(repo: GitRepo) -> None:
+    graph = _graph(
+        repo,
+        {
+            "apps/web/BUILD.bazel": LOAD + _lib("//libs/mid:lib") + GATE,
+            "apps/web/main.py": "",
+            "libs/mid/BUILD": _lib("//libs/core", ":local"),
+            "libs/core/BUILD.bazel": LOAD + _lib() + GATE,
+            "libs/core/sub/x.py": "",
+        },
+    )
+    assert sorted(graph.packages) == ["apps/web", "libs/core"]
+    assert graph.nodes() == {"apps/web", "libs/mid", "libs/core"}
+    assert graph.dependents(["libs/core"]) == {"libs/mid", "apps/web"}
+    assert graph.node_of("libs/core/sub/x.py") == "libs/core"
+    assert graph.package_of("libs/mid/m.py") is None  # a Bazel package without a gate
+    assert graph.why("libs/mid", "libs/core") == "libs/mid/BUILD:1 names //libs/core"
+    assert graph.packages["apps/web"].target == "//apps/web:oracle_gate"
+    assert graph.packages["apps/web"].matrix_file == "BUILD.bazel"
+
+
+def test_build_bazel_wins_over_build_in_one_directory(repo: GitRepo) -> None:
+    graph = _graph(
+        repo,
+        {
+            "a/BUILD": _lib("//b"),
+            "a/BUILD.bazel": _lib("//c"),
+            "b/BUILD": _lib(),
+            "c/BUILD": _lib(),
+        },
+    )
+    assert graph.dependents(["c"]) == {"a"}
+    assert graph.dependents(["b"]) == set()
+
+
+def test_label_naming_its_own_package_is_no_edge(repo: GitRepo) -> None:
+    graph = _graph(repo, {"a/BUILD": _lib("//a:other", ":x"), "b/BUILD": _lib("//a")})
+    assert graph.dependents(["a"]) == {"b"}
+    assert graph.dependency_chains(["a"]) == {"b": ("b", "a")}
+
+
+def test_labels_in_a_nested_workspace_resolve_against_its_root(repo: GitRepo) -> None:
+    graph = _graph(
+        repo,
+        {
+            "WORKSPACE": "",
+            "b/BUILD": _lib(),
+            "e2e/ws/MODULE.bazel": "",
+            "e2e/ws/a/BUILD": LOAD + _lib("//b") + GATE,
+            "e2e/ws/b/BUILD": _lib(),
+        },
+    )
+    assert graph.dependents(["e2e/ws/b"]) == {"e2e/ws/a"}
+    assert graph.dependents(["b"]) == set()
+    # `bazel test` at the root cannot name a nested workspace's target.
+    assert graph.packages["e2e/ws/a"].target is None
+
+
+def test_cycles_terminate_and_reach_around(repo: GitRepo) -> None:
+    graph = _graph(repo, {"a/BUILD": _lib("//b"), "b/BUILD": _lib("//c"), "c/BUILD": _lib("//a")})
+    assert graph.dependents(["a"]) == {"b", "c"}
+    # Chains also name a source that depends on itself around the cycle.
+    chains = graph.dependency_chains(["a"])
+    assert chains == {"c": ("c", "a"), "b": ("b", "c", "a"), "a": ("a", "b", "c", "a")}
+
+
+def test_loaders_are_the_packages_whose_build_loads_a_bzl(repo: GitRepo) -> None:
+    graph = _graph(
+        repo,
+        {
+            "tools/BUILD": "",
+            "tools/defs.bzl": "",
+            "a/BUILD": 'load("//tools:defs.bzl", "m")\n',
+            "tools/x/BUILD": 'load(":y.bzl", "n")\nload("@ext//:z.bzl", "o")\n',
+        },
+    )
+    assert graph.loaders("tools/defs.bzl") == {"a"}
+    assert graph.loaders("tools/x/y.bzl") == {"tools/x"}
+    assert graph.loaders("z.bzl") == frozenset()
+
+
+def test_matrix_declared_in_yaml_and_build_is_a_config_error(repo: GitRepo) -> None:
+    repo.write("a/BUILD.bazel", LOAD + GATE)
+    repo.write("a/invariants.yaml", "version: 1\nrows: []\n")
+    tree = GitTree(repo.path, repo.commit("both"))
+    with pytest.raises(ConfigError, match=r"^a/invariants.yaml: the package declares its matrix"):
+        load_packages(tree)
+
+
+def test_gate_deps_must_name_a_gate(repo: GitRepo) -> None:
+    gate = GATE.replace(")\n", ', deps = ["//b:lib"])\n')
+    repo.write("a/BUILD.bazel", LOAD + gate)
+    repo.write("b/BUILD.bazel", _lib())
+    with pytest.raises(ConfigError, match=r"^a/BUILD.bazel: deps entry '//b:lib' names no package"):
+        load_graph(GitTree(repo.path, repo.commit("bad dep")))
+
+
+def test_build_file_that_does_not_parse_is_a_config_error_with_line(repo: GitRepo) -> None:
+    repo.write("a/BUILD", 'py_library(\n    name = "lib"\n    deps = [],\n)\n')
+    with pytest.raises(ConfigError, match=r"^a/BUILD:2: BUILD file does not parse as Starlark"):
+        load_graph(GitTree(repo.path, repo.commit("broken")))
+
+
+def test_graph_from_a_dict_needs_no_tree() -> None:
+    matrix = Matrix(owners=(), tests=(), fixtures=(), deps=(), rows=())
+    graph = PackageGraph(
+        {"a": Package("a", matrix), "b": Package("b", matrix)},
+        nodes=["mid"],
+        edges=[("a", "mid", "test"), ("mid", "b", "test")],
+    )
+    assert graph.dependents(["b"]) == {"a", "mid"}
+
+
+# --- deriving the head graph ----------------------------------------------------------------
+
+
+def test_head_graph_is_the_parents_when_only_other_files_change(repo: GitRepo) -> None:
+    repo.write("a/BUILD.bazel", LOAD + _lib() + GATE)
+    repo.write("a/x.py", "x = 1\n")
+    parent = load_graph(GitTree(repo.path, repo.commit("base")))
+    repo.write("a/x.py", "x = 2\n")
+    head = GitTree(repo.path, repo.commit("edit"))
+    same = derive_graph(parent, head, [Change("a/x.py", ChangeKind.MODIFIED)])
+    assert same is parent
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        Change("a/y.py", ChangeKind.ADDED),
+        Change("a/x.py", ChangeKind.DELETED),
+        Change("a/z.py", ChangeKind.RENAMED, "a/x.py"),
+        Change("a/BUILD.bazel", ChangeKind.MODIFIED),
+        Change("b/invariants.yaml", ChangeKind.MODIFIED),
+        Change("WORKSPACE", ChangeKind.MODIFIED),
+    ],
+)
+def test_head_graph_is_read_anew_when_the_diff_touches_graph_inputs(
+    repo: GitRepo, change: Change
+) -> None:
+    repo.write("a/BUILD.bazel", LOAD + _lib() + GATE)
+    commit = repo.commit("base")
+    parent = load_graph(GitTree(repo.path, commit))
+    assert derive_graph(parent, GitTree(repo.path, commit), [change]) is not parent
+
+
+def test_symlinked_build_file_makes_a_graph_underivable(repo: GitRepo) -> None:
+    repo.write("templates/lib.BUILD", _lib())
+    (repo.path / "a").mkdir()
+    (repo.path / "a" / "BUILD").symlink_to("../templates/lib.BUILD")
+    commit = repo.commit("linked")
+    parent = load_graph(GitTree(repo.path, commit))
+    assert "a" in parent.nodes()
+    change = Change("templates/lib.BUILD", ChangeKind.MODIFIED)
+    assert derive_graph(parent, GitTree(repo.path, commit), [change]) is not parent
+
+
+# --- bazel query ----------------------------------------------------------------------------
+
+QUERY_XML = b"""<?xml version="1.1" encoding="UTF-8" standalone="no"?>
+<query version="2">
+    <rule class="py_library" location="/w/a/BUILD:2:11" name="//a:lib">
+        <list name="deps"><label value="//b:lib"/></list>
+        <rule-input name="//a:x.py"/>
+        <rule-input name="//b:lib"/>
+        <rule-input name="@pypi//requests:pkg"/>
+    </rule>
+    <rule class="filegroup" location="/w/b/BUILD:1:10" name="//b:lib">
+        <rule-input name="//c:data.txt"/>
+    </rule>
+</query>
+"""
+
+
+def test_bazel_query_xml_becomes_package_edges() -> None:
+    edges = graph_module._edges_from_xml(io.BytesIO(QUERY_XML))
+    assert [(a, b) for a, b, _ in edges] == [("a", "b"), ("b", "c")]
+    assert edges[0][2] == "bazel query: //a:lib depends on //b:lib"
+
+
+def test_bazel_graph_without_bazel_is_a_gate_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(graph_module.shutil, "which", lambda name: None)
+    with pytest.raises(GateError, match="--graph=bazel needs 'bazel' on PATH"):
+        bazel_query_edges(Path("."))
+
+
+def test_bazel_graph_refuses_a_checkout_that_is_not_the_commit(repo: GitRepo) -> None:
+    repo.write("WORKSPACE", "")
+    first = repo.commit("one")
+    repo.write("a/BUILD", "")
+    repo.commit("two")
+    with pytest.raises(GateError, match="--graph=bazel queries the working tree, which is at"):
+        load_graph(GitTree(repo.path, first), mode="bazel")
+
+
+def test_bazel_graph_refuses_a_dirty_checkout(repo: GitRepo) -> None:
+    repo.write("WORKSPACE", "")
+    head = repo.commit("one")
+    repo.write("a/BUILD", "")
+    with pytest.raises(GateError, match="--graph=bazel needs a clean checkout, but 'a/'"):
+        load_graph(GitTree(repo.path, head), mode="bazel")
+
+
+def test_unknown_graph_mode_is_a_config_error(repo: GitRepo) -> None:
+    head = repo.commit("empty")
+    with pytest.raises(ConfigError, match="unknown graph 'magic'"):
+        load_graph(GitTree(repo.path, head), mode="magic")
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(shutil.which("bazel") is None, reason="bazel is not on PATH")
+def test_bazel_query_graph_matches_the_static_graph(repo: GitRepo) -> None:
+    stub = repo.path.parent / "stub"
+    (stub / "rules").mkdir(parents=True)
+    (stub / "WORKSPACE").write_text("")
+    (stub / "rules" / "BUILD").write_text("")
+    (stub / "rules" / "defs.bzl").write_text(
+        "def invariant(**kwargs):\n    return kwargs\n\n"
+        "def oracle_gate(name, rows = [], deps = [], **kwargs):\n"
+        '    native.filegroup(name = name, srcs = deps + [":lib"])\n'
+    )
+    repo.write("WORKSPACE", 'local_repository(name = "oracle_gate", path = "../stub")\n')
+    repo.write(".gitignore", "/bazel-*\n")
+    files = {
+        "apps/web/BUILD.bazel": LOAD + _lib("//libs/mid:lib") + GATE,
+        "libs/mid/BUILD": _lib("//libs/core")
+        + 'filegroup(name = "d", srcs = ["//libs/data:x.txt"])\n',
+        "libs/core/BUILD.bazel": LOAD + _lib() + GATE,
+        "libs/data/BUILD": 'exports_files(["x.txt"])\n',
+        "libs/data/x.txt": "",
+    }
+    for path, text in files.items():
+        repo.write(path, text)
+    head = repo.commit("workspace")
+    try:
+        static = load_graph(GitTree(repo.path, head))
+        bazel = load_graph(GitTree(repo.path, head), mode="bazel", timeout=600)
+    finally:
+        subprocess.run(["bazel", "shutdown"], cwd=repo.path, capture_output=True, timeout=120)
+    for node in ("libs/core", "libs/data", "libs/mid", "apps/web"):
+        assert bazel.dependents([node]) == static.dependents([node]), node
+    assert bazel.why("libs/mid", "libs/core").startswith("bazel query: //libs/mid:lib depends on")
