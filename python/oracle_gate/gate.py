@@ -11,7 +11,7 @@ from oracle_gate.globs import matches_any
 from oracle_gate.graph import derive_graph, load_graph
 from oracle_gate.health import append_health
 from oracle_gate.lanes import Facts, LanedPath, classify, judge_packages, judge_paths
-from oracle_gate.lanes.runtime import RuntimeStats, judge_rows
+from oracle_gate.lanes.runtime import RowEnv, RuntimeStats, judge_rows
 from oracle_gate.model import Finding, Lane, Package, Row
 from oracle_gate.notes import read_notes
 from oracle_gate.oracles import checkouts
@@ -74,7 +74,16 @@ def _run_rows(
     if not rows:
         return [], RuntimeStats()
     with checkouts(repo, facts.diff.base, facts.diff.head) as trees:
-        return judge_rows(rows, facts, trees)
+        env = RowEnv(
+            head=facts.head,
+            head_dir=trees.head,
+            parent_dir=trees.parent,
+            parent_packages=frozenset(facts.parent_graph.packages),
+            today=facts.today,
+            seed_sink=repo,
+            head_name=facts.diff.head[:12],
+        )
+        return judge_rows(rows, env)
 
 
 def check(repo: Path, base: str, head: str, today: datetime.date) -> Report:

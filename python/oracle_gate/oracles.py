@@ -28,7 +28,9 @@ from oracle_gate.git import git
 __all__ = ["Checkouts", "RunnerFailure", "checkouts", "run_role"]
 
 DEFAULT_TIMEOUT = 60.0
-_DRIVER_PATH = str(Path(__file__).resolve().parent.parent)
+# Not resolved: under Bazel the driver is a runfiles symlink tree, and the
+# runner must import the same files, from inside the sandbox.
+_DRIVER_PATH = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir))
 
 
 class RunnerFailure(Exception):
@@ -91,6 +93,10 @@ def run_role(
         "PYTHONPATH": _DRIVER_PATH,
         "PYTHONHASHSEED": str(hash_seed),
         "PYTHONDONTWRITEBYTECODE": "1",
+        # Hypothesis keeps a directory even without a database; never in the package.
+        "HYPOTHESIS_STORAGE_DIRECTORY": os.path.join(
+            tempfile.gettempdir(), "oracle-gate-hypothesis"
+        ),
     }
     try:
         done = subprocess.run(

@@ -2,12 +2,14 @@
 
 Only selected rows run. Production code runs in runner subprocesses against
 checkouts of parent and head (``oracles.py``); this module turns their plain
-JSON answers into findings.
+JSON answers into findings. The same code serves ``check`` (both trees, from
+git) and a Bazel gate (one tree on disk, no relations: they need a parent).
 """
 
 from __future__ import annotations
 
 import ast
+import datetime
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -17,7 +19,7 @@ from typing import Any
 from blake3 import blake3
 
 from oracle_gate.canonical import canonical_text
-from oracle_gate.lanes.facts import Facts
+from oracle_gate.errors import TreeError
 from oracle_gate.ledgers import (
     ASSUMPTIONS_FILE,
     FREEZE_FILE,
@@ -28,9 +30,10 @@ from oracle_gate.ledgers import (
     parse_seeds,
 )
 from oracle_gate.model import Finding, Lane, Package, Row, Verdict
-from oracle_gate.oracles import Checkouts, RunnerFailure, run_role
+from oracle_gate.oracles import RunnerFailure, run_role
+from oracle_gate.trees import Tree
 
-__all__ = ["RuntimeStats", "judge_rows"]
+__all__ = ["RowEnv", "RuntimeStats", "judge_rows"]
 
 RERUNS = 5
 _SEARCH_GRACE_SECONDS = 30.0
@@ -47,11 +50,23 @@ class RuntimeStats:
 
 
 @dataclass(frozen=True)
+class RowEnv:
+    """Where rows run and what they read."""
+
+    head: Tree  # oracle files (seeds, freezes, assumptions, sources) are read from here
+    head_dir: Path  # a checkout of head; package code runs in it
+    parent_dir: Path | None  # a checkout of the parent; None runs no relations
+    parent_packages: frozenset[str]  # packages that exist in the parent
+    today: datetime.date
+    seed_sink: Path | None  # new counterexamples are appended below it; None reports only
+    head_name: str  # names the head in the notes of appended seeds
+
+
+@dataclass(frozen=True)
 class _Context:
     package: Package
     row: Row
-    facts: Facts
-    trees: Checkouts
+    env: RowEnv
     stats: RuntimeStats
 
     def dir(self, tree: Path) -> Path:
@@ -76,23 +91,28 @@ class _Context:
         )
 
 
-def _read(facts: Facts, path: str) -> bytes | None:
-    return facts.head.read(path) if facts.head.blob_id(path) else None
+def _read(tree: Tree, path: str) -> bytes | None:
+    try:
+        return tree.read(path)
+    except TreeError:
+        return None
 
 
-def _append_seed(context: _Context, name: str, sample: Any, error: str) -> str:
+def _append_seed(context: _Context, name: str, sample: Any, error: str) -> str | None:
     """Append a new counterexample to the working tree's seeds.jsonl; returns its path."""
+    if context.env.seed_sink is None:
+        return None
     path = context.package.join(SEEDS_FILE)
     line = {
         "row": context.row.id,
         "prop": name,
         "input": sample,
         "expect": "hold",
-        "note": f"found by oracle-gate on {context.facts.diff.head[:12]}: {error}"[:200],
-        "added": context.facts.today.isoformat(),
+        "note": f"found by oracle-gate on {context.env.head_name}: {error}"[:200],
+        "added": context.env.today.isoformat(),
         "status": "active",
     }
-    target = context.facts.head.repo / path
+    target = context.env.seed_sink / path
     target.parent.mkdir(parents=True, exist_ok=True)
     with target.open("a", encoding="utf-8") as handle:
         handle.write(json.dumps(line, sort_keys=True) + "\n")
@@ -138,11 +158,11 @@ def _search_finding(context: _Context, ref: str, search: dict[str, Any]) -> Find
                 f"counterexample found ({search['error']}); not JSON, not stored",
             )
         path = _append_seed(context, name, sample, search["error"])
+        stored = f"appended to {path}" if path else "add it to seeds.jsonl"
         return context.finding(
             Verdict.REJECT,
             ref,
-            f"new counterexample {json.dumps(sample)[:120]} ({search['error']}); "
-            f"appended to {path}",
+            f"new counterexample {json.dumps(sample)[:120]} ({search['error']}); {stored}",
         )
     if status == "error":
         return context.finding(Verdict.REJECT, ref, f"property could not run: {search['error']}")
@@ -161,7 +181,7 @@ def _properties(context: _Context) -> list[Finding]:
     refs = context.row.properties
     if not refs:
         return []
-    seeds_text = _read(context.facts, context.package.join(SEEDS_FILE))
+    seeds_text = _read(context.env.head, context.package.join(SEEDS_FILE))
     seeds = parse_seeds(seeds_text, context.package.join(SEEDS_FILE)) if seeds_text else []
     per_ref = {
         ref: [
@@ -185,7 +205,7 @@ def _properties(context: _Context) -> list[Finding]:
     }
     timeout = len(refs) * context.row.budget.seconds + _SEARCH_GRACE_SECONDS
     try:
-        answer = run_role(request, context.dir(context.trees.head), timeout=timeout)
+        answer = run_role(request, context.dir(context.env.head_dir), timeout=timeout)
     except RunnerFailure as failure:
         return [
             context.finding(Verdict.REJECT, ref, f"property run failed: {failure}") for ref in refs
@@ -198,7 +218,7 @@ def _properties(context: _Context) -> list[Finding]:
 
 
 def _describe(context: _Context, ref: str, kind: str) -> dict[str, Any]:
-    answer = context.run({"role": "describe", "ref": ref, "kind": kind}, context.trees.head)
+    answer = context.run({"role": "describe", "ref": ref, "kind": kind}, context.env.head_dir)
     if not answer.get("subject"):
         raise RunnerFailure(f"{ref.split(':', 1)[0]} sets no SUBJECT = 'module:function'")
     return answer
@@ -222,7 +242,7 @@ def input_hash(tagged: Any) -> str:
 
 
 def _frozen(context: _Context) -> dict[str, FreezeEntry]:
-    text = _read(context.facts, context.package.join(FREEZE_FILE))
+    text = _read(context.env.head, context.package.join(FREEZE_FILE))
     if text is None:
         return {}
     return {e.key: e for e in parse_freeze(text, context.package.join(FREEZE_FILE)).entries}
@@ -257,7 +277,9 @@ def _partition_table(context: _Context, ref: str) -> tuple[list[Finding], list[d
     items = described["items"]
     inputs = [item["input"] for item in items]
     runs = [
-        _subject_outputs(context, context.trees.head, described["subject"], inputs, hash_seed=seed)
+        _subject_outputs(
+            context, context.env.head_dir, described["subject"], inputs, hash_seed=seed
+        )
         for seed in range(RERUNS)
     ]
     findings: list[Finding] = []
@@ -289,7 +311,7 @@ def _partition_table(context: _Context, ref: str) -> tuple[list[Finding], list[d
             contract_items.append({"id": item["id"], "output": first["ok"]})
     if contract_items:
         request = {"role": "evaluate", "ref": ref, "kind": "partitions", "items": contract_items}
-        results = context.run(request, context.trees.head)["results"]
+        results = context.run(request, context.env.head_dir)["results"]
         by_id = {item["id"]: item for item in items}
         for checked, result in zip(contract_items, results, strict=True):
             if not result["holds"]:
@@ -341,7 +363,7 @@ def _relations_hold(
             "kind": "relations",
             "items": [item for _, item in to_evaluate],
         }
-        results = iter(context.run(request, context.trees.head)["results"])
+        results = iter(context.run(request, context.env.head_dir)["results"])
         for relation_id, flags in holds.items():
             if any(rid == relation_id for rid, _ in to_evaluate):
                 holds[relation_id] = [ok and next(results)["holds"] for ok in flags]
@@ -350,13 +372,16 @@ def _relations_hold(
 
 def _relations(context: _Context) -> list[Finding]:
     findings: list[Finding] = []
-    parent_has_package = context.package.path in context.facts.parent_graph.packages
+    parent_dir = context.env.parent_dir
+    if parent_dir is None:
+        return findings
+    parent_has_package = context.package.path in context.env.parent_packages
     for ref in context.row.relations:
         described = _describe(context, ref, "relations")
         relations = described["items"]
-        head = _relations_hold(context, context.trees.head, ref, described["subject"], relations)
+        head = _relations_hold(context, context.env.head_dir, ref, described["subject"], relations)
         parent = (
-            _relations_hold(context, context.trees.parent, ref, described["subject"], relations)
+            _relations_hold(context, parent_dir, ref, described["subject"], relations)
             if parent_has_package
             else {rid: [True] * len(flags) for rid, flags in head.items()}
         )
@@ -396,17 +421,17 @@ def _relation_finding(
     return context.finding(Verdict.PASS, ref, f"relation {relation_id} holds on {pairs} inputs")
 
 
-def _symbol_exists(facts: Facts, package: Package, symbol: str) -> bool:
+def _symbol_exists(tree: Tree, package: Package, symbol: str) -> bool:
     """Whether ``module.name`` is defined in the head tree, read statically."""
     module, _, name = symbol.rpartition(".")
     if not module:
         return False
     base = package.join(module.replace(".", "/"))
     for candidate in (f"{base}.py", f"{base}/__init__.py"):
-        text = _read(facts, candidate)
+        text = _read(tree, candidate)
         if text is not None:
             try:
-                tree = ast.parse(text)
+                module_ast = ast.parse(text)
             except SyntaxError:
                 return False
             return any(
@@ -418,13 +443,13 @@ def _symbol_exists(facts: Facts, package: Package, symbol: str) -> bool:
                     isinstance(node, ast.Assign)
                     and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
                 )
-                for node in tree.body
+                for node in module_ast.body
             )
     return False
 
 
 def _assumption_findings(
-    facts: Facts, package: Package, partitions: list[dict[str, Any]] | None
+    tree: Tree, package: Package, partitions: list[dict[str, Any]] | None
 ) -> list[Finding]:
     """Accepted assumptions must be tested by a boundary or invalid row and name a real symbol.
 
@@ -432,7 +457,7 @@ def _assumption_findings(
     read; the run failure is already a reject, and no register verdict is made.
     """
     path = package.join(ASSUMPTIONS_FILE)
-    text = _read(facts, path)
+    text = _read(tree, path)
     if text is None:
         return []
     guarded = {
@@ -452,21 +477,19 @@ def _assumption_findings(
                 "decorative register"
             )
         symbol = str(item.data.get("symbol", ""))
-        if symbol and not _symbol_exists(facts, package, symbol):
+        if symbol and not _symbol_exists(tree, package, symbol):
             problems.append(f"{where} cites {symbol}, which the head tree does not define")
     return [Finding(Verdict.REJECT, Lane.LEDGER, path, p, package=package.path) for p in problems]
 
 
-def judge_rows(
-    rows: list[tuple[Package, Row]], facts: Facts, trees: Checkouts
-) -> tuple[list[Finding], RuntimeStats]:
-    """Run every selected row against the checkouts and judge the answers."""
+def judge_rows(rows: list[tuple[Package, Row]], env: RowEnv) -> tuple[list[Finding], RuntimeStats]:
+    """Run every selected row in ``env`` and judge the answers."""
     stats = RuntimeStats()
     findings: list[Finding] = []
     # None marks a package whose partition tables could not all be read.
     partitions: dict[str, list[dict[str, Any]] | None] = {}
     for package, row in rows:
-        context = _Context(package, row, facts, trees, stats)
+        context = _Context(package, row, env, stats)
         partitions.setdefault(package.path, [])
         try:
             findings.extend(_properties(context))
@@ -482,7 +505,7 @@ def judge_rows(
             findings.append(
                 context.finding(Verdict.REJECT, row.globs[0], f"oracle run failed: {failure}")
             )
+    packages = {package.path: package for package, _ in rows}
     for package_path, described in sorted(partitions.items()):
-        package = facts.head_graph.packages[package_path]
-        findings.extend(_assumption_findings(facts, package, described))
+        findings.extend(_assumption_findings(env.head, packages[package_path], described))
     return findings, stats
