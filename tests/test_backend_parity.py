@@ -13,7 +13,7 @@ import pytest
 
 from oracle_gate import _fallback
 from oracle_gate.demo import EXAMPLE
-from oracle_gate.errors import TreeError
+from oracle_gate.errors import SurfaceError, TreeError
 
 try:
     from oracle_gate import _native
@@ -64,6 +64,7 @@ def test_fallback_digest_of_abc_is_the_blake3_test_vector(corpus: Path) -> None:
         ["loop_a"],
         ["abc/child"],
         ["missing", "broken", "dir"],  # several failures: the smallest path is named
+        ["nul\0byte"],  # not a path the OS accepts at all
     ],
 )
 def test_backends_agree_on_digests_and_errors(corpus: Path, names: list[str]) -> None:
@@ -133,3 +134,79 @@ def test_shipped_example_locks_are_up_to_date(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.count("ok ") == 3
+
+
+# ---------------------------------------------------------------- assertion surface
+
+# Valid test files that exercise every rendering rule the parsers disagree on:
+# f-strings, implicit concatenation, lone surrogates, number spellings, elif,
+# match, nested classes, decorators, CRLF, form feeds, Unicode identifiers.
+# They are stored as ``*.py.txt`` so that linters leave their odd style alone.
+SURFACE_CORPUS = Path(__file__).resolve().parent / "surface_corpus"
+SURFACE_ACCEPTED: dict[str, bytes] = {
+    p.name.removesuffix(".txt"): p.read_bytes() for p in sorted(SURFACE_CORPUS.glob("*.py.txt"))
+}
+
+# Files both backends must refuse with SurfaceError (the message may differ).
+SURFACE_REJECTED: dict[str, bytes] = {
+    "utf8.py": b"x = 1\r\ny = 2\rz = '\xff'\n",
+    "nul.py": b"x = 1\ny = 2\0\n",
+    "syntax.py": b"def test_a():\n    pass\n\ndef test_b(:\n    pass\n",
+    "two_boms.py": b"\xef\xbb\xbf\xef\xbb\xbfx = 1\n",
+    "too_deep_line.py": b"def test_a():\n    assert " + b"-" * 110 + b"x\n",
+    "brackets.py": b"x = " + b"(" * 201 + b"1" + b")" * 201 + b"\n",
+    "indent.py": b"".join(b" " * i + b"if x:\n" for i in range(100)) + b" " * 100 + b"pass\n",
+    "int_digits.py": b"x = " + b"1" * 4301 + b"\n",
+    "deep_tree.py": b"x = " + b"-" * 100_000 + b"x\n",
+    "fstring_conversion.py": b"assert f'{x!r :>3}'\n",
+    "fstring_nesting.py": b"assert f'{x:{y:{z}}}'\n",
+    "fstring_starred.py": b"assert f'{*a}'\n",
+}
+if sys.version_info < (3, 12):
+    SURFACE_REJECTED["type_alias.py"] = b"type X = int\n"
+    SURFACE_REJECTED["pep701.py"] = b"f'{'nested'}'\n"
+
+
+def _surface_outcome(module: ModuleType, source: bytes, path: str) -> object:
+    try:
+        return module.extract_units(source, path)
+    except SurfaceError as error:
+        return ("SurfaceError", error.path)
+
+
+@needs_native
+@pytest.mark.parametrize("name", sorted(SURFACE_ACCEPTED))
+def test_backends_extract_identical_units(name: str) -> None:
+    source = SURFACE_ACCEPTED[name]
+    outcomes = [_surface_outcome(module, source, name) for module in _backends()]
+    assert outcomes[0] == outcomes[1]
+    assert isinstance(outcomes[0], list)
+
+
+@pytest.mark.parametrize("name", sorted(SURFACE_REJECTED))
+def test_every_backend_refuses_malformed_sources(name: str) -> None:
+    for module in _backends():
+        with pytest.raises(SurfaceError) as caught:
+            module.extract_units(SURFACE_REJECTED[name], name)
+        assert caught.value.path == name
+        assert caught.value.line is not None and caught.value.line >= 1
+
+
+def test_utf8_nul_and_depth_errors_agree_on_message_and_line() -> None:
+    for name in ("utf8.py", "nul.py", "too_deep_line.py"):
+        seen = set()
+        for module in _backends():
+            with pytest.raises(SurfaceError) as caught:
+                module.extract_units(SURFACE_REJECTED[name], name)
+            seen.add((caught.value.message, caught.value.line))
+        assert len(seen) == 1, seen
+
+
+def test_batches_match_single_calls_and_name_the_smallest_failing_path() -> None:
+    items = [(SURFACE_ACCEPTED[name], name) for name in sorted(SURFACE_ACCEPTED)]
+    bad = [(SURFACE_REJECTED["syntax.py"], "z.py"), (SURFACE_REJECTED["nul.py"], "b.py")]
+    for module in _backends():
+        assert module.extract_units_many(items) == [module.extract_units(*i) for i in items]
+        with pytest.raises(SurfaceError) as caught:
+            module.extract_units_many(items + bad)
+        assert caught.value.path == "b.py"

@@ -3,19 +3,52 @@
 from __future__ import annotations
 
 import ast
+import os
 import re
 import textwrap
 import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from oracle_gate import _fallback
 from oracle_gate.errors import SurfaceError
-from oracle_gate.surface import MAX_DEPTH, _Printer, extract_units
+from oracle_gate.surface import MAX_DEPTH, _Printer
+
+try:
+    from oracle_gate import _native
+except ImportError:  # pragma: no cover - CI always builds it
+    _native = None
 
 SPEC = Path(__file__).resolve().parent.parent / "docs" / "surface.md"
+
+Extract = Callable[[bytes, str], list[tuple[str, str]]]
+# Every case runs once per backend, through the functions backend.py selects between.
+_IMPLS: dict[str, Extract | None] = {
+    "python": _fallback.extract_units,
+    "native": None if _native is None else _native.extract_units,
+}
+_current: list[Extract] = [_fallback.extract_units]
+
+
+def extract_units(source: bytes, path: str) -> list[tuple[str, str]]:
+    """The extractor of the backend under test (chosen by the ``impl`` fixture)."""
+    return _current[0](source, path)
+
+
+@pytest.fixture(autouse=True, params=sorted(_IMPLS))
+def impl(request: pytest.FixtureRequest) -> Iterator[str]:
+    chosen = _IMPLS[request.param]
+    if chosen is None:
+        if os.environ.get("ORACLE_GATE_IMPL") == "native":
+            pytest.fail("ORACLE_GATE_IMPL=native but the native extension is not built")
+        pytest.skip("native extension is not built")
+    _current[0] = chosen
+    yield request.param
+    _current[0] = _fallback.extract_units
 
 
 def units(source: str) -> dict[str, str]:
@@ -604,7 +637,12 @@ def _exprs() -> st.SearchStrategy[tuple[str, str]]:
     return st.recursive(_LEAVES.map(leaf), combine, max_leaves=8)
 
 
-@settings(max_examples=50, deadline=None, database=None)
+@settings(
+    max_examples=50,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(_exprs())
 def test_formatting_noise_never_changes_a_unit(pair: tuple[str, str]) -> None:
     plain, noisy = pair
@@ -613,7 +651,12 @@ def test_formatting_noise_never_changes_a_unit(pair: tuple[str, str]) -> None:
     )
 
 
-@settings(max_examples=50, deadline=None, database=None)
+@settings(
+    max_examples=50,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(st.integers(min_value=0, max_value=10**9), st.integers(min_value=0, max_value=10**9))
 def test_changing_an_asserted_number_always_changes_the_unit(a: int, b: int) -> None:
     same = units(f"def test_p():\n    assert f() == {a}\n") == units(

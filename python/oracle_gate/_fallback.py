@@ -13,9 +13,10 @@ from collections.abc import Sequence
 
 from blake3 import blake3
 
-from oracle_gate.errors import TreeError
+from oracle_gate import surface
+from oracle_gate.errors import SurfaceError, TreeError
 
-__all__ = ["hash_files"]
+__all__ = ["extract_units", "extract_units_many", "hash_files"]
 
 _CHUNK = 1 << 20
 # errno values whose message must match the Rust core's fixed wording.
@@ -66,3 +67,22 @@ def hash_files(paths: Sequence[str]) -> list[str]:
         first_path, first_error = min(failures, key=lambda failure: failure[0])
         raise _read_error(first_path, first_error)
     return digests
+
+
+def extract_units(source: bytes, path: str) -> list[tuple[str, str]]:
+    """See ``oracle_gate._native.extract_units``."""
+    return surface.extract_units(source, path)
+
+
+def extract_units_many(items: Sequence[tuple[bytes, str]]) -> list[list[tuple[str, str]]]:
+    """See ``oracle_gate._native.extract_units_many``."""
+    results: list[list[tuple[str, str]]] = []
+    failures: list[SurfaceError] = []
+    for source, path in items:
+        try:
+            results.append(surface.extract_units(source, path))
+        except SurfaceError as error:
+            failures.append(error)
+    if failures:
+        raise min(failures, key=lambda error: error.path or "")
+    return results

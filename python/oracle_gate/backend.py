@@ -16,7 +16,7 @@ from types import ModuleType
 
 from oracle_gate.errors import BackendError
 
-__all__ = ["extract_units", "hash_files", "name"]
+__all__ = ["extract_units", "extract_units_many", "hash_files", "name"]
 
 _CHOICES = ("", "native", "python")
 
@@ -65,13 +65,22 @@ def hash_files(paths: Sequence[str]) -> list[str]:
 def extract_units(source: bytes, path: str) -> list[tuple[str, str]]:
     """Assertion-surface units of one test file: (key, canonical text), sorted by key.
 
-    The native core does not extract surfaces yet, so both backends use the
-    Python extractor here (docs/design.md, "Deviations").
+    Both backends return the same bytes (see ``_native.pyi``, ``docs/surface.md``).
 
     Raises:
-        SurfaceError: the file does not parse.
+        SurfaceError: the file is not UTF-8, does not parse, or nests too deeply.
+        BackendError: the selected backend is unavailable.
     """
-    from oracle_gate.surface import extract_units as python_extract_units
+    units: list[tuple[str, str]] = _load()[1].extract_units(source, path)
+    return units
 
-    _load()  # an invalid ORACLE_GATE_IMPL fails here too, not only when hashing
-    return python_extract_units(source, path)
+
+def extract_units_many(items: Sequence[tuple[bytes, str]]) -> list[list[tuple[str, str]]]:
+    """``extract_units`` over many ``(source, path)`` pairs; the native core runs them in parallel.
+
+    Raises:
+        SurfaceError: a file fails; the smallest failing path is named.
+        BackendError: the selected backend is unavailable.
+    """
+    units: list[list[tuple[str, str]]] = _load()[1].extract_units_many(list(items))
+    return units

@@ -99,10 +99,11 @@ def surface_units(tree: Tree, package: Package, tests: list[str]) -> dict[str, s
     Raises:
         SurfaceError: a test file does not parse.
     """
+    repo_paths = [package.join(test) for test in tests]
+    per_file = backend.extract_units_many([(tree.read(path), path) for path in repo_paths])
     units: dict[str, str] = {}
-    for test in tests:
-        repo_path = package.join(test)
-        for key, text in backend.extract_units(tree.read(repo_path), repo_path):
+    for test, file_units in zip(tests, per_file, strict=True):
+        for key, text in file_units:
             units[f"{test}::{key}"] = text
     return units
 

@@ -130,7 +130,8 @@ def _parse(text: str, path: str) -> ast.Module:
     except SyntaxError as e:
         reason = (e.msg or "invalid syntax").splitlines()[0]
         raise SurfaceError(f"does not parse as Python: {reason}", path, e.lineno or 1) from None
-    except RecursionError:
+    except (RecursionError, MemoryError):
+        # CPython's parser reports very deep nesting as MemoryError or RecursionError.
         raise SurfaceError("does not parse as Python: nests too deeply", path, 1) from None
     except ValueError as e:  # some CPython releases fail building the AST of valid-looking input
         reason = (str(e) or "invalid source").splitlines()[0]

@@ -5,6 +5,7 @@ use pyo3::PyErr;
 // The Python hierarchy in `oracle_gate/errors.py` is the single source of truth, so
 // `except TreeError` catches the same thing whichever backend ran.
 pyo3::import_exception!(oracle_gate.errors, TreeError);
+pyo3::import_exception!(oracle_gate.errors, SurfaceError);
 
 /// A failure of the native core. Every variant names the input path as the caller gave it.
 ///
@@ -30,6 +31,17 @@ pub enum CoreError {
     /// Any other I/O failure, with the OS error number when there is one.
     #[error("{}", cannot_read(*.errno))]
     Unreadable { path: String, errno: Option<i32> },
+    /// A test file's assertion surface cannot be extracted: not UTF-8, does not
+    /// parse, or nests too deeply (docs/surface.md §9). Raised as `SurfaceError`.
+    #[error("{detail}")]
+    Surface {
+        path: String,
+        line: u32,
+        detail: String,
+    },
+    /// A bug: the surface extractor panicked on `path`. Raised as `SurfaceError`.
+    #[error("internal error: {detail}")]
+    SurfaceInternal { path: String, detail: String },
     /// A bug: the core panicked. `path` is the file being worked on, if known.
     #[error("internal error: {detail}")]
     Internal {
@@ -54,17 +66,31 @@ impl CoreError {
             | Self::IsDirectory { path }
             | Self::PermissionDenied { path }
             | Self::SymlinkLoop { path }
-            | Self::Unreadable { path, .. } => Some(path),
+            | Self::Unreadable { path, .. }
+            | Self::Surface { path, .. }
+            | Self::SurfaceInternal { path, .. } => Some(path),
             Self::Internal { path, .. } => path.as_deref(),
         }
     }
 }
 
 impl From<CoreError> for PyErr {
-    /// Raises `oracle_gate.errors.TreeError(message, path, None)`; hashing errors have no line.
+    /// Raises `oracle_gate.errors.SurfaceError(message, path, line)` for surface
+    /// failures and `TreeError(message, path, None)` for the rest (no line).
     fn from(err: CoreError) -> PyErr {
-        let path = err.path().map(str::to_owned);
-        TreeError::new_err((err.to_string(), path, None::<u32>))
+        let message = err.to_string();
+        match err {
+            CoreError::Surface { path, line, .. } => {
+                SurfaceError::new_err((message, path, Some(line)))
+            }
+            CoreError::SurfaceInternal { path, .. } => {
+                SurfaceError::new_err((message, path, None::<u32>))
+            }
+            other => {
+                let path = other.path().map(str::to_owned);
+                TreeError::new_err((message, path, None::<u32>))
+            }
+        }
     }
 }
 

@@ -5,6 +5,7 @@
 
 mod error;
 mod hash;
+mod surface;
 
 use pyo3::prelude::*;
 
@@ -15,5 +16,7 @@ use pyo3::prelude::*;
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(hash::hash_files, m)?)?;
+    m.add_function(wrap_pyfunction!(surface::extract_units, m)?)?;
+    m.add_function(wrap_pyfunction!(surface::extract_units_many, m)?)?;
     Ok(())
 }
