@@ -13,6 +13,7 @@ from pathlib import Path
 
 # Benchmark name -> module in bench/ that defines ``main(argv) -> int``.
 BENCHES: dict[str, str] = {
+    "hashing": "hashing",
     "selection": "selection",
     "surface": "surface",
 }

@@ -6,7 +6,14 @@ must return identical values and raise the same exceptions.
 
 from collections.abc import Sequence
 
-__all__ = ["__version__", "extract_units", "extract_units_many", "hash_files"]
+__all__ = [
+    "__version__",
+    "extract_units",
+    "extract_units_many",
+    "hash_files",
+    "hash_files_cached",
+    "walk_tree",
+]
 
 __version__: str
 
@@ -23,6 +30,70 @@ def hash_files(paths: Sequence[str]) -> list[str]:
         oracle_gate.errors.TreeError: a path is missing, a broken symlink, a
             directory, or unreadable. When several paths fail, the error names
             the smallest failing path, so the error is deterministic.
+    """
+
+def walk_tree(root: str) -> list[str]:
+    """Every file under ``root``, found by a parallel walk with the GIL released.
+
+    Directories named ``.git``, ``.oracle_gate`` and ``__pycache__`` (or
+    symlinks to directories with those names) are skipped with everything
+    below them. Everything else that is not a directory is listed: regular
+    files, special files, and symlinks of every kind (to a file, to a
+    directory, broken, looping), which are never followed.
+
+    Arguments:
+        root: the directory to walk.
+
+    Returns:
+        Repo-relative POSIX paths, sorted by code point (``sorted()`` order).
+
+    Raises:
+        oracle_gate.errors.TreeError: ``root`` does not exist ("tree root does
+            not exist") or is not a directory ("tree root is not a directory");
+            a directory cannot be listed ("permission denied", "vanished while
+            the tree was walked", "cannot read directory (errno N)"); a name is
+            not UTF-8 ("file name is not valid UTF-8", the path shown with
+            U+FFFD replacements, nothing below it listed). Paths are relative to
+            ``root`` (``root`` itself as given); when several fail, the smallest
+            path is named, so the error is deterministic.
+    """
+
+def hash_files_cached(root: str, paths: Sequence[str], cache: str | None = None) -> list[str]:
+    """BLAKE3 digests of files under ``root``, reusing a stat cache for unchanged files.
+
+    Files are stat'ed and hashed in parallel with the GIL released. A digest
+    comes from the cache only if the file's size, mtime_ns, ctime_ns, device
+    and inode all equal the cached ones (symlinks followed, as hashing does)
+    and, git's racy-clean rule, the cached mtime and ctime are both older than
+    the cache's write time; everything else is read and hashed.
+
+    The cache file is written atomically (a private temporary file renamed
+    over it), so concurrent runs leave the last writer's whole file. Any cache
+    that is missing, torn, fails its checksum, is for another ``root`` or does
+    not parse is ignored, never trusted. Failing to read or write the cache is
+    never an error. Entries for paths not in this call are kept. Both backends
+    read and write the same format::
+
+        body = "oracle-gate stat cache 1" NUL written_ns NUL root NUL
+               { digest SP size SP mtime_ns SP ctime_ns SP dev SP ino SP path NUL }
+        file = body "#" blake3_hex(body) LF
+
+    with entries sorted by path; ``written_ns`` is the mtime of the writer's
+    temporary file, created before any file is looked at, so it comes from
+    the filesystem's own clock. Only entries older than it are written.
+
+    Arguments:
+        root: the directory ``paths`` are relative to.
+        paths: file paths relative to ``root``.
+        cache: the cache file (its directory is created), or None for no cache.
+
+    Returns:
+        One lowercase hex digest (64 characters) per path, in input order;
+        identical to ``hash_files`` on the joined paths.
+
+    Raises:
+        oracle_gate.errors.TreeError: as ``hash_files``, naming the path as
+            given in ``paths`` (relative), the smallest failing one first.
     """
 
 def extract_units(source: bytes, path: str) -> list[tuple[str, str]]:

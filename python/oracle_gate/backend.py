@@ -16,7 +16,14 @@ from types import ModuleType
 
 from oracle_gate.errors import BackendError
 
-__all__ = ["extract_units", "extract_units_many", "hash_files", "name"]
+__all__ = [
+    "extract_units",
+    "extract_units_many",
+    "hash_files",
+    "hash_files_cached",
+    "name",
+    "walk_tree",
+]
 
 _CHOICES = ("", "native", "python")
 
@@ -59,6 +66,29 @@ def hash_files(paths: Sequence[str]) -> list[str]:
         BackendError: the selected backend is unavailable.
     """
     digests: list[str] = _load()[1].hash_files(list(paths))
+    return digests
+
+
+def walk_tree(root: str) -> list[str]:
+    """Every file under ``root``: sorted repo-relative POSIX paths (see ``_native.pyi``).
+
+    Raises:
+        TreeError: the root is missing, a directory cannot be listed, or a name
+            is not UTF-8.
+        BackendError: the selected backend is unavailable.
+    """
+    files: list[str] = _load()[1].walk_tree(root)
+    return files
+
+
+def hash_files_cached(root: str, paths: Sequence[str], cache: str | None = None) -> list[str]:
+    """BLAKE3 hex digests of ``paths`` under ``root``, reusing a stat cache (``_native.pyi``).
+
+    Raises:
+        TreeError: a path cannot be read; the error names it as given.
+        BackendError: the selected backend is unavailable.
+    """
+    digests: list[str] = _load()[1].hash_files_cached(root, list(paths), cache)
     return digests
 
 

@@ -8,7 +8,6 @@ describes the files a developer has on disk.
 from __future__ import annotations
 
 import functools
-import os
 import posixpath
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -20,11 +19,12 @@ from oracle_gate import backend
 from oracle_gate.errors import TreeError
 from oracle_gate.git import git_bytes
 
-__all__ = ["GitTree", "Tree", "WorkTree"]
+__all__ = ["CACHE_DIR", "STAT_CACHE", "GitTree", "Tree", "WorkTree"]
 
-# Directories that are never part of a package's oracle: VCS data, our own
-# cache, and interpreter byte code that tests leave behind.
-SKIPPED_DIRS = frozenset({".git", ".oracle_gate", "__pycache__"})
+# The gate's own scratch directory at the root of a working tree; the tree walk
+# skips it (with .git and __pycache__, see ``_native.pyi``).
+CACHE_DIR = ".oracle_gate"
+STAT_CACHE = f"{CACHE_DIR}/stat-cache"
 _SYMLINK_MODE = "120000"
 _MAX_LINK_HOPS = 40
 
@@ -46,23 +46,19 @@ class Tree(Protocol):
 
 
 class WorkTree:
-    """A directory on disk; hashing goes through the selected backend."""
+    """A directory on disk; walking and hashing go through the selected backend.
 
-    def __init__(self, root: Path) -> None:
+    Digests reuse the stat cache in ``.oracle_gate/stat-cache`` (created with a
+    ``.gitignore`` of its own, so it is never committed) unless ``cache`` is False.
+    """
+
+    def __init__(self, root: Path, cache: bool = True) -> None:
         self.root = root
+        self.cache = cache
 
     @functools.cache  # noqa: B019 - a tree lives as long as one command
     def files(self) -> tuple[str, ...]:
-        found: list[str] = []
-        for directory, subdirs, names in os.walk(self.root):
-            subdirs[:] = [name for name in subdirs if name not in SKIPPED_DIRS]
-            relative = Path(directory).relative_to(self.root).as_posix()
-            prefix = "" if relative == "." else relative + "/"
-            found.extend(prefix + name for name in names)
-            # A symlink to a directory is listed by os.walk as a subdir; we do
-            # not follow it, but a link is still a file-like entry of the tree.
-            found.extend(prefix + name for name in subdirs if (Path(directory) / name).is_symlink())
-        return tuple(sorted(found))
+        return tuple(backend.walk_tree(str(self.root)))
 
     def read(self, path: str) -> bytes:
         try:
@@ -70,15 +66,21 @@ class WorkTree:
         except OSError as error:
             raise TreeError(f"cannot read file ({error.strerror})", path) from error
 
+    def _cache_file(self) -> str | None:
+        if not self.cache:
+            return None
+        directory = self.root / CACHE_DIR
+        ignore = directory / ".gitignore"
+        if not ignore.exists():
+            try:
+                directory.mkdir(exist_ok=True)
+                ignore.write_text("# Created by oracle-gate: a local cache, never committed.\n*\n")
+            except OSError:
+                return None  # a read-only tree: hash without a cache
+        return str(self.root / STAT_CACHE)
+
     def digests(self, paths: Sequence[str]) -> list[str]:
-        absolute = [str(self.root / path) for path in paths]
-        try:
-            return backend.hash_files(absolute)
-        except TreeError as error:
-            # Report the repo-relative path the user knows, not our absolute one.
-            if error.path and error.path.startswith(str(self.root)):
-                error.path = Path(error.path).relative_to(self.root).as_posix()
-            raise
+        return backend.hash_files_cached(str(self.root), paths, self._cache_file())
 
 
 class GitTree:

@@ -31,6 +31,21 @@ pub enum CoreError {
     /// Any other I/O failure, with the OS error number when there is one.
     #[error("{}", cannot_read(*.errno))]
     Unreadable { path: String, errno: Option<i32> },
+    /// The root given to a tree walk does not exist.
+    #[error("tree root does not exist")]
+    RootMissing { path: String },
+    /// The root given to a tree walk is not a directory.
+    #[error("tree root is not a directory")]
+    RootNotDirectory { path: String },
+    /// A file or directory name is not UTF-8; `path` shows it with U+FFFD replacements.
+    #[error("file name is not valid UTF-8")]
+    NotUtf8Name { path: String },
+    /// A directory was listed by its parent but was gone when the walk read it.
+    #[error("vanished while the tree was walked")]
+    Vanished { path: String },
+    /// Listing a directory failed for a reason other than the ones above.
+    #[error("{}", cannot_list(*.errno))]
+    DirUnreadable { path: String, errno: Option<i32> },
     /// A test file's assertion surface cannot be extracted: not UTF-8, does not
     /// parse, or nests too deeply (docs/surface.md §9). Raised as `SurfaceError`.
     #[error("{detail}")]
@@ -50,6 +65,13 @@ pub enum CoreError {
     },
 }
 
+fn cannot_list(errno: Option<i32>) -> String {
+    match errno {
+        Some(n) => format!("cannot read directory (errno {n})"),
+        None => "cannot read directory".to_owned(),
+    }
+}
+
 fn cannot_read(errno: Option<i32>) -> String {
     match errno {
         Some(n) => format!("cannot read file (errno {n})"),
@@ -67,6 +89,11 @@ impl CoreError {
             | Self::PermissionDenied { path }
             | Self::SymlinkLoop { path }
             | Self::Unreadable { path, .. }
+            | Self::RootMissing { path }
+            | Self::RootNotDirectory { path }
+            | Self::NotUtf8Name { path }
+            | Self::Vanished { path }
+            | Self::DirUnreadable { path, .. }
             | Self::Surface { path, .. }
             | Self::SurfaceInternal { path, .. } => Some(path),
             Self::Internal { path, .. } => path.as_deref(),
@@ -134,6 +161,29 @@ mod tests {
                 "permission denied",
             ),
             (CoreError::SymlinkLoop { path: p() }, "symlink loop"),
+            (
+                CoreError::RootMissing { path: p() },
+                "tree root does not exist",
+            ),
+            (
+                CoreError::RootNotDirectory { path: p() },
+                "tree root is not a directory",
+            ),
+            (
+                CoreError::NotUtf8Name { path: p() },
+                "file name is not valid UTF-8",
+            ),
+            (
+                CoreError::Vanished { path: p() },
+                "vanished while the tree was walked",
+            ),
+            (
+                CoreError::DirUnreadable {
+                    path: p(),
+                    errno: Some(5),
+                },
+                "cannot read directory (errno 5)",
+            ),
             (
                 CoreError::Unreadable {
                     path: p(),

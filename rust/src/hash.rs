@@ -1,18 +1,25 @@
 //! `hash_files`: BLAKE3 digests of many files, in parallel, with the GIL released.
 
 use std::any::Any;
-use std::fs::{self, File};
-use std::io;
+use std::cell::RefCell;
+use std::fs::{self, File, Metadata};
+use std::io::{self, Read};
 use std::panic::{self, AssertUnwindSafe};
+use std::path::Path;
 
 use pyo3::prelude::*;
 use rayon::prelude::*;
 
 use crate::error::{CoreError, CoreResult};
 
-/// Files at least this large are memory-mapped and hashed with several threads;
-/// below it, a plain read is cheaper than setting up the mapping.
-const MMAP_THRESHOLD: u64 = 1 << 20;
+/// Files are read in chunks of this size into a per-thread buffer; a smaller file
+/// is read whole with one `read`.
+///
+/// We read rather than memory-map large files: on this project's 2-core VMs,
+/// mmap + `update_rayon` hashed 16 files of 48 MiB at 2.8 GB per CPU-second and
+/// 1 MiB reads + `update` at 3.7 (page faults cost more than the copy), and
+/// b3sum, which maps, was slower than reading too (docs/design.md, "Deviations").
+pub(crate) const CHUNK: usize = 1 << 20;
 
 // pyo3 turns this doc comment into the Python docstring; the full contract is
 // in `python/oracle_gate/_native.pyi`.
@@ -32,28 +39,38 @@ pub fn hash_all(paths: &[String]) -> CoreResult<Vec<String>> {
     // The whole job is guarded as well as each file, because rayon itself panics
     // if it cannot start its thread pool.
     without_panics(None, || {
+        let spread = spread_within_files(paths.len());
         let results: Vec<CoreResult<String>> = paths
             .par_iter()
-            .map(|p| without_panics(Some(p), || hash_file(p)))
+            .map(|p| without_panics(Some(p), || hash_file(p, spread)))
             .collect();
-        let mut digests = Vec::with_capacity(results.len());
-        let mut first_error: Option<CoreError> = None;
-        for result in results {
-            match result {
-                Ok(digest) => digests.push(digest),
-                Err(e) if first_error.as_ref().is_none_or(|f| e.path() < f.path()) => {
-                    first_error = Some(e);
-                }
-                Err(_) => {}
-            }
-        }
-        first_error.map_or(Ok(digests), Err)
+        first_error_or_all(results)
     })
+}
+
+/// All values in order, or the error naming the smallest path, so that which of
+/// several failures is reported never depends on thread scheduling.
+pub(crate) fn first_error_or_all<T>(results: Vec<CoreResult<T>>) -> CoreResult<Vec<T>> {
+    let mut values = Vec::with_capacity(results.len());
+    let mut first_error: Option<CoreError> = None;
+    for result in results {
+        match result {
+            Ok(value) => values.push(value),
+            Err(e) if first_error.as_ref().is_none_or(|f| e.path() < f.path()) => {
+                first_error = Some(e);
+            }
+            Err(_) => {}
+        }
+    }
+    first_error.map_or(Ok(values), Err)
 }
 
 /// Runs `work`, turning a panic into `CoreError::Internal` about `path`, because a
 /// panic reaching Python would surface as pyo3's `PanicException`, not a `GateError`.
-fn without_panics<T>(path: Option<&str>, work: impl FnOnce() -> CoreResult<T>) -> CoreResult<T> {
+pub(crate) fn without_panics<T>(
+    path: Option<&str>,
+    work: impl FnOnce() -> CoreResult<T>,
+) -> CoreResult<T> {
     // `work` only reads shared data and owns what it mutates, so nothing half-updated
     // can be observed after an unwind.
     panic::catch_unwind(AssertUnwindSafe(work)).unwrap_or_else(|payload| {
@@ -64,36 +81,69 @@ fn without_panics<T>(path: Option<&str>, work: impl FnOnce() -> CoreResult<T>) -
     })
 }
 
-fn hash_file(path: &str) -> CoreResult<String> {
-    let fail = |e: io::Error| classify_failure(path, &e);
+fn hash_file(path: &str, spread: bool) -> CoreResult<String> {
+    let fail = |e: io::Error| classify_failure(Path::new(path), path, &e);
     let file = File::open(path).map_err(fail)?;
     let meta = file.metadata().map_err(fail)?;
-    // Opening a directory read-only succeeds on Linux; only reading it fails.
+    hash_open_file(&file, &meta, spread).map_err(fail)
+}
+
+/// Whether each file should itself be hashed on several threads: only when there
+/// are fewer files than threads, since otherwise whole files keep every thread busy
+/// at less cost.
+pub(crate) fn spread_within_files(files: usize) -> bool {
+    files < rayon::current_num_threads()
+}
+
+thread_local! {
+    /// One read buffer per thread, reused across files.
+    static BUFFER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The digest of an opened file whose metadata the caller already has; with
+/// `spread`, large chunks are hashed on several threads.
+///
+/// A directory is refused with `EISDIR` here, because opening one read-only
+/// succeeds on Linux; only reading it fails.
+pub(crate) fn hash_open_file(mut file: &File, meta: &Metadata, spread: bool) -> io::Result<String> {
     if meta.is_dir() {
-        return Err(CoreError::IsDirectory {
-            path: path.to_owned(),
-        });
+        return Err(io::Error::from_raw_os_error(libc::EISDIR));
     }
+    // One byte more than a small file lets a single `read` return all of it and
+    // show that it ended (a short read of a regular file is end of file), which
+    // saves the extra `read` that returns 0.
+    let size = usize::try_from(meta.len()).unwrap_or(usize::MAX);
+    let want = size.saturating_add(1).clamp(64 * 1024, CHUNK);
     let mut hasher = blake3::Hasher::new();
-    if meta.len() >= MMAP_THRESHOLD {
-        // SAFETY: the mapping is read-only and lives only for this call. If another
-        // process truncates the file meanwhile, reads may fault (SIGBUS); this is the
-        // same trade-off `blake3::Hasher::update_mmap` makes, accepted for speed.
-        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(fail)?;
-        hasher.update_rayon(&map);
-    } else {
-        hasher.update_reader(&file).map_err(fail)?;
-    }
+    BUFFER.with_borrow_mut(|buffer| {
+        buffer.resize(want, 0);
+        loop {
+            let count = match file.read(buffer) {
+                Ok(count) => count,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if spread && count >= 128 * 1024 {
+                hasher.update_rayon(&buffer[..count]);
+            } else {
+                hasher.update(&buffer[..count]);
+            }
+            if count == 0 || (count < buffer.len() && meta.is_file()) {
+                return Ok(());
+            }
+        }
+    })?;
     Ok(hasher.finalize().to_hex().to_string())
 }
 
-/// Inspects the filesystem once more to explain why `path` could not be hashed.
-fn classify_failure(path: &str, err: &io::Error) -> CoreError {
-    let is_symlink = fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
-    let target = fs::metadata(path);
+/// Inspects the filesystem once more to explain why `fs_path` could not be hashed;
+/// the error names `shown`, the path as the caller gave it.
+pub(crate) fn classify_failure(fs_path: &Path, shown: &str, err: &io::Error) -> CoreError {
+    let is_symlink = fs::symlink_metadata(fs_path).is_ok_and(|m| m.file_type().is_symlink());
+    let target = fs::metadata(fs_path);
     let target_missing = matches!(&target, Err(e) if e.kind() == io::ErrorKind::NotFound);
     let is_dir = target.is_ok_and(|m| m.is_dir());
-    classify(path, is_symlink && target_missing, is_dir, err)
+    classify(shown, is_symlink && target_missing, is_dir, err)
 }
 
 /// Picks the error from filesystem facts, in the order the contract lists them;
@@ -104,7 +154,7 @@ fn classify(path: &str, broken_symlink: bool, is_dir: bool, err: &io::Error) -> 
         CoreError::BrokenSymlink { path }
     } else if err.kind() == io::ErrorKind::NotFound {
         CoreError::NotFound { path }
-    } else if is_dir {
+    } else if is_dir || err.raw_os_error() == Some(libc::EISDIR) {
         CoreError::IsDirectory { path }
     } else if err.kind() == io::ErrorKind::PermissionDenied {
         CoreError::PermissionDenied { path }
@@ -133,7 +183,6 @@ mod tests {
     use super::*;
     use std::error::Error;
     use std::os::unix::fs::{symlink, PermissionsExt};
-    use std::path::Path;
     use tempfile::TempDir;
 
     type TestResult = Result<(), Box<dyn Error>>;
@@ -175,16 +224,40 @@ mod tests {
     }
 
     #[test]
-    fn large_files_take_the_mmap_path_and_hash_the_same() -> TestResult {
+    fn large_files_are_read_in_chunks_and_hash_the_same() -> TestResult {
         let dir = tempdir()?;
-        let data: Vec<u8> = (0..MMAP_THRESHOLD as usize * 3 + 7)
-            .map(|i| (i % 251) as u8)
-            .collect();
+        let data: Vec<u8> = (0..CHUNK * 3 + 7).map(|i| (i % 251) as u8).collect();
         let big = write(dir.path(), "big", &data)?;
-        assert_eq!(
-            hash_all(&[big])?,
-            [blake3::hash(&data).to_hex().to_string()]
-        );
+        let expected = blake3::hash(&data).to_hex().to_string();
+        // Alone, the file is spread over threads; among many, it is hashed on one.
+        let alone = hash_all(std::slice::from_ref(&big))?;
+        assert_eq!(alone.as_slice(), std::slice::from_ref(&expected));
+        let many = vec![big; rayon::current_num_threads() + 1];
+        assert!(hash_all(&many)?.iter().all(|d| *d == expected));
+        Ok(())
+    }
+
+    #[test]
+    fn sizes_around_the_read_buffer_hash_the_same() -> TestResult {
+        let dir = tempdir()?;
+        for size in [
+            1,
+            65_535,
+            65_536,
+            65_537,
+            300_000,
+            CHUNK - 1,
+            CHUNK,
+            CHUNK + 1,
+        ] {
+            let data: Vec<u8> = (0..size).map(|i| (i % 253) as u8).collect();
+            let path = write(dir.path(), &format!("f{size}"), &data)?;
+            assert_eq!(
+                hash_all(&[path])?,
+                [blake3::hash(&data).to_hex().to_string()],
+                "size {size}"
+            );
+        }
         Ok(())
     }
 

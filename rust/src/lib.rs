@@ -5,7 +5,9 @@
 
 mod error;
 mod hash;
+mod stat_cache;
 mod surface;
+mod walk;
 
 use pyo3::prelude::*;
 
@@ -16,6 +18,8 @@ use pyo3::prelude::*;
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(hash::hash_files, m)?)?;
+    m.add_function(wrap_pyfunction!(walk::walk_tree, m)?)?;
+    m.add_function(wrap_pyfunction!(stat_cache::hash_files_cached, m)?)?;
     m.add_function(wrap_pyfunction!(surface::extract_units, m)?)?;
     m.add_function(wrap_pyfunction!(surface::extract_units_many, m)?)?;
     Ok(())

@@ -1,0 +1,675 @@
+//! `hash_files_cached`: digests of files under a root, skipping files whose stat
+//! data a cache already vouches for.
+//!
+//! The cache file format is shared with `oracle_gate._fallback`, so either backend
+//! reads the other's cache (documented in `python/oracle_gate/_native.pyi`):
+//!
+//! ```text
+//! body = "oracle-gate stat cache 1" NUL written_ns NUL root NUL
+//!        { digest SP size SP mtime_ns SP ctime_ns SP dev SP ino SP path NUL }   sorted by path
+//! file = body "#" blake3_hex(body) LF
+//! ```
+//!
+//! `written_ns` is the modification time of the temporary file the writer created
+//! *before* it looked at any file, so it comes from the same clock as file times.
+//! Racy-clean rule (git's, made a little stricter): an entry is trusted only if its
+//! mtime and ctime are both older than `written_ns`; anything else is re-hashed.
+//! A file changed after the writer started gets a time at or after `written_ns`,
+//! so a same-size edit within one timestamp tick can never hide behind the cache.
+//!
+//! Writers write a private temporary file and rename it over the cache, so two
+//! processes at once give "last writer wins", never a torn file; a file that is
+//! torn anyway (crash, disk full) fails the checksum and is ignored, never trusted.
+//! The cache is only a speed-up: failing to read or write it is never an error.
+
+use std::collections::{BTreeMap, HashMap};
+use std::ffi::CString;
+use std::fs::{self, File, Metadata, OpenOptions};
+use std::io::{self, Write};
+use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use pyo3::prelude::*;
+use rayon::prelude::*;
+
+use crate::error::CoreResult;
+use crate::hash::{
+    classify_failure, first_error_or_all, hash_open_file, spread_within_files, without_panics,
+};
+
+const MAGIC: &str = "oracle-gate stat cache 1";
+/// `#`, 64 hex digits and a newline.
+const TRAILER_LEN: usize = 66;
+
+// pyo3 turns this doc comment into the Python docstring; the full contract is
+// in `python/oracle_gate/_native.pyi`.
+/// BLAKE3 digests of files under root, in parallel with the GIL released, reusing
+/// digests from a stat cache for files whose size, times and inode are unchanged.
+///
+/// Returns one lowercase hex digest per path, in input order. Raises
+/// oracle_gate.errors.TreeError naming the smallest failing path as given.
+#[pyfunction]
+#[pyo3(signature = (root, paths, cache=None))]
+pub fn hash_files_cached(
+    py: Python<'_>,
+    root: String,
+    paths: Vec<String>,
+    cache: Option<String>,
+) -> PyResult<Vec<String>> {
+    Ok(py.detach(|| hash_cached(&root, &paths, cache.as_deref().map(Path::new)))?)
+}
+
+/// The stat data that must be unchanged for a cached digest to be reused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stat {
+    size: u64,
+    mtime_ns: i128,
+    ctime_ns: i128,
+    dev: u64,
+    ino: u64,
+}
+
+fn nanos(secs: i64, nanos: i64) -> i128 {
+    i128::from(secs) * 1_000_000_000 + i128::from(nanos)
+}
+
+impl Stat {
+    fn of(meta: &Metadata) -> Self {
+        Self {
+            size: meta.size(),
+            mtime_ns: nanos(meta.mtime(), meta.mtime_nsec()),
+            ctime_ns: nanos(meta.ctime(), meta.ctime_nsec()),
+            dev: meta.dev(),
+            ino: meta.ino(),
+        }
+    }
+
+    /// The stat data of a regular file, or `None` for anything else.
+    fn of_regular(st: &libc::stat) -> Option<Self> {
+        ((st.st_mode & libc::S_IFMT) == libc::S_IFREG).then(|| Self {
+            size: u64::try_from(st.st_size).unwrap_or(u64::MAX),
+            mtime_ns: nanos(st.st_mtime, st.st_mtime_nsec),
+            ctime_ns: nanos(st.st_ctime, st.st_ctime_nsec),
+            dev: st.st_dev,
+            ino: st.st_ino,
+        })
+    }
+
+    /// The racy-clean rule: only a file last touched before `written_ns` is trusted.
+    fn settled_before(&self, written_ns: i128) -> bool {
+        self.mtime_ns < written_ns && self.ctime_ns < written_ns
+    }
+}
+
+/// A cache entry; `digest` borrows from the cache file's bytes or this run's results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Entry<'a> {
+    stat: Stat,
+    digest: &'a str,
+}
+
+/// A cache file that passed its checksum; only settled entries are kept.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Cache<'a> {
+    entries: HashMap<&'a str, Entry<'a>>,
+}
+
+/// What hashing one path found.
+struct Outcome {
+    digest: String,
+    /// Stat data of a regular file, to be cached; `None` for anything else.
+    stat: Option<Stat>,
+    from_cache: bool,
+}
+
+/// Files of one directory handled together, so each is found with one
+/// single-component lookup (`fstatat`/`openat`) instead of a walk of its whole path.
+const BATCH: usize = 256;
+
+/// Digests of `paths` (relative to `root`), in input order, using and refreshing
+/// the cache at `cache_path` when one is given.
+pub fn hash_cached(
+    root: &str,
+    paths: &[String],
+    cache_path: Option<&Path>,
+) -> CoreResult<Vec<String>> {
+    without_panics(None, || {
+        // Start the writer first: its file's mtime is the cut-off for this run.
+        let writer = cache_path.and_then(|p| Writer::start(p).ok());
+        let data = cache_path.and_then(|p| fs::read(p).ok());
+        let old = data.as_deref().and_then(|d| parse(d, root));
+        let spread = spread_within_files(paths.len());
+        let results: Vec<CoreResult<Outcome>> = batches(paths)
+            .into_par_iter()
+            .flat_map_iter(|range| hash_batch(root, &paths[range], old.as_ref(), spread))
+            .collect();
+        let outcomes = first_error_or_all(results)?;
+        if let Some(writer) = writer {
+            let unchanged = old.is_some() && outcomes.iter().all(|o| o.from_cache);
+            if !unchanged {
+                let entries = merge(old, paths, &outcomes, writer.written_ns);
+                let content = render(root, writer.written_ns, &entries);
+                // Best effort: a cache we cannot write only costs speed next time.
+                let _ = writer.commit(&content);
+            }
+        }
+        Ok(outcomes.into_iter().map(|o| o.digest).collect())
+    })
+}
+
+/// Index ranges of consecutive paths with the same parent directory, at most
+/// `BATCH` long (sorted input gives the fewest).
+fn batches(paths: &[String]) -> Vec<std::ops::Range<usize>> {
+    let parent = |p: &str| p.rsplit_once('/').map_or("", |(dir, _)| dir).to_owned();
+    let mut ranges = Vec::new();
+    let mut start = 0;
+    for i in 1..=paths.len() {
+        let split = i == paths.len()
+            || i - start >= BATCH
+            || paths[i].rsplit_once('/').map_or("", |(dir, _)| dir)
+                != parent(&paths[start]).as_str();
+        if split {
+            ranges.push(start..i);
+            start = i;
+        }
+    }
+    ranges
+}
+
+/// Hashes paths that share one parent directory, in order.
+fn hash_batch<'p>(
+    root: &'p str,
+    batch: &'p [String],
+    old: Option<&'p Cache<'p>>,
+    spread: bool,
+) -> impl Iterator<Item = CoreResult<Outcome>> + 'p {
+    let parent = batch
+        .first()
+        .and_then(|p| p.rsplit_once('/'))
+        .map_or("", |(dir, _)| dir);
+    // O_PATH: a handle for lookups only, which needs no read permission.
+    let dir = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC)
+        .open(Path::new(root).join(parent))
+        .ok();
+    batch.iter().map(move |rel| {
+        without_panics(Some(rel), || {
+            let name = rel.rsplit_once('/').map_or(rel.as_str(), |(_, name)| name);
+            match (&dir, CString::new(name)) {
+                (Some(dir), Ok(name)) => hash_at(root, rel, dir, &name, old, spread),
+                // The slow path explains any failure to open the directory.
+                _ => hash_one(root, rel, old, spread),
+            }
+        })
+    })
+}
+
+/// `hash_one` with lookups relative to an open directory.
+fn hash_at(
+    root: &str,
+    rel: &str,
+    dir: &File,
+    name: &CString,
+    old: Option<&Cache<'_>>,
+    spread: bool,
+) -> CoreResult<Outcome> {
+    let fail = |e: io::Error| classify_failure(&Path::new(root).join(rel), rel, &e);
+    if let Some(entry) = old.and_then(|c| c.entries.get(rel)) {
+        let mut st = std::mem::MaybeUninit::<libc::stat>::zeroed();
+        // SAFETY: `dir` is an open descriptor, `name` is NUL-terminated and `st`
+        // points to writable memory of the right size for the duration of the call.
+        let rc = unsafe { libc::fstatat(dir.as_raw_fd(), name.as_ptr(), st.as_mut_ptr(), 0) };
+        if rc != 0 {
+            return Err(fail(io::Error::last_os_error()));
+        }
+        // SAFETY: fstatat returned 0, so it filled `st`; zeroed memory is a valid
+        // `libc::stat` in any case (a plain C struct of integers).
+        let st = unsafe { st.assume_init() };
+        if Stat::of_regular(&st) == Some(entry.stat) {
+            return Ok(hit(entry));
+        }
+    }
+    // SAFETY: as above; the returned descriptor, if any, is owned by the File below.
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            libc::O_RDONLY | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(fail(io::Error::last_os_error()));
+    }
+    // SAFETY: `fd` is a fresh descriptor that nothing else owns.
+    let file = unsafe { File::from_raw_fd(fd) };
+    hash_opened(&file, spread).map_err(fail)
+}
+
+fn hit(entry: &Entry<'_>) -> Outcome {
+    Outcome {
+        digest: entry.digest.to_owned(),
+        stat: Some(entry.stat),
+        from_cache: true,
+    }
+}
+
+fn hash_opened(file: &File, spread: bool) -> io::Result<Outcome> {
+    // Stat data from before the read: a change during the read moves mtime past it.
+    let meta = file.metadata()?;
+    let digest = hash_open_file(file, &meta, spread)?;
+    Ok(Outcome {
+        digest,
+        stat: meta.is_file().then(|| Stat::of(&meta)),
+        from_cache: false,
+    })
+}
+
+/// The path-based way, used when the parent directory cannot be opened; its
+/// errors are the same as `hash_files`'.
+fn hash_one(root: &str, rel: &str, old: Option<&Cache<'_>>, spread: bool) -> CoreResult<Outcome> {
+    let fs_path = Path::new(root).join(rel);
+    let fail = |e: io::Error| classify_failure(&fs_path, rel, &e);
+    if let Some(entry) = old.and_then(|c| c.entries.get(rel)) {
+        let meta = fs::metadata(&fs_path).map_err(fail)?;
+        if meta.is_file() && Stat::of(&meta) == entry.stat {
+            return Ok(hit(entry));
+        }
+    }
+    let file = File::open(&fs_path).map_err(fail)?;
+    hash_opened(&file, spread).map_err(fail)
+}
+
+/// The entries to write: the old settled ones, updated by this run's results.
+fn merge<'a>(
+    old: Option<Cache<'a>>,
+    paths: &'a [String],
+    outcomes: &'a [Outcome],
+    written_ns: i128,
+) -> BTreeMap<&'a str, Entry<'a>> {
+    let mut entries: BTreeMap<&str, Entry<'_>> = old
+        .map(|c| c.entries.into_iter().collect())
+        .unwrap_or_default();
+    for (rel, outcome) in paths.iter().zip(outcomes) {
+        match outcome.stat {
+            Some(stat) if stat.settled_before(written_ns) => {
+                let digest = outcome.digest.as_str();
+                entries.insert(rel, Entry { stat, digest });
+            }
+            _ => {
+                entries.remove(rel.as_str());
+            }
+        }
+    }
+    entries
+}
+
+fn render(root: &str, written_ns: i128, entries: &BTreeMap<&str, Entry<'_>>) -> Vec<u8> {
+    use std::fmt::Write as _;
+    let mut body = format!("{MAGIC}\0{written_ns}\0{root}\0");
+    for (path, Entry { stat, digest }) in entries {
+        // Writing to a String cannot fail.
+        let _ = write!(
+            body,
+            "{digest} {} {} {} {} {} {path}\0",
+            stat.size, stat.mtime_ns, stat.ctime_ns, stat.dev, stat.ino
+        );
+    }
+    let mut body = body.into_bytes();
+    let checksum = blake3::hash(&body).to_hex();
+    body.push(b'#');
+    body.extend_from_slice(checksum.as_bytes());
+    body.push(b'\n');
+    body
+}
+
+/// The settled entries of a cache file if it is whole, well formed and written
+/// for `root`; `None` otherwise, so a damaged cache is never trusted.
+fn parse<'a>(data: &'a [u8], root: &str) -> Option<Cache<'a>> {
+    let body_len = data.len().checked_sub(TRAILER_LEN)?;
+    let (body, trailer) = data.split_at(body_len);
+    let checksum = blake3::hash(body).to_hex();
+    if trailer.first() != Some(&b'#')
+        || trailer.last() != Some(&b'\n')
+        || trailer.get(1..TRAILER_LEN - 1) != Some(checksum.as_bytes())
+    {
+        return None;
+    }
+    let body = std::str::from_utf8(body).ok()?;
+    let mut records = body.strip_suffix('\0')?.split('\0');
+    if records.next()? != MAGIC {
+        return None;
+    }
+    let written_ns: i128 = parse_int(records.next()?, true)?;
+    if records.next()? != root {
+        return None;
+    }
+    let mut entries = HashMap::new();
+    for record in records {
+        let (path, entry) = parse_entry(record)?;
+        if entry.stat.settled_before(written_ns) {
+            entries.insert(path, entry);
+        }
+    }
+    Some(Cache { entries })
+}
+
+/// Decimal digits, with a leading `-` only when `signed`. Stricter than `str::parse`,
+/// which also takes `+`, so that both backends accept exactly the same files.
+fn parse_int<T: std::str::FromStr>(text: &str, signed: bool) -> Option<T> {
+    let digits = if signed {
+        text.strip_prefix('-').unwrap_or(text)
+    } else {
+        text
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok()
+}
+
+fn parse_entry(record: &str) -> Option<(&str, Entry<'_>)> {
+    let mut fields = record.splitn(7, ' ');
+    let digest = fields.next()?;
+    let is_hex = |c: u8| c.is_ascii_digit() || (b'a'..=b'f').contains(&c);
+    if digest.len() != 64 || !digest.bytes().all(is_hex) {
+        return None;
+    }
+    let stat = Stat {
+        size: parse_int(fields.next()?, false)?,
+        mtime_ns: parse_int(fields.next()?, true)?,
+        ctime_ns: parse_int(fields.next()?, true)?,
+        dev: parse_int(fields.next()?, false)?,
+        ino: parse_int(fields.next()?, false)?,
+    };
+    let path = fields.next().filter(|p| !p.is_empty())?;
+    Some((path, Entry { stat, digest }))
+}
+
+/// A private temporary file next to the cache, renamed over it on commit and
+/// removed if dropped uncommitted.
+struct Writer {
+    temporary: PathBuf,
+    target: PathBuf,
+    file: File,
+    written_ns: i128,
+}
+
+static TEMPORARY_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+impl Writer {
+    fn start(target: &Path) -> io::Result<Self> {
+        let dir = target.parent().unwrap_or(Path::new("."));
+        if !dir.as_os_str().is_empty() {
+            fs::create_dir_all(dir)?;
+        }
+        let name = target
+            .file_name()
+            .map_or_else(|| "stat-cache".into(), |n| n.to_string_lossy().into_owned());
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let count = TEMPORARY_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let temporary = target.with_file_name(format!(
+            ".{name}.{}.{nanos}.{count}.tmp",
+            std::process::id()
+        ));
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temporary)?;
+        let written_ns = match file.metadata() {
+            Ok(meta) => Stat::of(&meta).mtime_ns,
+            Err(e) => {
+                let _ = fs::remove_file(&temporary);
+                return Err(e);
+            }
+        };
+        Ok(Self {
+            temporary,
+            target: target.to_owned(),
+            file,
+            written_ns,
+        })
+    }
+
+    fn commit(mut self, content: &[u8]) -> io::Result<()> {
+        // No fsync: after a crash the checksum rejects a partial file, and the cache
+        // is rebuilt at the cost of one cold run.
+        self.file.write_all(content)?;
+        fs::rename(&self.temporary, &self.target)
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        // After a successful rename this finds nothing to remove.
+        let _ = fs::remove_file(&self.temporary);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::CoreError;
+    use std::error::Error;
+    use tempfile::TempDir;
+
+    type TestResult = Result<(), Box<dyn Error>>;
+
+    /// A temporary root holding `files`, and the cache path inside it.
+    fn tree(files: &[(&str, &str)]) -> Result<(TempDir, String, PathBuf), Box<dyn Error>> {
+        let dir = tempfile::Builder::new().prefix("oracle-gate-").tempdir()?;
+        for (name, text) in files {
+            fs::write(dir.path().join(name), text)?;
+        }
+        // Let the file times fall into an earlier timestamp tick than the cache's.
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        let root = dir.path().to_string_lossy().into_owned();
+        let cache = dir.path().join(".oracle_gate/stat-cache");
+        Ok((dir, root, cache))
+    }
+
+    fn owned(names: &[&str]) -> Vec<String> {
+        names.iter().map(|n| (*n).to_owned()).collect()
+    }
+
+    fn hex(text: &str) -> String {
+        blake3::hash(text.as_bytes()).to_hex().to_string()
+    }
+
+    #[test]
+    fn cold_and_warm_runs_agree_and_the_warm_run_reads_the_cache() -> TestResult {
+        let (_dir, root, cache) = tree(&[("a", "alpha"), ("b", "beta")])?;
+        let paths = owned(&["b", "a"]);
+        let cold = hash_cached(&root, &paths, Some(&cache))?;
+        assert_eq!(cold, [hex("beta"), hex("alpha")]);
+        let data = fs::read(&cache)?;
+        let loaded = parse(&data, &root).ok_or("cache was not written")?;
+        assert_eq!(loaded.entries.len(), 2);
+        assert_eq!(hash_cached(&root, &paths, Some(&cache))?, cold);
+        assert_eq!(hash_cached(&root, &paths, None)?, cold);
+        Ok(())
+    }
+
+    #[test]
+    fn a_trusted_entry_is_used_without_reading_the_file() -> TestResult {
+        let (_dir, root, cache) = tree(&[("a", "alpha")])?;
+        let stat = Stat::of(&fs::metadata(Path::new(&root).join("a"))?);
+        let fake = "f".repeat(64);
+        let entries = BTreeMap::from([(
+            "a",
+            Entry {
+                stat,
+                digest: fake.as_str(),
+            },
+        )]);
+        // Written after the file: trusted, so the (wrong) cached digest comes back.
+        fs::create_dir_all(cache.parent().ok_or("no parent")?)?;
+        fs::write(&cache, render(&root, stat.ctime_ns + 1, &entries))?;
+        assert_eq!(
+            hash_cached(&root, &owned(&["a"]), Some(&cache))?.as_slice(),
+            std::slice::from_ref(&fake)
+        );
+        // Racily clean (written in the same tick as the file): re-hashed.
+        fs::write(&cache, render(&root, stat.mtime_ns, &entries))?;
+        assert_eq!(
+            hash_cached(&root, &owned(&["a"]), Some(&cache))?,
+            [hex("alpha")]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_cache_for_another_root_or_with_a_bad_checksum_is_ignored() -> TestResult {
+        let (_dir, root, cache) = tree(&[("a", "alpha")])?;
+        let stat = Stat::of(&fs::metadata(Path::new(&root).join("a"))?);
+        let fake = "f".repeat(64);
+        let entries = BTreeMap::from([(
+            "a",
+            Entry {
+                stat,
+                digest: fake.as_str(),
+            },
+        )]);
+        let good = render(&root, stat.ctime_ns + 1, &entries);
+        assert!(parse(&good, &root).is_some());
+        assert!(parse(&good, "/elsewhere").is_none());
+        let mut flipped = good.clone();
+        flipped[30] ^= 1;
+        assert!(parse(&flipped, &root).is_none());
+        for cut in [0, 1, good.len() / 2, good.len() - 1] {
+            assert!(parse(&good[..cut], &root).is_none(), "torn at {cut}");
+        }
+        fs::create_dir_all(cache.parent().ok_or("no parent")?)?;
+        fs::write(&cache, &good[..good.len() - 1])?;
+        assert_eq!(
+            hash_cached(&root, &owned(&["a"]), Some(&cache))?,
+            [hex("alpha")]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_changed_file_is_rehashed() -> TestResult {
+        let (dir, root, cache) = tree(&[("a", "alpha")])?;
+        hash_cached(&root, &owned(&["a"]), Some(&cache))?;
+        fs::write(dir.path().join("a"), "ALPHA")?;
+        assert_eq!(
+            hash_cached(&root, &owned(&["a"]), Some(&cache))?,
+            [hex("ALPHA")]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn entries_of_other_calls_are_kept() -> TestResult {
+        let (_dir, root, cache) = tree(&[("a", "alpha"), ("b", "beta")])?;
+        hash_cached(&root, &owned(&["a"]), Some(&cache))?;
+        hash_cached(&root, &owned(&["b"]), Some(&cache))?;
+        let data = fs::read(&cache)?;
+        let loaded = parse(&data, &root).ok_or("cache was not written")?;
+        let mut names: Vec<_> = loaded.entries.keys().copied().collect();
+        names.sort();
+        assert_eq!(names, ["a", "b"]);
+        Ok(())
+    }
+
+    #[test]
+    fn errors_name_the_relative_path_and_leave_no_temporary_file() -> TestResult {
+        let (dir, root, cache) = tree(&[("a", "alpha")])?;
+        let err = hash_cached(&root, &owned(&["a", "missing"]), Some(&cache)).err();
+        assert_eq!(
+            err,
+            Some(CoreError::NotFound {
+                path: "missing".to_owned()
+            })
+        );
+        let leftovers: Vec<_> =
+            fs::read_dir(dir.path().join(".oracle_gate"))?.collect::<Result<Vec<_>, _>>()?;
+        assert!(leftovers.is_empty(), "{leftovers:?}");
+        Ok(())
+    }
+
+    #[test]
+    fn an_unwritable_cache_location_is_not_an_error() -> TestResult {
+        let (dir, root, _cache) = tree(&[("a", "alpha"), ("blocker", "")])?;
+        let cache = dir.path().join("blocker/stat-cache");
+        assert_eq!(
+            hash_cached(&root, &owned(&["a"]), Some(&cache))?,
+            [hex("alpha")]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn batches_split_at_directory_changes_and_at_the_batch_size() {
+        let mut paths = owned(&["a", "b", "d/x", "d/y", "d/e/z", "c"]);
+        assert_eq!(batches(&paths), [0..2, 2..4, 4..5, 5..6]);
+        paths = (0..BATCH + 3).map(|i| format!("d/{i}")).collect();
+        assert_eq!(batches(&paths), [0..BATCH, BATCH..BATCH + 3]);
+        assert!(batches(&[]).is_empty());
+    }
+
+    #[test]
+    fn a_missing_parent_directory_takes_the_slow_path_with_the_same_errors() -> TestResult {
+        let (dir, root, cache) = tree(&[("a", "alpha")])?;
+        fs::create_dir(dir.path().join("sub"))?;
+        fs::write(dir.path().join("sub/f"), "f")?;
+        let cases = [
+            (
+                "gone/f",
+                CoreError::NotFound {
+                    path: "gone/f".to_owned(),
+                },
+            ),
+            (
+                "a/f",
+                CoreError::Unreadable {
+                    path: "a/f".to_owned(),
+                    errno: Some(libc::ENOTDIR),
+                },
+            ),
+            (
+                "sub",
+                CoreError::IsDirectory {
+                    path: "sub".to_owned(),
+                },
+            ),
+        ];
+        for (rel, expected) in cases {
+            let paths = owned(&[rel]);
+            let message = expected.to_string();
+            assert_eq!(
+                hash_cached(&root, &paths, Some(&cache)).err(),
+                Some(expected)
+            );
+            assert_eq!(
+                crate::hash::hash_all(&[format!("{root}/{rel}")])
+                    .err()
+                    .map(|e| e.to_string()),
+                Some(message)
+            );
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn entry_parsing_rejects_malformed_records() {
+        let ok = format!("{} 1 -2 3 4 5 a b", "0".repeat(64));
+        assert_eq!(parse_entry(&ok).map(|(p, _)| p), Some("a b"));
+        for bad in [
+            format!("{} 1 2 3 4 5 ", "0".repeat(64)),
+            format!("{} 1 2 3 4 5 p", "A".repeat(64)),
+            format!("{} x 2 3 4 5 p", "0".repeat(64)),
+            "short 1 2 3 4 5 p".to_owned(),
+            format!("{} +1 2 3 4 5 p", "0".repeat(64)),
+            format!("{} -1 2 3 4 5 p", "0".repeat(64)),
+            format!("{} 1 2 3 4 18446744073709551616 p", "0".repeat(64)),
+        ] {
+            assert!(parse_entry(&bad).is_none(), "{bad}");
+        }
+    }
+}
