@@ -20,6 +20,7 @@ from oracle_gate.formats.junit import Case, render_suite
 from oracle_gate.gate import check
 from oracle_gate.git import git
 from oracle_gate.graph import GRAPH_MODES, PackageGraph, load_packages
+from oracle_gate.lanes.runtime import RowEnv, judge_rows
 from oracle_gate.ledgers import (
     ASSUMPTIONS_FILE,
     FREEZE_FILE,
@@ -30,7 +31,7 @@ from oracle_gate.ledgers import (
 )
 from oracle_gate.locks import LockStatus, lock_statuses, write_locks
 from oracle_gate.matrix import parse_matrix
-from oracle_gate.model import ExitCode, Package
+from oracle_gate.model import ExitCode, Package, Verdict
 from oracle_gate.select import Selected, Selection, describe_chain, select_diff
 from oracle_gate.trees import WorkTree
 
@@ -186,6 +187,39 @@ def _ledger_cases(
     return lines, cases
 
 
+def _row_cases(
+    repo: Path, tree: WorkTree, packages: list[Package], label: str | None
+) -> tuple[list[tuple[str, str]], list[Case]]:
+    """Printed lines and JUnit cases for the rows' checks that need only this tree.
+
+    Relations compare parent and head, so only ``check`` runs them; new
+    counterexamples are reported, never appended, since this tree is not a
+    working copy (it may be Bazel's read-only runfiles).
+    """
+    env = RowEnv(
+        head=tree,
+        head_dir=repo,
+        parent_dir=None,
+        parent_packages=frozenset(),
+        today=_today(None),
+        seed_sink=None,
+        head_name="this tree",
+    )
+    findings, _ = judge_rows([(p, row) for p in packages for row in p.matrix.rows], env)
+    lines: list[tuple[str, str]] = []
+    cases: list[Case] = []
+    for finding in findings:
+        name = f"{finding.path} [{finding.row}]" if finding.row else str(finding.path)
+        if finding.verdict is Verdict.REJECT:
+            prefix = f"FAIL: {label}: " if label else "FAIL "
+            lines.append(("err", f"{prefix}{name}: {finding.reason}"))
+            cases.append(Case(label or finding.package or ".", name, failure=finding.reason))
+        else:
+            lines.append(("out", f"ok {name}: {finding.reason}"))
+            cases.append(Case(label or finding.package or ".", name))
+    return lines, cases
+
+
 def _write_junit(path: str | None, label: str | None, cases: list[Case]) -> None:
     if path is None:
         return
@@ -252,6 +286,10 @@ def cmd_lock(args: argparse.Namespace) -> int:
             ledger_lines, ledger_cases = _ledger_cases(tree, packages, args.label)
             lines += ledger_lines
             cases += ledger_cases
+        if args.rows:
+            row_lines, row_cases = _row_cases(repo, tree, packages, args.label)
+            lines += row_lines
+            cases += row_cases
     except GateError as error:
         # Bazel shows the JUnit; it should say why the checks could not run.
         where = args.label or "oracle-gate lock"
@@ -324,6 +362,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     lock_parser.add_argument(
         "--ledgers", action="store_true", help="also check that the packages' ledgers parse"
+    )
+    lock_parser.add_argument(
+        "--rows",
+        action="store_true",
+        help="also run the rows' one-tree checks: seeds, known-bad seeds, partitions, properties",
     )
     lock_parser.add_argument(
         "--junit", metavar="FILE", help="also write the results as JUnit XML ($XML_OUTPUT_FILE)"

@@ -73,7 +73,7 @@ except ImportError as error:
     raise SystemExit(2)
 raise SystemExit(main(sys.argv[1:]))'
 
-args=(lock --repo "$runfiles/$repository" --matrix "$runfiles/$manifest" --label "$label" --ledgers)
+args=(lock --repo "$runfiles/$repository" --matrix "$runfiles/$manifest" --label "$label" --ledgers --rows)
 if [[ -n "${XML_OUTPUT_FILE:-}" ]]; then
   args+=(--junit "$XML_OUTPUT_FILE")
 fi
@@ -83,11 +83,12 @@ status=0
 "$python" -c "$driver" "${args[@]}" "$package" || status=$?
 case "$status" in
   0)
-    echo "PASS: $label: fixtures and assertion surface match oracle_gate.lock; ledgers are valid"
+    echo "PASS: $label: fixtures and assertion surface match oracle_gate.lock; ledgers are valid;" \
+      "seeds, partitions and properties hold"
     ;;
   1)
-    echo "FAIL: $label: the oracle moved since oracle_gate.lock was written (see the FAIL lines above);" \
-      "a human re-locks with 'oracle-gate lock --write' and notes why in ORACLE_CHANGELOG.md" >&2
+    echo "FAIL: $label: see the FAIL lines above. A moved oracle is re-locked by a human" \
+      "('oracle-gate lock --write', with a note in ORACLE_CHANGELOG.md); a failing row is a bug" >&2
     exit 1
     ;;
   *)

@@ -5,7 +5,7 @@ SUBJECT = "intervals:merge_ranges"
 PARTITIONS = [
     {"id": "P001", "cls": "empty", "kind": "boundary", "input": [],
      "relation": "empty input yields empty output",
-     "contract": lambda out: out == [], "assumptions": []},
+     "contract": lambda out: out == [], "assumptions": ["A001"]},
     {"id": "P002", "cls": "touching", "kind": "boundary", "input": [[0, 2], [2, 4]],
      "relation": "touching ranges stay apart",
      "contract": lambda out: out == [[0, 2], [2, 4]], "assumptions": []},
@@ -14,5 +14,5 @@ PARTITIONS = [
      "contract": lambda out: out == [[0, 1], [4, 6]], "assumptions": []},
     {"id": "P009", "cls": "inverted", "kind": "invalid", "input": [[5, 1]],
      "relation": "inverted range raises, not silently swapped",
-     "contract": None, "assumptions": []},
+     "contract": None, "assumptions": ["A001"]},
 ]
