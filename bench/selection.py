@@ -5,12 +5,15 @@
 For each size it generates a synthetic Bazel monorepo from a fixed seed
 (py_library per package, ~40% of packages gated with ``oracle_gate(...)``,
 dependencies drawn by preferential attachment so a few core libraries have
-large fan-in and most packages have a handful of deps), commits it, edits
-``--touched`` source files in a second commit, and measures in one run:
+large fan-in and most packages have a handful of deps), commits it, then
+commits a patch of ``--touched`` source files (one in a core library, one of
+them a new module), and measures in one run, on the same tree:
 
 - static graph, cold: ``load_graph`` of the parent commit with an empty parse cache;
-- static graph, cached: ``load_graph`` of the head commit right after (what ``check`` does);
-- selection: ``classify`` + ``select`` of the touched files on those graphs;
+- static graph, warm parse cache: the head commit read in full again;
+- head graph derived from the parent's (``derive_graph``, what ``check`` and
+  ``select`` do): for this diff, and for a modify-only diff;
+- selection: ``classify`` + ``select``; cached selection: derive + classify + select;
 - ``bazel query 'rdeps(//..., set(<touched>))'`` on the same tree, with a fresh
   server (start included), then again on the warm server.
 
@@ -43,6 +46,7 @@ from oracle_gate import __version__
 from oracle_gate.buildfiles import cache_info, clear_cache
 from oracle_gate.graph import PackageGraph, derive_graph, load_graph
 from oracle_gate.lanes.classify import classify
+from oracle_gate.model import ChangeKind
 from oracle_gate.select import Selection, gather_facts, select
 from oracle_gate.trees import GitTree
 
@@ -171,14 +175,20 @@ def commit_patch(ws: Path, dirs: list[str], touched: int, seed: int) -> tuple[st
     base = _git(ws, "rev-parse", "HEAD").strip()
     rng = random.Random(seed + 1)
     # One core library (the oldest packages collect the most dependents) and the
-    # rest anywhere: a realistic patch that ripples through part of the repo.
+    # rest anywhere, one of them a new module: a patch that ripples through part
+    # of the repo and adds a path, so the head graph is derived, not reused.
     core = dirs[rng.randrange(min(10, len(dirs)))]
     others = rng.sample([d for d in dirs if d != core], max(0, touched - 1))
-    paths = sorted(f"{d}/src/mod_0.py" for d in [core, *others])
+    paths = sorted(f"{d}/src/mod_0.py" for d in [core, *others[1:]])
     for path in paths:
         with open(ws / path, "a") as handle:
             handle.write("# edited by the bench\n")
-    _git(ws, "commit", "-q", "-am", "touch files")
+    if others:
+        added = f"{others[0]}/src/mod_new.py"
+        (ws / added).write_text("def g(x):\n    return x\n")
+        paths = sorted([*paths, added])
+    _git(ws, "add", "-A")
+    _git(ws, "commit", "-q", "-m", "touch files")
     return base, paths
 
 
@@ -260,6 +270,8 @@ def run_size(
             return derive_graph(parent_graph, GitTree(ws, head), changes)
 
         deriving, _ = _median(runs, derived)
+        modified = [c for c in changes if c.kind is ChangeKind.MODIFIED]
+        reusing, _ = _median(runs, lambda: derive_graph(parent_graph, GitTree(ws, head), modified))
 
         def selection() -> Selection:
             return select(classify(facts), facts)
@@ -281,7 +293,8 @@ def run_size(
         rows = [
             ("static graph, cold (parent commit, empty parse cache)", cold),
             ("static graph, warm parse cache (head re-read in full)", warm),
-            ("head graph derived from parent's (diff has no graph input)", deriving),
+            ("head graph derived from parent's (this diff: 1 path added)", deriving),
+            ("head graph derived from parent's (a modify-only diff)", reusing),
             (f"{touched}-file selection (classify + select)", selecting),
             ("cached selection: derive + classify + select", end_to_end),
         ]

@@ -184,6 +184,44 @@ def test_head_graph_is_read_anew_when_the_diff_touches_graph_inputs(
     assert derive_graph(parent, GitTree(repo.path, commit), [change]) is not parent
 
 
+def test_head_graph_derived_after_adds_deletes_and_renames_equals_a_full_read(
+    repo: GitRepo,
+) -> None:
+    gate = GATE.replace(")\n", ', tests = glob(["tests/**/*.py"]), fixtures = glob(["data/*"]))\n')
+    repo.write("a/BUILD.bazel", LOAD + _lib() + gate)
+    repo.write("a/tests/test_one.py", "")
+    repo.write("a/data/one.json", "")
+    repo.write("a/sub/BUILD", _lib("//b"))  # a subpackage: its files are not a's
+    repo.write("b/BUILD.bazel", LOAD + _lib("//a") + gate)
+    repo.write("b/data/old.json", "")
+    repo.write("c/invariants.yaml", "version: 1\nrows: []\n")
+    base = repo.commit("base")
+    parent = load_graph(GitTree(repo.path, base))
+    repo.write("a/tests/deep/test_two.py", "")
+    repo.write("a/sub/tests/test_not_a.py", "")
+    repo.remove("a/data/one.json")
+    repo.git("mv", "b/data/old.json", "a/data/moved.json")
+    repo.write("c/x.py", "")
+    head = repo.commit("move things")
+    changes = [
+        Change("a/tests/deep/test_two.py", ChangeKind.ADDED),
+        Change("a/sub/tests/test_not_a.py", ChangeKind.ADDED),
+        Change("a/data/one.json", ChangeKind.DELETED),
+        Change("a/data/moved.json", ChangeKind.RENAMED, "b/data/old.json"),
+        Change("c/x.py", ChangeKind.ADDED),
+    ]
+    derived = derive_graph(parent, GitTree(repo.path, head), changes)
+    fresh = load_graph(GitTree(repo.path, head))
+    assert derived is not parent
+    assert derived.packages == fresh.packages
+    assert derived.packages["a"].matrix.tests == ("tests/deep/test_two.py", "tests/test_one.py")
+    assert derived.packages["a"].matrix.fixtures == ("data/moved.json",)
+    assert derived.packages["b"].matrix.fixtures == ()
+    assert parent.packages["a"].matrix.fixtures == ("data/one.json",)  # the parent's is untouched
+    for node in ("a", "a/sub", "b", "c"):
+        assert derived.dependents([node]) == fresh.dependents([node])
+
+
 def test_symlinked_build_file_makes_a_graph_underivable(repo: GitRepo) -> None:
     repo.write("templates/lib.BUILD", _lib())
     (repo.path / "a").mkdir()

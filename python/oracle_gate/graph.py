@@ -12,6 +12,8 @@ networkx stays inside this module; everything else asks ``PackageGraph``.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import functools
 import logging
 import posixpath
@@ -62,6 +64,29 @@ _GRAPH_INPUTS = frozenset({*BUILD_NAMES, *WORKSPACE_MARKERS, MATRIX_FILE})
 Edge = tuple[str, str, str]  # (dependent, dependency, why: the declaration that makes it)
 
 
+@dataclass(frozen=True)
+class _GateSource:
+    """Everything a Bazel gate's matrix is computed from, kept to recompute it cheaply."""
+
+    build: BuildFile
+    path: str  # the BUILD file
+    package: str  # the Bazel package name, workspace-relative
+    workspace: str
+    blob: str  # the BUILD file's blob id ("" when unknown: a working tree)
+    owned: tuple[str, ...]  # the package's files, package-relative, sorted
+
+    def package_object(self, directory: str) -> Package:
+        key = (self.blob, directory, self.workspace, self.owned)
+        found = _GATES.get(key) if self.blob else None
+        if found is None:
+            found = _gate_package(self, directory)
+            if self.blob:
+                if len(_GATES) > _GATES_LIMIT:
+                    _GATES.clear()
+                _GATES[key] = found
+        return found
+
+
 @dataclass
 class _Scan:
     """What one tree declares, before it becomes a graph."""
@@ -71,6 +96,7 @@ class _Scan:
     edges: list[Edge] = field(default_factory=list)
     loads: dict[str, set[str]] = field(default_factory=dict)
     workspace_of: dict[str, str] = field(default_factory=dict)
+    gates: dict[str, _GateSource] = field(default_factory=dict)
     # A BUILD file or matrix that is a symlink: its content can change with no
     # diff entry of its own, so a head graph may not be derived from this one.
     linked: bool = False
@@ -130,16 +156,10 @@ def _scan(tree: Tree) -> _Scan:
                 scan.edges.append((directory, target, f"{path}:{dep.line} names {dep.label}"))
         _add_loads(scan, build, directory, package, workspace)
         if build.gates:
-            owned = package_files(files, directory, build_dirs, sorted_dirs)
-            key = (blob_ids.get(path) or "", directory, workspace, tuple(owned))
-            found = _GATES.get(key) if key[0] else None
-            if found is None:
-                found = _gate_package(build, path, directory, package, workspace, owned)
-                if key[0]:
-                    if len(_GATES) > _GATES_LIMIT:
-                        _GATES.clear()
-                    _GATES[key] = found
-            scan.packages[directory] = found
+            owned = tuple(package_files(files, directory, build_dirs, sorted_dirs))
+            source = _GateSource(build, path, package, workspace, blob_ids.get(path) or "", owned)
+            scan.gates[directory] = source
+            scan.packages[directory] = source.package_object(directory)
     contents = _read(tree, matrix_files)
     scan.linked |= isinstance(tree, GitTree) and any(
         blob_id(contents[path]) != tree.blob_id(path) for path in matrix_files
@@ -181,10 +201,9 @@ _GATES: dict[tuple[str, str, str, tuple[str, ...]], Package] = {}
 _GATES_LIMIT = 200_000
 
 
-def _gate_package(
-    build: BuildFile, path: str, directory: str, package: str, workspace: str, owned: list[str]
-) -> Package:
-    matrix, name = gate_matrix(build, path, package, workspace, lambda: owned)
+def _gate_package(source: _GateSource, directory: str) -> Package:
+    build, path, package, workspace = source.build, source.path, source.package, source.workspace
+    matrix, name = gate_matrix(build, path, package, workspace, lambda: source.owned)
     # A nested workspace's gate cannot be named from the root workspace's `bazel test`.
     target = f"//{package}:{name}" if not workspace else None
     return Package(
@@ -236,33 +255,44 @@ def load_graph(
         edges=edges,
         loads=scan.loads,
         derivable=mode == "static" and isinstance(tree, GitTree) and not scan.linked,
+        gate_sources=scan.gates,
+        bazel_packages=scan.workspace_of,
     )
 
 
 def derive_graph(
     parent: PackageGraph, head: Tree, changes: Iterable[Change], mode: str = "static"
 ) -> PackageGraph:
-    """The graph of ``head``, which is ``parent``'s own graph when the diff cannot change it.
+    """The graph of ``head``, derived from ``parent``'s when the diff allows it.
 
     A graph depends only on which paths exist and on the bytes of BUILD files,
-    matrix files and workspace markers. When every change modifies some other
-    file in place (the common patch), ``parent`` is returned as it is; anything
-    else (an added, deleted or renamed path, an edited BUILD file) is read anew.
+    matrix files and workspace markers. When no change touches one of those:
+    if every change modifies a file in place (the common patch), ``parent`` is
+    returned as it is; if paths appeared or disappeared, nodes and edges stay
+    and only the gates whose ``glob()`` sees those paths are recomputed. Any
+    other diff (an edited BUILD file, a symlinked one) reads ``head`` anew.
 
     Raises:
         ConfigError, GateError: as ``load_graph``.
     """
+    changes = list(changes)
+    paths = [path for change in changes for path in (change.path, change.old_path) if path]
     if (
-        mode == "static"
-        and parent.derivable
-        and all(
-            change.kind is ChangeKind.MODIFIED
-            and posixpath.basename(change.path) not in _GRAPH_INPUTS
-            for change in changes
-        )
+        mode != "static"
+        or not parent.derivable
+        or any(posixpath.basename(path) in _GRAPH_INPUTS for path in paths)
     ):
+        return load_graph(head, mode)
+    if all(change.kind is ChangeKind.MODIFIED for change in changes):
         return parent
-    return load_graph(head, mode)
+    return parent._with_paths_moved(
+        added={c.path for c in changes if c.kind in (ChangeKind.ADDED, ChangeKind.RENAMED)},
+        removed={
+            c.old_path or c.path
+            for c in changes
+            if c.kind in (ChangeKind.DELETED, ChangeKind.RENAMED)
+        },
+    )
 
 
 def _bazel_workspace(tree: Tree) -> Path:
@@ -381,6 +411,8 @@ class PackageGraph:
         edges: Iterable[Edge] = (),
         loads: Mapping[str, Iterable[str]] | None = None,
         derivable: bool = False,
+        gate_sources: Mapping[str, _GateSource] | None = None,
+        bazel_packages: Iterable[str] = (),
     ) -> None:
         self.packages = dict(packages)
         # Built statically from a commit with no symlinked BUILD or matrix file:
@@ -406,6 +438,35 @@ class PackageGraph:
         self._graph.add_nodes_from(self._owners)
         self._graph.add_edges_from(self._via)
         self._loads = {path: frozenset(users) for path, users in (loads or {}).items()}
+        self._gate_sources = dict(gate_sources or {})
+        self._bazel_dirs = frozenset(bazel_packages)
+
+    def _with_paths_moved(self, added: set[str], removed: set[str]) -> PackageGraph:
+        """This graph for a tree where ``added`` paths appeared and ``removed`` ones went.
+
+        Nodes and edges do not depend on those paths (none is a BUILD, matrix or
+        workspace file); a Bazel gate's matrix may, through ``glob()``.
+        """
+        moved: dict[str, set[str]] = {}
+        for path in added | removed:
+            directory = posixpath.dirname(path)
+            while directory not in self._bazel_dirs and directory:
+                directory = posixpath.dirname(directory)
+            if directory in self._gate_sources:
+                moved.setdefault(directory, set()).add(path)
+        derived = copy.copy(self)
+        derived.packages = dict(self.packages)
+        derived._gate_sources = dict(self._gate_sources)
+        for directory, paths in moved.items():
+            source = self._gate_sources[directory]
+            prefix = f"{directory}/" if directory else ""
+            owned = set(source.owned)
+            owned -= {path[len(prefix) :] for path in paths & removed}
+            owned |= {path[len(prefix) :] for path in paths & added}
+            source = dataclasses.replace(source, owned=tuple(sorted(owned)))
+            derived._gate_sources[directory] = source
+            derived.packages[directory] = source.package_object(directory)
+        return derived
 
     def package_of(self, path: str) -> Package | None:
         """The nearest package enclosing the repo-relative ``path``, if any."""
