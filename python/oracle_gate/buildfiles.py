@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import functools
 import hashlib
 import posixpath
 import re
@@ -397,6 +398,22 @@ def _dep_strings(value: Value) -> Iterator[tuple[str, int]]:
             yield from _dep_strings(item)
 
 
+@functools.lru_cache(maxsize=262144)
+def _main_repo_package(text: str) -> str | None:
+    """The package an absolute label names in the main repository, else None.
+
+    None for external labels, pseudo-labels and strings that only look like
+    labels. Memoized: a monorepo names the same libraries from thousands of files.
+    """
+    if text in _PSEUDO_LABELS:
+        return None
+    try:
+        label = parse_label(text, "")
+    except ValueError:
+        return None
+    return None if label.external else label.package
+
+
 def parse_build(text: bytes, path: str) -> BuildFile:
     """Parse one BUILD file's bytes (``path`` is used in messages only).
 
@@ -431,14 +448,11 @@ def parse_build(text: bytes, path: str) -> BuildFile:
         if isinstance(value, Call):
             calls.append(value)
         for string, line in _dep_strings(value):
-            if not string.startswith(("//", "@")) or string in deps or string in _PSEUDO_LABELS:
+            if not string.startswith(("//", "@")) or string in deps:
                 continue
-            try:
-                label = parse_label(string, "")
-            except ValueError:
-                continue  # a string that only looks like a label
-            if not label.external:
-                deps[string] = Dep(package=label.package, label=string, line=line)
+            package = _main_repo_package(string)
+            if package is not None:
+                deps[string] = Dep(package=package, label=string, line=line)
     gate_names = {GATE_FUNCTION}
     invariant_names = {INVARIANT_FUNCTION}
     for _, symbols in loads:
