@@ -11,6 +11,7 @@ import sys
 from collections import deque
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -260,6 +261,34 @@ def test_changed_bzl_selects_the_packages_that_load_it(repo: GitRepo) -> None:
     repo.write("tools/macros.bzl", "def m():\n    return None\n")
     selection = select_diff(repo.path, base, repo.commit("edit the macro"), TODAY)
     assert _rows(selection) == {("apps/web", "all")}
+
+
+@pytest.mark.parametrize(
+    ("path", "rows", "ripples"),
+    [
+        ("libs/intervals/props.py", {("libs/intervals", "merge_ranges_contract")}, False),
+        (
+            "libs/intervals/testdata/ranges/new.json",
+            {("libs/intervals", "merge_ranges_contract")},
+            True,
+        ),
+        ("libs/intervals/tests/test_extra.py", set(), False),
+        ("libs/intervals/seeds.jsonl", {("libs/intervals", "merge_ranges_contract")}, False),
+    ],
+)
+def test_oracle_changes_select_their_own_rows_and_ripple_only_when_dependents_can_see_them(
+    example_repo: tuple[GitRepo, str], path: str, rows: set[tuple[str, str]], ripples: bool
+) -> None:
+    repo, base = example_repo
+    if (repo.path / path).exists():
+        repo.append(path, "\n")
+    else:
+        repo.write(path, "def test_extra():\n    assert 1\n" if path.endswith(".py") else "[]\n")
+    selection = select_diff(repo.path, base, repo.commit("oracle change"), TODAY)
+    assert _rows(selection) - {("services/scheduler", "busy_windows")} == rows
+    # services/scheduler depends on libs/intervals.
+    assert (("services/scheduler", "busy_windows") in _rows(selection)) is ripples
+    assert "libs/intervals" in {p.path for p in selection.packages}
 
 
 def test_invariants_yaml_packages_select_through_deps(example_repo: tuple[GitRepo, str]) -> None:

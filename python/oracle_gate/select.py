@@ -113,12 +113,10 @@ def _own_row_reason(laned: LanedPath, package: Package, row: Row) -> str | None:
             ref.split(":", 1)[0] for ref in (*row.properties, *row.partitions, *row.relations)
         }
         return "the row's oracle module changed" if relative in modules else None
-    if lane is Lane.FIXTURE:
-        if not any(r.fixtures for r in package.matrix.rows) or matches_any(relative, row.fixtures):
-            return "a fixture the row reads changed"
-        return None
-    if matches_any(relative, row.globs):
-        return "the path matches the row's globs"
+    if lane is Lane.FIXTURE and (
+        not any(r.fixtures for r in package.matrix.rows) or matches_any(relative, row.fixtures)
+    ):
+        return "a fixture the row reads changed"
     return None
 
 
