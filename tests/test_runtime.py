@@ -223,11 +223,13 @@ def test_assumption_citing_a_vanished_symbol_is_flagged(example_repo: tuple[GitR
     assert "cites intervals.merge_ranges, which the head tree does not define" in reasons
 
 
-def test_runner_timeout_rejects_and_leaves_no_worktree(repo: GitRepo) -> None:
+def _hanging_patch(repo: GitRepo, budget_seconds: int) -> tuple[str, str]:
+    """A package whose one partition row hangs after the patch; returns (base, head)."""
     repo.write(
         "pkg/invariants.yaml",
         'version: 1\nrows:\n  - id: r\n    globs: ["slow.py"]\n'
-        '    partitions: ["partitions.py:PARTITIONS"]\n    budget: {seconds: 1}\n',
+        '    partitions: ["partitions.py:PARTITIONS"]\n'
+        f"    budget: {{seconds: {budget_seconds}}}\n",
     )
     repo.write("pkg/slow.py", "def run(x):\n    return x\n")
     repo.write(
@@ -237,28 +239,20 @@ def test_runner_timeout_rejects_and_leaves_no_worktree(repo: GitRepo) -> None:
     )
     base = repo.commit("slow package")
     repo.replace("pkg/slow.py", "return x", "import time\n    time.sleep(60)\n    return x")
+    return base, repo.commit("hang")
+
+
+def test_runner_timeout_rejects_and_leaves_no_worktree(repo: GitRepo) -> None:
+    base, head = _hanging_patch(repo, budget_seconds=1)
     started = time.monotonic()
-    report = repo.gate(base, repo.commit("hang"))
+    report = repo.gate(base, head)
     assert "timed out after 5s" in _reasons(report)
     assert time.monotonic() - started < 45
     assert len(_worktrees(repo)) == 1
 
 
 def test_sigint_during_a_run_removes_the_worktrees(repo: GitRepo) -> None:
-    repo.write(
-        "pkg/invariants.yaml",
-        'version: 1\nrows:\n  - id: r\n    globs: ["slow.py"]\n'
-        '    partitions: ["partitions.py:PARTITIONS"]\n    budget: {seconds: 60}\n',
-    )
-    repo.write("pkg/slow.py", "def run(x):\n    return x\n")
-    repo.write(
-        "pkg/partitions.py",
-        'SUBJECT = "slow:run"\nPARTITIONS = [{"id": "S1", "kind": '
-        '"representative", "input": 1, "contract": lambda out: out == 1}]\n',
-    )
-    base = repo.commit("slow package")
-    repo.replace("pkg/slow.py", "return x", "import time\n    time.sleep(60)\n    return x")
-    head = repo.commit("hang")
+    base, head = _hanging_patch(repo, budget_seconds=60)
     gate = subprocess.Popen(
         [
             sys.executable,
