@@ -170,6 +170,9 @@ def _git(repo: Path, *args: str) -> str:
 def commit_patch(ws: Path, dirs: list[str], touched: int, seed: int) -> tuple[str, list[str]]:
     """Commit the tree as base, edit ``touched`` source files, commit; (base sha, paths)."""
     _git(ws, "init", "-q", "-b", "main")
+    # No background gc: Bazel walks the workspace (.git too) while it runs.
+    _git(ws, "config", "gc.auto", "0")
+    _git(ws, "config", "maintenance.auto", "false")
     _git(ws, "add", "-A")
     _git(ws, "commit", "-q", "-m", "synthetic monorepo")
     base = _git(ws, "rev-parse", "HEAD").strip()

@@ -96,6 +96,19 @@ def test_labels_in_a_nested_workspace_resolve_against_its_root(repo: GitRepo) ->
     assert graph.packages["e2e/ws/a"].target is None
 
 
+def test_bazelignore_hides_packages_as_bazel_does(repo: GitRepo) -> None:
+    graph = _graph(
+        repo,
+        {
+            ".bazelignore": "# generated trees\nthird_party/vendored/\nnode_modules\n",
+            "a/BUILD": _lib(),
+            "third_party/vendored/x/BUILD": _lib("//a"),
+            "node_modules/y/BUILD": _lib("//a"),
+        },
+    )
+    assert graph.nodes() == {"a"}
+
+
 def test_cycles_terminate_and_reach_around(repo: GitRepo) -> None:
     graph = _graph(repo, {"a/BUILD": _lib("//b"), "b/BUILD": _lib("//c"), "c/BUILD": _lib("//a")})
     assert graph.dependents(["a"]) == {"b", "c"}

@@ -59,7 +59,8 @@ GRAPH_MODES = ("static", "bazel")
 BAZEL_TIMEOUT_SECONDS = 3600.0
 _BAZEL_QUERY = "kind(rule, //...)"
 # Files whose bytes (not only their presence) the graph is built from.
-_GRAPH_INPUTS = frozenset({*BUILD_NAMES, *WORKSPACE_MARKERS, MATRIX_FILE})
+BAZELIGNORE = ".bazelignore"
+_GRAPH_INPUTS = frozenset({*BUILD_NAMES, *WORKSPACE_MARKERS, MATRIX_FILE, BAZELIGNORE})
 
 Edge = tuple[str, str, str]  # (dependent, dependency, why: the declaration that makes it)
 
@@ -118,14 +119,29 @@ def _nearest(directory: str, roots: set[str]) -> str:
     return directory
 
 
+def _bazel_ignored(tree: Tree, files: tuple[str, ...]) -> tuple[str, ...]:
+    """Directories ``.bazelignore`` at the root hides from Bazel, each ending in '/'."""
+    if BAZELIGNORE not in files:
+        return ()
+    lines = tree.read(BAZELIGNORE).decode("utf-8", "replace").splitlines()
+    return tuple(
+        line.strip().strip("/") + "/"
+        for line in lines
+        if line.strip().strip("/") and not line.lstrip().startswith("#")
+    )
+
+
 def _scan(tree: Tree) -> _Scan:
     files = tree.files()
     builds: dict[str, str] = {}
     roots = {""}
     matrix_files: list[str] = []
+    ignored = _bazel_ignored(tree, files)
     for path in files:
         directory, _, name = path.rpartition("/")
         if name in BUILD_NAMES:
+            if ignored and path.startswith(ignored):
+                continue  # Bazel does not see this package
             # BUILD sorts before BUILD.bazel; Bazel reads BUILD.bazel when both exist.
             if name == BUILD_NAMES[0] or directory not in builds:
                 builds[directory] = path
