@@ -381,3 +381,13 @@ def test_select_cli_bazel_graph_without_bazel_is_a_gate_error(
     )
     assert done.returncode == 2
     assert "--graph=bazel needs 'bazel' on PATH" in done.stderr
+
+
+def test_select_cli_unwritable_targets_file_is_a_gate_error(repo: GitRepo, tmp_path: Path) -> None:
+    base = _bazel_repo(repo, {"libs/a": ([], ["all"])})
+    repo.write("libs/a/src/a.py", "def f():\n    return 9\n")
+    repo.commit("edit")
+    target = tmp_path / "missing" / "targets.txt"
+    done = _run(repo, "--base", base, "--bazel-targets", str(target))
+    assert done.returncode == 2
+    assert f"{target}: cannot write (No such file or directory)" in done.stderr

@@ -259,7 +259,10 @@ def cmd_select(args: argparse.Namespace) -> int:
     _print_selection(selection, explain=args.explain)
     if args.bazel_targets:
         targets = selection.targets
-        Path(args.bazel_targets).write_text("".join(f"{t}\n" for t in targets))
+        try:
+            Path(args.bazel_targets).write_text("".join(f"{t}\n" for t in targets))
+        except OSError as error:
+            raise ConfigError(f"cannot write ({error.strerror})", args.bazel_targets) from error
         print(f"wrote {len(targets)} gate target(s) to {args.bazel_targets}")
     return ExitCode.MERGE
 
