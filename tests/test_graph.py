@@ -301,6 +301,7 @@ def test_unknown_graph_mode_is_a_config_error(repo: GitRepo) -> None:
 @pytest.mark.e2e
 @pytest.mark.skipif(shutil.which("bazel") is None, reason="bazel is not on PATH")
 def test_bazel_query_graph_matches_the_static_graph(repo: GitRepo) -> None:
+    """Needs no network: `bazel query` loads no toolchain or test rule."""
     stub = repo.path.parent / "stub"
     (stub / "rules").mkdir(parents=True)
     (stub / "WORKSPACE").write_text("")
@@ -312,6 +313,8 @@ def test_bazel_query_graph_matches_the_static_graph(repo: GitRepo) -> None:
     )
     repo.write("WORKSPACE", 'local_repository(name = "oracle_gate", path = "../stub")\n')
     repo.write(".gitignore", "/bazel-*\n")
+    # Bazel's server and output base live under the test's own directory.
+    repo.write(".bazelrc", f"startup --output_user_root={repo.path.parent / 'bazel-root'}\n")
     files = {
         "apps/web/BUILD.bazel": LOAD + _lib("//libs/mid:lib") + GATE,
         "libs/mid/BUILD": _lib("//libs/core")
