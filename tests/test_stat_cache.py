@@ -292,9 +292,15 @@ def test_two_processes_writing_at_once_never_leave_a_torn_cache(tmp_path: Path) 
 
 
 def test_work_tree_digests_use_a_gitignored_cache(tree: Path) -> None:
+    (tree / ".git").mkdir()
     work = WorkTree(tree)
     assert work.digests(GOOD) == _expected(tree, GOOD)
     assert (tree / STAT_CACHE).exists()
     assert (tree / ".oracle_gate" / ".gitignore").read_text().splitlines()[-1] == "*"
     assert not any(path.startswith(".oracle_gate") for path in WorkTree(tree).files())
     assert WorkTree(tree, cache=False).digests(GOOD) == _expected(tree, GOOD)
+
+
+def test_a_tree_that_is_not_a_git_work_tree_gets_no_cache_files(tree: Path) -> None:
+    assert WorkTree(tree).digests(GOOD) == _expected(tree, GOOD)
+    assert not (tree / ".oracle_gate").exists()

@@ -49,7 +49,9 @@ class WorkTree:
     """A directory on disk; walking and hashing go through the selected backend.
 
     Digests reuse the stat cache in ``.oracle_gate/stat-cache`` (created with a
-    ``.gitignore`` of its own, so it is never committed) unless ``cache`` is False.
+    ``.gitignore`` of its own, so it is never committed) when the root is a git
+    working tree, unless ``cache`` is False. Other directories (the example
+    shipped inside the installed package, an exported tree) get no cache files.
     """
 
     def __init__(self, root: Path, cache: bool = True) -> None:
@@ -67,7 +69,7 @@ class WorkTree:
             raise TreeError(f"cannot read file ({error.strerror})", path) from error
 
     def _cache_file(self) -> str | None:
-        if not self.cache:
+        if not self.cache or not (self.root / ".git").exists():
             return None
         directory = self.root / CACHE_DIR
         ignore = directory / ".gitignore"
