@@ -103,7 +103,8 @@ def test_invalid_matrix_is_a_gate_error_with_line(codec: GitRepo) -> None:
     codec.append(f"{PKG}/invariants.yaml", "  - id: codec_roundtrip\n    globs: ['x.py']\n")
     done = run("lock", "--repo", str(codec.path))
     assert done.returncode == 2
-    assert f"{PKG}/invariants.yaml:{line}: row id 'codec_roundtrip' is declared twice" in done.stderr
+    expected = f"{PKG}/invariants.yaml:{line}: row id 'codec_roundtrip' is declared twice"
+    assert expected in done.stderr
 
 
 def test_native_backend_required_but_missing_is_a_gate_error(codec: GitRepo) -> None:
