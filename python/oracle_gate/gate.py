@@ -6,65 +6,24 @@ import datetime
 from pathlib import Path
 
 from oracle_gate import backend
-from oracle_gate.diff import read_diff
-from oracle_gate.globs import matches_any
-from oracle_gate.graph import derive_graph, load_graph
 from oracle_gate.health import append_health
-from oracle_gate.lanes import Facts, LanedPath, classify, judge_packages, judge_paths
+from oracle_gate.lanes import Facts, classify, judge_packages, judge_paths
 from oracle_gate.lanes.runtime import RowEnv, RuntimeStats, judge_rows
-from oracle_gate.model import Finding, Lane, Package, Row
-from oracle_gate.notes import read_notes
+from oracle_gate.model import Finding, Package, Row
 from oracle_gate.oracles import checkouts
-from oracle_gate.owners import read_codeowners
 from oracle_gate.report import Report
-from oracle_gate.select import select
-from oracle_gate.trees import GitTree
+from oracle_gate.select import QUIET_LANES, Selection, gather_facts, select
 
 __all__ = ["check"]
 
-# Lanes whose changes alone never need a row to run (SPEC §4, last row).
-_QUIET_LANES = frozenset({Lane.DOCS, Lane.OTHER})
 
-
-def _gather(repo: Path, base: str, head: str, today: datetime.date) -> Facts:
-    diff = read_diff(repo, base, head)
-    parent_tree = GitTree(repo, diff.base)
-    head_tree = GitTree(repo, diff.head)
-    parent_graph = load_graph(parent_tree)
-    head_graph = derive_graph(parent_graph, head_tree, diff.changes)
-    return Facts(
-        diff=diff,
-        parent=parent_tree,
-        head=head_tree,
-        parent_graph=parent_graph,
-        head_graph=head_graph,
-        notes=read_notes(diff, head_tree, head_graph.packages),
-        # The parent's CODEOWNERS: a patch must not choose its own reviewers.
-        codeowners=read_codeowners(parent_tree),
-        today=today,
-    )
-
-
-def _runtime_rows(facts: Facts, laned: tuple[LanedPath, ...]) -> list[tuple[Package, Row]]:
-    """Rows whose globs match a touched production path, and every row of dependents."""
-    chosen: dict[tuple[str, str], tuple[Package, Row]] = {}
-    touched: set[str] = set()
-    for lp in laned:
-        package = facts.head_graph.packages.get(lp.package.path) if lp.package else None
-        if package is None or lp.lane in _QUIET_LANES:
-            continue
-        touched.add(package.path)
-        relative = package.relative(lp.path)
-        for row in package.matrix.rows:
-            refs = {
-                ref.split(":", 1)[0] for ref in (*row.properties, *row.partitions, *row.relations)
-            }
-            if matches_any(relative, row.globs) or relative in refs or lp.lane is Lane.LEDGER:
-                chosen[(package.path, row.id)] = (package, row)
-    for path in sorted(facts.head_graph.dependents(touched) - touched):
-        package = facts.head_graph.packages[path]
-        for row in package.matrix.rows:
-            chosen[(package.path, row.id)] = (package, row)
+def _selected_rows(facts: Facts, selection: Selection) -> list[tuple[Package, Row]]:
+    """The rows ``select`` chose, once each, in (package, row id) order."""
+    chosen = {
+        (s.package, s.row.id): (facts.head_graph.packages[s.package], s.row)
+        for s in selection.rows
+        if s.row is not None
+    }
     return [chosen[key] for key in sorted(chosen)]
 
 
@@ -100,16 +59,16 @@ def check(repo: Path, base: str, head: str, today: datetime.date) -> Report:
         ConfigError, LockError, LedgerError, SurfaceError, TreeError: an oracle
             file in either tree is invalid, so no verdict can be reached.
     """
-    facts = _gather(repo, base, head, today)
+    facts = gather_facts(repo, base, head, today)
     laned = classify(facts)
     findings = judge_paths(laned, facts)
-    docs_only = all(lp.lane in _QUIET_LANES for lp in laned)
+    docs_only = all(lp.lane in QUIET_LANES for lp in laned)
     stats = RuntimeStats()
     rows: list[tuple[Package, Row]] = []
     if not docs_only:
-        selected = list(select(laned, facts).packages)
-        findings += judge_packages(selected, facts)
-        rows = _runtime_rows(facts, laned)
+        selection = select(laned, facts)
+        findings += judge_packages(list(selection.packages), facts)
+        rows = _selected_rows(facts, selection)
         row_findings, stats = _run_rows(repo, facts, rows)
         findings += row_findings
     append_health(repo, facts, rows, stats)

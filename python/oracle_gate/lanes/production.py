@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from oracle_gate.globs import matches_any
 from oracle_gate.lanes.facts import Facts, LanedPath
-from oracle_gate.matrix import MATRIX_FILE
 from oracle_gate.model import ChangeKind, Finding, Verdict
 
 __all__ = ["judge", "rows_guarding"]
@@ -32,7 +31,7 @@ def judge(laned: LanedPath, facts: Facts) -> list[Finding]:
         ]
     rows = rows_guarding(laned, facts)
     if not rows:
-        matrix_file = laned.package.join(MATRIX_FILE)
+        matrix_file = laned.package.join(laned.package.matrix_file)
         return [
             laned.finding(
                 Verdict.REJECT, f"unmeasured module: no row of {matrix_file} has a glob matching it"
