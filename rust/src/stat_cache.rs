@@ -22,10 +22,9 @@
 //! torn anyway (crash, disk full) fails the checksum and is ignored, never trusted.
 //! The cache is only a speed-up: failing to read or write it is never an error.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::fs::{self, File, Metadata, OpenOptions};
-use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, Write};
 use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
@@ -112,33 +111,39 @@ struct Entry<'a> {
     digest: &'a str,
 }
 
-/// A cache file that passed its checksum; only settled entries are kept.
+/// A cache file that passed its checksum; only settled entries are kept, sorted
+/// by path with one entry a path (the last one in the file, as a dict would keep).
 #[derive(Debug, Default, PartialEq, Eq)]
 struct Cache<'a> {
-    entries: HashMap<&'a str, Entry<'a>, BuildHasherDefault<PathHasher>>,
+    entries: Vec<(&'a str, Entry<'a>)>,
 }
 
-/// FNV-1a over the path bytes: the keys come from our own cache file, so the
-/// flooding resistance of the default SipHash buys nothing, and it showed as 5%
-/// of a warm run.
-#[derive(Default)]
-struct PathHasher(u64);
-
-impl Hasher for PathHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut hash = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
-        for byte in bytes {
-            hash = (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3);
+impl<'a> Cache<'a> {
+    fn from_records(mut entries: Vec<(&'a str, Entry<'a>)>) -> Self {
+        // Our writers sort; a file that is not sorted is sorted here (stably, so
+        // that of equal paths the last in the file is last) rather than trusted.
+        if !entries.windows(2).all(|w| w[0].0 < w[1].0) {
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            let mut kept: Vec<(&str, Entry<'_>)> = Vec::with_capacity(entries.len());
+            for entry in entries {
+                match kept.last_mut() {
+                    Some(last) if last.0 == entry.0 => *last = entry,
+                    _ => kept.push(entry),
+                }
+            }
+            entries = kept;
         }
-        self.0 = hash;
+        Self { entries }
     }
 
-    fn finish(&self) -> u64 {
-        self.0
+    /// The entry for `path`: a binary search, done by each worker thread, which
+    /// measured cheaper than building a hash map of 100,000 keys first.
+    fn get(&self, path: &str) -> Option<&Entry<'a>> {
+        let index = self
+            .entries
+            .binary_search_by(|(p, _)| (*p).cmp(path))
+            .ok()?;
+        self.entries.get(index).map(|(_, entry)| entry)
     }
 }
 
@@ -168,7 +173,7 @@ pub fn hash_cached(
         let old = data.as_deref().and_then(|d| parse(d, root));
         let spread = spread_within_files(paths.len());
         let results: Vec<CoreResult<Outcome>> = on_io_pool(|| {
-            batches(paths)
+            batches(paths, rayon::current_num_threads())
                 .into_par_iter()
                 .flat_map_iter(|range| hash_batch(root, &paths[range], old.as_ref(), spread))
                 .collect()
@@ -188,14 +193,18 @@ pub fn hash_cached(
 }
 
 /// Index ranges of consecutive paths with the same parent directory, at most
-/// `BATCH` long (sorted input gives the fewest).
-fn batches(paths: &[String]) -> Vec<std::ops::Range<usize>> {
+/// `BATCH` long and short enough to spread over `threads` (sorted input gives the
+/// fewest).
+fn batches(paths: &[String], threads: usize) -> Vec<std::ops::Range<usize>> {
+    // Small enough that every thread gets several batches even when all files
+    // share one directory (200 large files in one directory ran on one thread).
+    let limit = (paths.len() / (4 * threads.max(1))).clamp(1, BATCH);
     let parent = |p: &str| p.rsplit_once('/').map_or("", |(dir, _)| dir).to_owned();
     let mut ranges = Vec::new();
     let mut start = 0;
     for i in 1..=paths.len() {
         let split = i == paths.len()
-            || i - start >= BATCH
+            || i - start >= limit
             || paths[i].rsplit_once('/').map_or("", |(dir, _)| dir)
                 != parent(&paths[start]).as_str();
         if split {
@@ -245,7 +254,7 @@ fn hash_at(
     spread: bool,
 ) -> CoreResult<Outcome> {
     let fail = |e: io::Error| classify_failure(&Path::new(root).join(rel), rel, &e);
-    if let Some(entry) = old.and_then(|c| c.entries.get(rel)) {
+    if let Some(entry) = old.and_then(|c| c.get(rel)) {
         let mut st = std::mem::MaybeUninit::<libc::stat>::zeroed();
         // SAFETY: `dir` is an open descriptor, `name` is NUL-terminated and `st`
         // points to writable memory of the right size for the duration of the call.
@@ -300,7 +309,7 @@ fn hash_opened(file: &File, spread: bool) -> io::Result<Outcome> {
 fn hash_one(root: &str, rel: &str, old: Option<&Cache<'_>>, spread: bool) -> CoreResult<Outcome> {
     let fs_path = Path::new(root).join(rel);
     let fail = |e: io::Error| classify_failure(&fs_path, rel, &e);
-    if let Some(entry) = old.and_then(|c| c.entries.get(rel)) {
+    if let Some(entry) = old.and_then(|c| c.get(rel)) {
         let meta = fs::metadata(&fs_path).map_err(fail)?;
         if meta.is_file() && Stat::of(&meta) == entry.stat {
             return Ok(hit(entry));
@@ -374,15 +383,12 @@ fn parse<'a>(data: &'a [u8], root: &str) -> Option<Cache<'a>> {
     if records.next()? != root {
         return None;
     }
-    // About 100 bytes a record: reserve once instead of rehashing as it grows.
-    let mut entries = HashMap::with_capacity_and_hasher(body.len() / 100, Default::default());
-    for record in records {
-        let (path, entry) = parse_entry(record)?;
-        if entry.stat.settled_before(written_ns) {
-            entries.insert(path, entry);
-        }
-    }
-    Some(Cache { entries })
+    let records: Vec<&str> = records.collect();
+    let parsed: Option<Vec<(&str, Entry<'_>)>> =
+        on_io_pool(|| records.par_iter().map(|r| parse_entry(r)).collect());
+    let mut entries = parsed?;
+    entries.retain(|(_, entry)| entry.stat.settled_before(written_ns));
+    Some(Cache::from_records(entries))
 }
 
 /// Decimal digits, with a leading `-` only when `signed`. Stricter than `str::parse`,
@@ -600,7 +606,7 @@ mod tests {
         hash_cached(&root, &owned(&["b"]), Some(&cache))?;
         let data = fs::read(&cache)?;
         let loaded = parse(&data, &root).ok_or("cache was not written")?;
-        let mut names: Vec<_> = loaded.entries.keys().copied().collect();
+        let mut names: Vec<_> = loaded.entries.iter().map(|(p, _)| *p).collect();
         names.sort();
         assert_eq!(names, ["a", "b"]);
         Ok(())
@@ -636,10 +642,20 @@ mod tests {
     #[test]
     fn batches_split_at_directory_changes_and_at_the_batch_size() {
         let mut paths = owned(&["a", "b", "d/x", "d/y", "d/e/z", "c"]);
-        assert_eq!(batches(&paths), [0..2, 2..4, 4..5, 5..6]);
-        paths = (0..BATCH + 3).map(|i| format!("d/{i}")).collect();
-        assert_eq!(batches(&paths), [0..BATCH, BATCH..BATCH + 3]);
-        assert!(batches(&[]).is_empty());
+        assert_eq!(batches(&paths, 1), [0..1, 1..2, 2..3, 3..4, 4..5, 5..6]);
+        paths.extend((0..18).map(|i| format!("e/{i}")));
+        assert_eq!(batches(&paths, 1)[..4], [0..2, 2..4, 4..5, 5..6]);
+        paths = (0..BATCH * 8 + 3).map(|i| format!("d/{i}")).collect();
+        let many = batches(&paths, 1);
+        assert_eq!(many.len(), 9);
+        assert_eq!(
+            (many[0].clone(), many[8].clone()),
+            (0..BATCH, BATCH * 8..BATCH * 8 + 3)
+        );
+        // 200 files of one directory still spread over 8 threads.
+        paths.truncate(200);
+        assert_eq!(batches(&paths, 8).len(), 34);
+        assert!(batches(&[], 8).is_empty());
     }
 
     #[test]
@@ -683,6 +699,23 @@ mod tests {
             );
         }
         Ok(())
+    }
+
+    #[test]
+    fn an_unsorted_cache_is_sorted_and_the_last_duplicate_wins() {
+        let stat = Stat {
+            size: 1,
+            mtime_ns: 1,
+            ctime_ns: 1,
+            dev: 1,
+            ino: 1,
+        };
+        let at = |digest| Entry { stat, digest };
+        let cache = Cache::from_records(vec![("b", at("1")), ("a", at("2")), ("b", at("3"))]);
+        assert_eq!(cache.get("a").map(|e| e.digest), Some("2"));
+        assert_eq!(cache.get("b").map(|e| e.digest), Some("3"));
+        assert_eq!(cache.get("c"), None);
+        assert_eq!(cache.entries.len(), 2);
     }
 
     #[test]
