@@ -124,11 +124,24 @@ impl From<CoreError> for PyErr {
 /// Shorthand for results of core functions.
 pub type CoreResult<T> = Result<T, CoreError>;
 
+/// The message a caught panic carried, for the `internal error` a panic becomes
+/// instead of crossing into Python.
+pub(crate) fn panic_detail(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "panic with a non-string payload".to_owned()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use pyo3::prelude::*;
     use pyo3::types::PyTuple;
+    use std::any::Any;
     use std::path::PathBuf;
 
     /// Imports `oracle_gate.errors` from this checkout's `python/` directory, as the
@@ -246,5 +259,16 @@ mod tests {
             }
             Ok(())
         })
+    }
+
+    #[test]
+    fn panic_payloads_of_any_type_are_described() {
+        let payload: Box<dyn Any + Send> = Box::new("static boom");
+        assert_eq!(panic_detail(payload.as_ref()), "static boom");
+        let payload: Box<dyn Any + Send> = Box::new(42);
+        assert_eq!(
+            panic_detail(payload.as_ref()),
+            "panic with a non-string payload"
+        );
     }
 }

@@ -1,6 +1,5 @@
 //! `hash_files`: BLAKE3 digests of many files, in parallel, with the GIL released.
 
-use std::any::Any;
 use std::cell::RefCell;
 use std::fs::{self, File, Metadata};
 use std::io::{self, Read};
@@ -11,7 +10,7 @@ use std::sync::OnceLock;
 use pyo3::prelude::*;
 use rayon::prelude::*;
 
-use crate::error::{CoreError, CoreResult};
+use crate::error::{panic_detail, CoreError, CoreResult};
 
 /// Files are read in chunks of this size into a per-thread buffer; a smaller file
 /// is read whole with one `read`.
@@ -195,16 +194,6 @@ fn classify(path: &str, broken_symlink: bool, is_dir: bool, err: &io::Error) -> 
             path,
             errno: err.raw_os_error(),
         }
-    }
-}
-
-fn panic_detail(payload: &(dyn Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "panic with a non-string payload".to_owned()
     }
 }
 
@@ -465,17 +454,6 @@ mod tests {
         assert_eq!(
             err.map(|e| e.to_string()),
             Some("internal error: boom 1".to_owned())
-        );
-    }
-
-    #[test]
-    fn panic_payloads_of_any_type_are_described() {
-        let payload: Box<dyn Any + Send> = Box::new("static boom");
-        assert_eq!(panic_detail(payload.as_ref()), "static boom");
-        let payload: Box<dyn Any + Send> = Box::new(42);
-        assert_eq!(
-            panic_detail(payload.as_ref()),
-            "panic with a non-string payload"
         );
     }
 }

@@ -11,7 +11,6 @@ mod printer;
 mod source;
 mod units;
 
-use std::any::Any;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::OnceLock;
 
@@ -22,7 +21,7 @@ use ruff_python_ast::{ModModule, PythonVersion};
 use ruff_python_parser::{Mode, ParseOptions, Parsed};
 use ruff_text_size::Ranged;
 
-use crate::error::{CoreError, CoreResult};
+use crate::error::{panic_detail, CoreError, CoreResult};
 use source::{LineIndex, Refusal};
 
 /// Units of one file: `(key, canonical text)` pairs sorted by key.
@@ -274,16 +273,6 @@ fn guarded<T>(path: &str, work: impl FnOnce() -> CoreResult<T>) -> CoreResult<T>
             detail: panic_detail(payload.as_ref()),
         })
     })
-}
-
-fn panic_detail(payload: &(dyn Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "panic with a non-string payload".to_owned()
-    }
 }
 
 #[cfg(test)]
