@@ -8,14 +8,15 @@ import sys
 from oracle_gate.buildfiles import BUILD_NAMES
 from oracle_gate.globs import matches_any
 from oracle_gate.lanes.facts import Facts, LanedPath
+from oracle_gate.ledgers import ASSUMPTIONS_FILE, FREEZE_FILE, SEEDS_FILE
 from oracle_gate.locks import LOCK_FILE
 from oracle_gate.matrix import MATRIX_FILE
 from oracle_gate.model import Change, ChangeKind, Lane, Package
 from oracle_gate.notes import CHANGELOG_FILE
 
-__all__ = ["LEDGER_FILES", "classify"]
+__all__ = ["classify"]
 
-LEDGER_FILES = frozenset({"seeds.jsonl", "flake_freeze.yaml", "assumptions.yaml"})
+_LEDGER_FILES = frozenset({SEEDS_FILE, FREEZE_FILE, ASSUMPTIONS_FILE})
 
 # Files that change how tests are collected, run or judged.
 _HARNESS_NAMES = frozenset(
@@ -157,7 +158,7 @@ def _lane_of(change: Change, facts: Facts, packages: list[Package]) -> Lane:
     in_parent = change.kind is not ChangeKind.ADDED
     if name == LOCK_FILE:
         return Lane.LOCK
-    if name in LEDGER_FILES:
+    if name in _LEDGER_FILES:
         return Lane.LEDGER
     if name == MATRIX_FILE:
         return Lane.MATRIX

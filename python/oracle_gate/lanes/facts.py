@@ -11,7 +11,9 @@ from oracle_gate.notes import Notes
 from oracle_gate.owners import CodeOwners
 from oracle_gate.trees import GitTree
 
-__all__ = ["Facts", "LanedPath", "oracle_move"]
+__all__ = ["Facts", "LanedPath", "oracle_move", "summarize"]
+
+_SHOWN = 3
 
 
 @dataclass(frozen=True)
@@ -73,3 +75,9 @@ def oracle_move(laned: LanedPath, facts: Facts, reason: str) -> Finding:
         Verdict.REJECT,
         f"{reason} with no human note (ORACLE_CHANGELOG.md entry or Oracle-Change trailer)",
     )
+
+
+def summarize(items: list[str], separator: str = ", ") -> str:
+    """The first few items and how many more there are: one reason stays one line."""
+    more = f" (+{len(items) - _SHOWN} more)" if len(items) > _SHOWN else ""
+    return separator.join(items[:_SHOWN]) + more

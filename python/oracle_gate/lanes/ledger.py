@@ -66,7 +66,8 @@ def _same_case(before: dict[str, Any], after: dict[str, Any]) -> bool:
 
 def _freeze_changes(before: bytes, after: bytes, path: str) -> list[str]:
     old = parse_freeze(before, path)
-    new = {entry.key: entry for entry in parse_freeze(after, path).entries}
+    head = parse_freeze(after, path)
+    new = {entry.key: entry for entry in head.entries}
     problems = []
     for entry in old.entries:
         if entry.key not in new:
@@ -75,9 +76,8 @@ def _freeze_changes(before: bytes, after: bytes, path: str) -> list[str]:
             problems.append(f"expiry of {entry.key} edited")
         elif new[entry.key].data != entry.data:
             problems.append(f"entry {entry.key} edited")
-    new_budget = parse_freeze(after, path).budget
-    if new_budget != old.budget:
-        problems.append(f"budget changed from {old.budget} to {new_budget}")
+    if head.budget != old.budget:
+        problems.append(f"budget changed from {old.budget} to {head.budget}")
     return problems
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from oracle_gate.errors import LockError
-from oracle_gate.lanes.facts import Facts, LanedPath, oracle_move
+from oracle_gate.lanes.facts import Facts, LanedPath, oracle_move, summarize
 from oracle_gate.locks import (
     LOCK_FILE,
     Drift,
@@ -20,14 +20,10 @@ from oracle_gate.trees import GitTree
 
 __all__ = ["check_packages", "describe_drifts", "judge"]
 
-_SHOWN = 3
-
 
 def describe_drifts(drifts: list[Drift]) -> str:
     """A short sentence naming the first few drifted entries."""
-    shown = [f"{d.section} {d.key} {d.kind.value}" for d in drifts[:_SHOWN]]
-    more = f" (+{len(drifts) - _SHOWN} more)" if len(drifts) > _SHOWN else ""
-    return "; ".join(shown) + more
+    return summarize([f"{d.section} {d.key} {d.kind.value}" for d in drifts], "; ")
 
 
 def _read_lock(tree: GitTree, path: str) -> Lock | None:

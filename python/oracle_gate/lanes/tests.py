@@ -9,7 +9,7 @@ import tokenize
 from collections import Counter
 
 from oracle_gate import backend
-from oracle_gate.lanes.facts import Facts, LanedPath, oracle_move
+from oracle_gate.lanes.facts import Facts, LanedPath, oracle_move, summarize
 from oracle_gate.model import ChangeKind, Finding, Verdict
 from oracle_gate.trees import GitTree
 
@@ -23,7 +23,6 @@ _WEAKENERS = {
     "assert True": re.compile(r"\bassert\s+True\b|\bassertTrue\s*\(\s*True\s*\)"),
     "time.sleep(": re.compile(r"\bsleep\s*\("),
 }
-_SHOWN = 3
 
 
 def _code_only(source: bytes) -> str:
@@ -80,11 +79,6 @@ def _only_weakened(before: str, after: str) -> bool:
     )
 
 
-def _list(names: list[str]) -> str:
-    more = f" (+{len(names) - _SHOWN} more)" if len(names) > _SHOWN else ""
-    return ", ".join(names[:_SHOWN]) + more
-
-
 def judge_test(laned: LanedPath, facts: Facts) -> list[Finding]:
     old_path = laned.change.old_path or laned.path
     before = _units(facts.parent, old_path)
@@ -97,16 +91,16 @@ def judge_test(laned: LanedPath, facts: Facts) -> list[Finding]:
     findings: list[Finding] = []
     moved = []
     if removed:
-        moved.append(f"removed or renamed {_list(removed)}")
+        moved.append(f"removed or renamed {summarize(removed)}")
     if changed:
-        moved.append(f"assertions or signature changed in {_list(changed)}")
+        moved.append(f"assertions or signature changed in {summarize(changed)}")
     if moved:
         findings.append(oracle_move(laned, facts, "assertion surface moved: " + "; ".join(moved)))
     findings.extend(_judge_weakening(laned, facts, old_path))
     if not findings:
         added = sorted(set(after) - set(before))
         reason = (
-            f"assertion surface unchanged; new units {_list(added)} are ignored as oracle"
+            f"assertion surface unchanged; new units {summarize(added)} are ignored as oracle"
             if added
             else "assertion surface unchanged (format-only or non-assertion edit)"
         )
