@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import socket
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
 
@@ -89,6 +92,42 @@ def test_every_backend_names_the_failing_path(corpus: Path, name: str, message: 
             module.hash_files([str(corpus / "abc"), str(corpus / name)])
         assert caught.value.path == str(corpus / name)
         assert caught.value.message == message
+
+
+@contextlib.contextmanager
+def _unblocked_after(fifo: Path, seconds: float) -> Iterator[None]:
+    """Open ``fifo`` for writing after ``seconds`` so that a reader that blocked on it
+    returns (and the test fails on its result) instead of hanging the suite."""
+    timer = threading.Timer(seconds, lambda: os.close(os.open(fifo, os.O_WRONLY)))
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+
+
+@pytest.fixture
+def specials(corpus: Path) -> Path:
+    os.mkfifo(corpus / "fifo")
+    (corpus / "device").symlink_to("/dev/null")
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(corpus / "socket"))
+    return corpus
+
+
+@pytest.mark.parametrize("name", ["fifo", "device", "socket"])
+def test_fifos_sockets_and_devices_are_refused_without_blocking(specials: Path, name: str) -> None:
+    for module in _backends():
+        with _unblocked_after(specials / "fifo", 10), pytest.raises(TreeError) as caught:
+            module.hash_files([str(specials / "abc"), str(specials / name)])
+        assert caught.value.path == str(specials / name)
+        assert caught.value.message == "not a regular file (a FIFO, socket or device)"
+        with _unblocked_after(specials / "fifo", 10), pytest.raises(TreeError) as caught:
+            module.hash_files_cached(str(specials), ["abc", name], str(specials / "cache"))
+        assert (caught.value.path, caught.value.message) == (
+            name,
+            "not a regular file (a FIFO, socket or device)",
+        )
 
 
 def test_permission_error_is_classified_like_the_native_core() -> None:

@@ -86,6 +86,16 @@ def test_broken_symlink_fixture_is_a_gate_error_and_nothing_is_written(codec: Gi
     assert codec.read(f"{PKG}/oracle_gate.lock") == before
 
 
+def test_fifo_fixture_is_a_gate_error_not_a_hang(codec: GitRepo) -> None:
+    os.mkfifo(codec.path / PKG / "testdata" / "pipe.txt")
+    done = run("lock", "--repo", str(codec.path))
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"oracle-gate: error: {PKG}/testdata/pipe.txt: "
+        "not a regular file (a FIFO, socket or device)\n"
+    )
+
+
 def test_lockfile_that_is_not_json_names_file_and_line(codec: GitRepo) -> None:
     codec.write(f"{PKG}/oracle_gate.lock", '{\n  "version": 1,\n  "fixtures": {,\n}\n')
     for args in (["lock"], ["lock", "--write"]):

@@ -171,6 +171,48 @@ def test_a_same_size_edit_is_seen(tree: Path, impl: ModuleType) -> None:
     assert impl.hash_files_cached(str(tree), ["a.txt"], cache) == _expected(tree, ["a.txt"])
 
 
+def _cached_paths(cache: str) -> list[str]:
+    body = Path(cache).read_bytes()[:-66].decode()
+    return [record.split(" ", 6)[6] for record in body.split("\0")[3:-1]]
+
+
+def test_entries_of_deleted_files_leave_the_cache(tree: Path, impl: ModuleType) -> None:
+    cache = _cache_of(tree)
+    impl.hash_files_cached(str(tree), GOOD, cache)
+    (tree / "b.txt").unlink()
+    (tree / "empty").unlink()
+    (tree / "empty").mkdir()  # no longer a regular file either
+    (tree / "a.txt").write_text("ALPHA")
+    _settle()
+    # Only a.txt is asked for (and changed, so the cache is rewritten); the other
+    # files that still exist keep their entries.
+    assert impl.hash_files_cached(str(tree), ["a.txt"], cache) == _expected(tree, ["a.txt"])
+    assert _cached_paths(cache) == sorted(set(GOOD) - {"b.txt", "empty"})
+
+
+def _dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", ""])
+    child.wait()
+    return child.pid
+
+
+def test_temporary_files_of_killed_writers_are_removed(tree: Path, impl: ModuleType) -> None:
+    cache = Path(_cache_of(tree))
+    cache.parent.mkdir()
+    dead = cache.parent / f".stat-cache.{_dead_pid()}.1.tmp"
+    live = cache.parent / f".stat-cache.{os.getppid()}.2.tmp"  # a running process
+    stale = cache.parent / f".stat-cache.{os.getppid()}.3.tmp"
+    other = cache.parent / f".other-cache.{_dead_pid()}.4.tmp"  # not this cache's
+    for path in (dead, live, stale, other):
+        path.write_bytes(b"partial")
+    two_days_ago = time.time() - 2 * 86400
+    os.utime(stale, (two_days_ago, two_days_ago))
+    impl.hash_files_cached(str(tree), GOOD, str(cache))
+    assert sorted(p.name for p in cache.parent.iterdir()) == sorted(
+        [cache.name, live.name, other.name]
+    )
+
+
 def _corruptions(good: bytes) -> list[bytes]:
     flipped = bytearray(good)
     flipped[len(MAGIC) + 3] ^= 1

@@ -11,6 +11,7 @@ import errno
 import os
 import stat
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -51,6 +52,8 @@ def _read_error(path: str, error: OSError | ValueError, shown: str | None = None
         return TreeError("file does not exist", name)
     if isinstance(error, IsADirectoryError) or os.path.isdir(path):
         return TreeError("is a directory, expected a file", name)
+    if isinstance(error, _NotRegularFile) or _is_special(path):
+        return TreeError("not a regular file (a FIFO, socket or device)", name)
     if isinstance(error, PermissionError):
         return TreeError("permission denied", name)
     if error.errno == _ELOOP:
@@ -60,14 +63,38 @@ def _read_error(path: str, error: OSError | ValueError, shown: str | None = None
     return TreeError(f"cannot read file (errno {error.errno})", name)
 
 
-def _hash_one(path: str) -> str:
-    hasher = blake3()
-    with open(path, "rb") as handle:
-        if stat.S_ISDIR(os.fstat(handle.fileno()).st_mode):
+class _NotRegularFile(OSError):
+    """An opened path is a FIFO, socket or device (``NotRegularFile`` in Rust)."""
+
+
+# O_NONBLOCK: opening a FIFO without it waits for a writer that may never come;
+# the type is checked once the file is open. For a regular file it changes nothing.
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def _is_special(path: str) -> bool:
+    """Whether ``path`` (symlinks followed) is a FIFO, socket or device; opening a
+    socket fails with ENXIO, so the error alone does not say so."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def _hash_opened(path: str) -> tuple[str, os.stat_result]:
+    """The digest of the regular file at ``path`` and its stat data from before the read."""
+    descriptor = os.open(path, _OPEN_FLAGS)
+    with open(descriptor, "rb") as handle:
+        info = os.fstat(descriptor)
+        if stat.S_ISDIR(info.st_mode):
             raise IsADirectoryError(errno.EISDIR, "is a directory", path)
+        if not stat.S_ISREG(info.st_mode):
+            raise _NotRegularFile(None, "not a regular file", path)
+        hasher = blake3()
         while chunk := handle.read(_CHUNK):
             hasher.update(chunk)
-    return hasher.hexdigest()
+    return hasher.hexdigest(), info
 
 
 def hash_files(paths: Sequence[str]) -> list[str]:
@@ -76,7 +103,7 @@ def hash_files(paths: Sequence[str]) -> list[str]:
     failures: list[tuple[str, OSError | ValueError]] = []
     for path in paths:
         try:
-            digests.append(_hash_one(path))
+            digests.append(_hash_opened(path)[0])
         except (OSError, ValueError) as error:
             failures.append((path, error))
     if failures:
@@ -277,15 +304,61 @@ def _start_cache_writer(cache: str) -> tuple[int, str, int] | None:
         if directory:
             os.makedirs(directory, exist_ok=True)
         handle, temporary = tempfile.mkstemp(
-            prefix=f".{name}.", suffix=".tmp", dir=directory or "."
+            prefix=f".{name}.{os.getpid()}.", suffix=".tmp", dir=directory or "."
         )
     except OSError:
         return None
     try:
-        return handle, temporary, os.fstat(handle).st_mtime_ns
+        written_ns = os.fstat(handle).st_mtime_ns
     except OSError:
         _abandon_cache_writer((handle, temporary, 0))
         return None
+    _remove_abandoned(directory or ".", name)
+    return handle, temporary, written_ns
+
+
+# As ABANDONED_AFTER in rust/src/stat_cache.rs.
+_ABANDONED_AFTER_S = 24 * 3600
+
+
+def _remove_abandoned(directory: str, name: str) -> None:
+    """Remove temporary files of killed writers, as ``remove_abandoned`` in Rust does:
+    ``.{name}.{pid}.{unique}.tmp`` whose process is gone or that is over a day old."""
+    prefix = f".{name}."
+    try:
+        listing = os.listdir(directory)
+    except OSError:
+        return
+    now = time.time()
+    for entry in listing:
+        if not (entry.startswith(prefix) and entry.endswith(".tmp")):
+            continue
+        pid = _parse_int(entry[len(prefix) : -len(".tmp")].split(".", 1)[0], False)
+        if pid is None or pid >= 2**32 or pid == os.getpid():
+            continue
+        path = os.path.join(directory, entry)
+        try:
+            stale = now - os.stat(path).st_mtime > _ABANDONED_AFTER_S
+        except OSError:
+            stale = False
+        if _process_gone(pid) or stale:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+
+
+def _process_gone(pid: int) -> bool:
+    """Whether no process with this id exists (in this pid namespace)."""
+    if pid > 2**31 - 1:
+        return True
+    if pid == 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
 
 
 def _abandon_cache_writer(writer: tuple[int, str, int]) -> None:
@@ -306,23 +379,35 @@ def _commit_cache(writer: tuple[int, str, int], cache: str, content: bytes) -> N
             os.unlink(temporary)
 
 
+def _still_regular_files(
+    root: str, old: dict[str, tuple[_Stat, str]], this_run: set[str]
+) -> dict[str, tuple[_Stat, str]]:
+    """Old entries of files not hashed in this run that are still regular files,
+    so deleted files leave the cache (``merge`` in Rust)."""
+    kept: dict[str, tuple[_Stat, str]] = {}
+    for relative, entry in old.items():
+        if relative in this_run:
+            continue
+        try:
+            regular = stat.S_ISREG(os.stat(os.path.join(root, relative)).st_mode)
+        except (OSError, ValueError):
+            regular = False
+        if regular:
+            kept[relative] = entry
+    return kept
+
+
 def _hash_cached_one(
     root: str, relative: str, old: dict[str, tuple[_Stat, str]] | None
-) -> tuple[str, _Stat | None, bool]:
+) -> tuple[str, _Stat, bool]:
     path = os.path.join(root, relative)
     entry = old.get(relative) if old is not None else None
     if entry is not None:
         info = os.stat(path)
         if stat.S_ISREG(info.st_mode) and _Stat.of(info) == entry[0]:
             return entry[1], entry[0], True
-    hasher = blake3()
-    with open(path, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if stat.S_ISDIR(info.st_mode):
-            raise IsADirectoryError(errno.EISDIR, "is a directory", path)
-        while chunk := handle.read(_CHUNK):
-            hasher.update(chunk)
-    return hasher.hexdigest(), _Stat.of(info) if stat.S_ISREG(info.st_mode) else None, False
+    digest, info = _hash_opened(path)
+    return digest, _Stat.of(info), False
 
 
 def hash_files_cached(root: str, paths: Sequence[str], cache: str | None = None) -> list[str]:
@@ -331,7 +416,7 @@ def hash_files_cached(root: str, paths: Sequence[str], cache: str | None = None)
     writer = _start_cache_writer(cache) if cache is not None else None
     try:
         old = _load_cache(cache, root) if cache is not None else None
-        outcomes: list[tuple[str, _Stat | None, bool]] = []
+        outcomes: list[tuple[str, _Stat, bool]] = []
         errors: list[TreeError] = []
         for relative in paths:
             try:
@@ -342,12 +427,10 @@ def hash_files_cached(root: str, paths: Sequence[str], cache: str | None = None)
             raise _smallest(errors)
         unchanged = old is not None and all(from_cache for _, _, from_cache in outcomes)
         if writer is not None and cache is not None and not unchanged:
-            entries = dict(old or {})
+            entries = _still_regular_files(root, old or {}, set(paths))
             for relative, (digest, info, _) in zip(paths, outcomes, strict=True):
-                if info is not None and info.settled_before(writer[2]):
+                if info.settled_before(writer[2]):
                     entries[relative] = (info, digest)
-                else:
-                    entries.pop(relative, None)
             handed_over, writer = writer, None
             _commit_cache(handed_over, cache, _render_cache(root, handed_over[2], entries))
         return [digest for digest, _, _ in outcomes]

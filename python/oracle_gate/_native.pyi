@@ -28,8 +28,11 @@ def hash_files(paths: Sequence[str]) -> list[str]:
 
     Raises:
         oracle_gate.errors.TreeError: a path is missing, a broken symlink, a
-            directory, or unreadable. When several paths fail, the error names
-            the smallest failing path, so the error is deterministic.
+            directory, a FIFO, socket or device ("not a regular file (a FIFO,
+            socket or device)"; opened without blocking, so a FIFO nobody
+            writes to cannot hang the run), or unreadable. When several paths
+            fail, the error names the smallest failing path, so the error is
+            deterministic.
     """
 
 def walk_tree(root: str) -> list[str]:
@@ -71,8 +74,12 @@ def hash_files_cached(root: str, paths: Sequence[str], cache: str | None = None)
     over it), so concurrent runs leave the last writer's whole file. Any cache
     that is missing, torn, fails its checksum, is for another ``root`` or does
     not parse is ignored, never trusted. Failing to read or write the cache is
-    never an error. Entries for paths not in this call are kept. Both backends
-    read and write the same format::
+    never an error. Entries for paths not in this call are kept while they are
+    still regular files, so a deleted file leaves the cache at its next write.
+    Each writer's temporary file is ``.{name}.{pid}.{unique}.tmp`` next to the
+    cache; a writer removes those whose process is gone or that are over a day
+    old, left by writers killed before their rename. Both backends read and
+    write the same format::
 
         body = "oracle-gate stat cache 1" NUL written_ns NUL root NUL
                { digest SP size SP mtime_ns SP ctime_ns SP dev SP ino SP path NUL }

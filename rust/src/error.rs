@@ -22,6 +22,10 @@ pub enum CoreError {
     /// The path is a directory where a file was expected.
     #[error("is a directory, expected a file")]
     IsDirectory { path: String },
+    /// The path is a FIFO, socket or device: reading one could block forever or
+    /// never end, and a fixture is a file.
+    #[error("not a regular file (a FIFO, socket or device)")]
+    NotRegular { path: String },
     /// Opening or reading the path was not permitted.
     #[error("permission denied")]
     PermissionDenied { path: String },
@@ -86,6 +90,7 @@ impl CoreError {
             Self::BrokenSymlink { path }
             | Self::NotFound { path }
             | Self::IsDirectory { path }
+            | Self::NotRegular { path }
             | Self::PermissionDenied { path }
             | Self::SymlinkLoop { path }
             | Self::Unreadable { path, .. }
@@ -168,6 +173,10 @@ mod tests {
             (
                 CoreError::IsDirectory { path: p() },
                 "is a directory, expected a file",
+            ),
+            (
+                CoreError::NotRegular { path: p() },
+                "not a regular file (a FIFO, socket or device)",
             ),
             (
                 CoreError::PermissionDenied { path: p() },

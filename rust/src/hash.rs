@@ -1,8 +1,9 @@
 //! `hash_files`: BLAKE3 digests of many files, in parallel, with the GIL released.
 
 use std::cell::RefCell;
-use std::fs::{self, File, Metadata};
+use std::fs::{self, File, Metadata, OpenOptions};
 use std::io::{self, Read};
+use std::os::unix::fs::OpenOptionsExt;
 use std::panic::{self, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::OnceLock;
@@ -12,8 +13,7 @@ use rayon::prelude::*;
 
 use crate::error::{panic_detail, CoreError, CoreResult};
 
-/// Regular files at least this large are memory-mapped; smaller ones (and
-/// anything that is not a regular file) are read in chunks of this size into a
+/// Files at least this large are memory-mapped; smaller ones are read into a
 /// per-thread buffer, a small file with a single `read`.
 ///
 /// Measured on this project's 2-core VM with the machine quiet, 16 files of
@@ -113,10 +113,33 @@ pub(crate) fn without_panics<T>(
 
 fn hash_file(path: &str, spread: bool) -> CoreResult<String> {
     let fail = |e: io::Error| classify_failure(Path::new(path), path, &e);
-    let file = File::open(path).map_err(fail)?;
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(OPEN_FLAGS)
+        .open(path)
+        .map_err(fail)?;
     let meta = file.metadata().map_err(fail)?;
     hash_open_file(&file, &meta, spread).map_err(fail)
 }
+
+/// Flags for opening a file to hash, besides read-only. `O_NONBLOCK` because
+/// opening a FIFO without it waits for a writer that may never come; the file
+/// type is checked only once it is open, so nothing can swap it in between.
+/// For a regular file the flag changes nothing.
+pub(crate) const OPEN_FLAGS: i32 = libc::O_NONBLOCK | libc::O_CLOEXEC;
+
+/// The reason carried inside an `io::Error` when an opened path turns out to be
+/// a FIFO, socket or device; `classify` turns it into `CoreError::NotRegular`.
+#[derive(Debug)]
+struct NotRegularFile;
+
+impl std::fmt::Display for NotRegularFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("not a regular file")
+    }
+}
+
+impl std::error::Error for NotRegularFile {}
 
 /// Whether each file should itself be hashed on several threads: only when there
 /// are fewer files than CPUs, since otherwise whole files keep every CPU busy at
@@ -134,14 +157,18 @@ thread_local! {
 /// `spread`, large chunks are hashed on several threads.
 ///
 /// A directory is refused with `EISDIR` here, because opening one read-only
-/// succeeds on Linux; only reading it fails.
+/// succeeds on Linux; only reading it fails. FIFOs, sockets and devices are
+/// refused too: their reads may block or never end.
 pub(crate) fn hash_open_file(mut file: &File, meta: &Metadata, spread: bool) -> io::Result<String> {
     if meta.is_dir() {
         return Err(io::Error::from_raw_os_error(libc::EISDIR));
     }
+    if !meta.is_file() {
+        return Err(io::Error::other(NotRegularFile));
+    }
     let mut hasher = blake3::Hasher::new();
     let size = usize::try_from(meta.len()).unwrap_or(usize::MAX);
-    if meta.is_file() && size >= CHUNK {
+    if size >= CHUNK {
         // SAFETY: the mapping is read-only and lives only for this call. If another
         // process truncates the file meanwhile, reads may fault (SIGBUS); this is the
         // same trade-off `blake3::Hasher::update_mmap` and b3sum make, accepted for speed.
@@ -166,7 +193,7 @@ pub(crate) fn hash_open_file(mut file: &File, meta: &Metadata, spread: bool) -> 
                 Err(e) => return Err(e),
             };
             hasher.update(&buffer[..count]);
-            if count == 0 || (count < buffer.len() && meta.is_file()) {
+            if count < buffer.len() {
                 return Ok(());
             }
         }
@@ -178,22 +205,39 @@ pub(crate) fn hash_open_file(mut file: &File, meta: &Metadata, spread: bool) -> 
 /// the error names `shown`, the path as the caller gave it.
 pub(crate) fn classify_failure(fs_path: &Path, shown: &str, err: &io::Error) -> CoreError {
     let is_symlink = fs::symlink_metadata(fs_path).is_ok_and(|m| m.file_type().is_symlink());
-    let target = fs::metadata(fs_path);
-    let target_missing = matches!(&target, Err(e) if e.kind() == io::ErrorKind::NotFound);
-    let is_dir = target.is_ok_and(|m| m.is_dir());
-    classify(shown, is_symlink && target_missing, is_dir, err)
+    let found = match fs::metadata(fs_path) {
+        Err(e) if is_symlink && e.kind() == io::ErrorKind::NotFound => Found::BrokenSymlink,
+        Ok(meta) if meta.is_dir() => Found::Directory,
+        Ok(meta) if !meta.is_file() => Found::Special,
+        _ => Found::Other,
+    };
+    classify(shown, found, err)
+}
+
+/// What the filesystem holds at a path that failed, as far as it explains the failure.
+#[derive(Debug, Clone, Copy)]
+enum Found {
+    BrokenSymlink,
+    Directory,
+    /// A FIFO, socket or device (opening a socket fails with `ENXIO`).
+    Special,
+    Other,
 }
 
 /// Picks the error from filesystem facts, in the order the contract lists them;
 /// kept free of I/O so every branch can be tested, including as root.
-fn classify(path: &str, broken_symlink: bool, is_dir: bool, err: &io::Error) -> CoreError {
+fn classify(path: &str, found: Found, err: &io::Error) -> CoreError {
     let path = path.to_owned();
-    if broken_symlink {
+    if matches!(found, Found::BrokenSymlink) {
         CoreError::BrokenSymlink { path }
     } else if err.kind() == io::ErrorKind::NotFound {
         CoreError::NotFound { path }
-    } else if is_dir || err.raw_os_error() == Some(libc::EISDIR) {
+    } else if matches!(found, Found::Directory) || err.raw_os_error() == Some(libc::EISDIR) {
         CoreError::IsDirectory { path }
+    } else if matches!(found, Found::Special)
+        || err.get_ref().is_some_and(|e| e.is::<NotRegularFile>())
+    {
+        CoreError::NotRegular { path }
     } else if err.kind() == io::ErrorKind::PermissionDenied {
         CoreError::PermissionDenied { path }
     } else if err.raw_os_error() == Some(libc::ELOOP) {
@@ -375,45 +419,49 @@ mod tests {
         let cases = [
             // A broken symlink opens with ENOENT, but is named as a broken link.
             (
-                true,
-                false,
+                Found::BrokenSymlink,
                 e(libc::ENOENT),
                 CoreError::BrokenSymlink { path: p() },
             ),
             (
-                false,
-                false,
+                Found::Other,
                 e(libc::ENOENT),
                 CoreError::NotFound { path: p() },
             ),
             // An unreadable directory is still reported as a directory.
             (
-                false,
-                true,
+                Found::Directory,
                 e(libc::EACCES),
                 CoreError::IsDirectory { path: p() },
             ),
             (
-                false,
-                false,
+                Found::Other,
                 e(libc::EACCES),
                 CoreError::PermissionDenied { path: p() },
             ),
             (
-                false,
-                false,
+                Found::Other,
                 e(libc::EPERM),
                 CoreError::PermissionDenied { path: p() },
             ),
             (
-                false,
-                false,
+                Found::Other,
                 e(libc::ELOOP),
                 CoreError::SymlinkLoop { path: p() },
             ),
+            // A socket refuses to open with ENXIO; it is named for what it is.
             (
-                false,
-                false,
+                Found::Special,
+                e(libc::ENXIO),
+                CoreError::NotRegular { path: p() },
+            ),
+            (
+                Found::Other,
+                io::Error::other(NotRegularFile),
+                CoreError::NotRegular { path: p() },
+            ),
+            (
+                Found::Other,
                 e(libc::EIO),
                 CoreError::Unreadable {
                     path: p(),
@@ -421,8 +469,7 @@ mod tests {
                 },
             ),
             (
-                false,
-                false,
+                Found::Other,
                 io::Error::other("no errno"),
                 CoreError::Unreadable {
                     path: p(),
@@ -430,8 +477,8 @@ mod tests {
                 },
             ),
         ];
-        for (broken_symlink, is_dir, err, expected) in cases {
-            assert_eq!(classify("p", broken_symlink, is_dir, &err), expected);
+        for (found, err, expected) in cases {
+            assert_eq!(classify("p", found, &err), expected);
         }
     }
 

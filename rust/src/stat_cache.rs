@@ -37,7 +37,7 @@ use rayon::prelude::*;
 use crate::error::CoreResult;
 use crate::hash::{
     classify_failure, first_error_or_all, hash_open_file, on_io_pool, spread_within_files,
-    without_panics,
+    without_panics, OPEN_FLAGS,
 };
 
 const MAGIC: &str = "oracle-gate stat cache 1";
@@ -150,8 +150,8 @@ impl<'a> Cache<'a> {
 /// What hashing one path found.
 struct Outcome {
     digest: String,
-    /// Stat data of a regular file, to be cached; `None` for anything else.
-    stat: Option<Stat>,
+    /// Stat data of the file (always regular), to be cached if settled.
+    stat: Stat,
     from_cache: bool,
 }
 
@@ -182,7 +182,7 @@ pub fn hash_cached(
         if let Some(writer) = writer {
             let unchanged = old.is_some() && outcomes.iter().all(|o| o.from_cache);
             if !unchanged {
-                let entries = merge(old, paths, &outcomes, writer.written_ns);
+                let entries = merge(root, old, paths, &outcomes, writer.written_ns);
                 let content = render(root, writer.written_ns, &entries);
                 // Best effort: a cache we cannot write only costs speed next time.
                 let _ = writer.commit(&content);
@@ -270,13 +270,7 @@ fn hash_at(
         }
     }
     // SAFETY: as above; the returned descriptor, if any, is owned by the File below.
-    let fd = unsafe {
-        libc::openat(
-            dir.as_raw_fd(),
-            name.as_ptr(),
-            libc::O_RDONLY | libc::O_CLOEXEC,
-        )
-    };
+    let fd = unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), libc::O_RDONLY | OPEN_FLAGS) };
     if fd < 0 {
         return Err(fail(io::Error::last_os_error()));
     }
@@ -288,7 +282,7 @@ fn hash_at(
 fn hit(entry: &Entry<'_>) -> Outcome {
     Outcome {
         digest: entry.digest.to_owned(),
-        stat: Some(entry.stat),
+        stat: entry.stat,
         from_cache: true,
     }
 }
@@ -299,7 +293,7 @@ fn hash_opened(file: &File, spread: bool) -> io::Result<Outcome> {
     let digest = hash_open_file(file, &meta, spread)?;
     Ok(Outcome {
         digest,
-        stat: meta.is_file().then(|| Stat::of(&meta)),
+        stat: Stat::of(&meta),
         from_cache: false,
     })
 }
@@ -315,29 +309,48 @@ fn hash_one(root: &str, rel: &str, old: Option<&Cache<'_>>, spread: bool) -> Cor
             return Ok(hit(entry));
         }
     }
-    let file = File::open(&fs_path).map_err(fail)?;
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(OPEN_FLAGS)
+        .open(&fs_path)
+        .map_err(fail)?;
     hash_opened(&file, spread).map_err(fail)
 }
 
-/// The entries to write: the old settled ones, updated by this run's results.
+/// The entries to write: this run's settled results, and the old entries of
+/// other files that are still regular files, so deleted files leave the cache.
 fn merge<'a>(
+    root: &str,
     old: Option<Cache<'a>>,
     paths: &'a [String],
     outcomes: &'a [Outcome],
     written_ns: i128,
 ) -> BTreeMap<&'a str, Entry<'a>> {
-    let mut entries: BTreeMap<&str, Entry<'_>> = old
-        .map(|c| c.entries.into_iter().collect())
-        .unwrap_or_default();
+    let mut this_run: Vec<&str> = paths.iter().map(String::as_str).collect();
+    this_run.sort_unstable();
+    let others: Vec<(&str, Entry<'_>)> = old.map_or_else(Vec::new, |cache| {
+        on_io_pool(|| {
+            cache
+                .entries
+                .into_par_iter()
+                .filter(|(path, _)| {
+                    this_run.binary_search(path).is_err()
+                        && fs::metadata(Path::new(root).join(path)).is_ok_and(|m| m.is_file())
+                })
+                .collect()
+        })
+    });
+    let mut entries: BTreeMap<&str, Entry<'_>> = others.into_iter().collect();
     for (rel, outcome) in paths.iter().zip(outcomes) {
-        match outcome.stat {
-            Some(stat) if stat.settled_before(written_ns) => {
-                let digest = outcome.digest.as_str();
-                entries.insert(rel, Entry { stat, digest });
-            }
-            _ => {
-                entries.remove(rel.as_str());
-            }
+        if outcome.stat.settled_before(written_ns) {
+            let digest = outcome.digest.as_str();
+            entries.insert(
+                rel,
+                Entry {
+                    stat: outcome.stat,
+                    digest,
+                },
+            );
         }
     }
     entries
@@ -462,6 +475,7 @@ impl Writer {
                 return Err(e);
             }
         };
+        remove_abandoned(dir, &name);
         Ok(Self {
             temporary,
             target: target.to_owned(),
@@ -476,6 +490,52 @@ impl Writer {
         self.file.write_all(content)?;
         fs::rename(&self.temporary, &self.target)
     }
+}
+
+/// A temporary file left by a writer that was killed before its commit is
+/// removed by the next writer: if its process is gone or it is older than this
+/// (the process id may have been reused).
+const ABANDONED_AFTER: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
+/// Removes the abandoned temporary files of the cache `name` in `dir`; they are
+/// named `.{name}.{pid}.{unique}.tmp` by both backends.
+fn remove_abandoned(dir: &Path, name: &str) {
+    let prefix = format!(".{name}.");
+    let Ok(listing) = fs::read_dir(if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    }) else {
+        return;
+    };
+    for entry in listing.flatten() {
+        let file_name = entry.file_name();
+        let pid = file_name
+            .to_str()
+            .and_then(|n| n.strip_prefix(&prefix))
+            .and_then(|rest| rest.strip_suffix(".tmp"))
+            .and_then(|rest| rest.split('.').next())
+            .and_then(|pid| parse_int::<u32>(pid, false));
+        if let Some(pid) = pid {
+            let age = entry
+                .metadata()
+                .ok()
+                .and_then(|m| m.modified().ok()?.elapsed().ok());
+            if pid != std::process::id() && (process_gone(pid) || age > Some(ABANDONED_AFTER)) {
+                let _ = fs::remove_file(entry.path());
+            }
+        }
+    }
+}
+
+/// Whether no process with this id exists (in this pid namespace).
+fn process_gone(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return true;
+    };
+    // SAFETY: signal 0 only checks that the process exists; nothing is sent.
+    let rc = unsafe { libc::kill(pid, 0) };
+    pid > 0 && rc != 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
 }
 
 impl Drop for Writer {
