@@ -12,7 +12,9 @@ after one warm-up run. When the page cache can be dropped (root, writable
 ``/proc/sys/vm/drop_caches``), a "cold page cache" table drops it before every
 run of every contender; the "warm page cache" table never drops it. The stat
 cache rows ("native warm") and ``git status`` are warm-path measurements and
-appear only in the warm table.
+appear only in the warm table, as does "BLAKE3 from memory": the same number
+of bytes hashed from an in-memory buffer on every CPU, the ceiling no hasher
+that reads files can beat, shown to tell CPU-bound from I/O-bound rows.
 
 All contenders that produce digests must produce identical ones; a mismatch
 fails the benchmark (exit 1).
@@ -78,6 +80,24 @@ def _read_every_byte(paths: list[str], threads: int) -> int:
     return sum(totals)
 
 
+def _hash_from_memory(block: memoryview, total_bytes: int, threads: int) -> None:
+    """The CPU ceiling of any BLAKE3 hasher: ``total_bytes`` hashed from memory (no
+    files, no page cache, no copies) on ``threads`` threads, ``block`` over and over."""
+    share = -(-total_bytes // threads)
+
+    def hasher() -> None:
+        left = share
+        while left > 0:
+            blake3(block[: min(left, len(block))], max_threads=1).digest()
+            left -= len(block)
+
+    workers = [threading.Thread(target=hasher) for _ in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+
+
 def _cpu_seconds() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)  # all threads of this process
     return usage.ru_utime + usage.ru_stime
@@ -96,6 +116,14 @@ def _worker(kind: str, root: str, list_file: str, cache: str) -> None:
     if kind == "read-threads":
         start = time.perf_counter()
         _read_every_byte([os.path.join(root, p) for p in paths], io_threads())
+        seconds = time.perf_counter() - start
+    elif kind == "compute":
+        total = sum(os.stat(os.path.join(root, p)).st_size for p in paths)
+        # Larger than any CPU cache, so the bytes come from memory as page-cache pages do.
+        block = memoryview(os.urandom(256 * MIB))
+        cpu = _cpu_seconds()
+        start = time.perf_counter()
+        _hash_from_memory(block, total, os.cpu_count() or 1)
         seconds = time.perf_counter() - start
     elif kind == "walk-native" or kind == "walk-python":
         module = _backend(kind.split("-")[1])
@@ -342,6 +370,9 @@ def _git_add(tree: Tree) -> None:
     print(f"# git add -A on tree ({tree.label}): {time.perf_counter() - start:.1f} s", flush=True)
 
 
+COMPUTE = "BLAKE3 from memory (CPU ceiling)"
+
+
 def _contenders(tree: Tree, workdir: Path, cold: bool, runs: int, b3sum: bool) -> list[Result]:
     native_cache = workdir / f"cache-{tree.label}-native"
     python_cache = workdir / f"cache-{tree.label}-python"
@@ -371,6 +402,7 @@ def _contenders(tree: Tree, workdir: Path, cold: bool, runs: int, b3sum: bool) -
     add(f"read: xargs -P{io_threads()} cat", _xargs_cat(tree))
     add(f"read: {io_threads()} threads, os.readv", python("read-threads", native_cache))
     if not cold:
+        add(COMPUTE, python("compute", native_cache))
         if native:
             add("walk only: native", python("walk-native", native_cache))
         add("walk only: python", python("walk-python", native_cache))
@@ -449,6 +481,13 @@ def _verdicts(tree: Tree, results: list[Result], heading: str) -> list[str]:
         )
     slow = native.median / limit
     verdict(slow <= 1.3, f"native cold takes {slow:.2f}x the read-every-byte time (target <= 1.3x)")
+    compute = by_name.get(COMPUTE)
+    if compute:
+        out.append(
+            f"  [info] ({tree.label}, {heading}) BLAKE3 over as many bytes in memory, with no "
+            f"I/O at all, takes {compute.median / limit:.2f}x the read-every-byte time; "
+            f"native cold takes {native.median / compute.median:.2f}x that"
+        )
     git = by_name.get("git status (after git add -A)")
     for name, what in (
         ("native warm (stat cache)", "stat-cache check of the file list"),
