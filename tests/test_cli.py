@@ -86,13 +86,13 @@ def test_broken_symlink_fixture_is_a_gate_error_and_nothing_is_written(codec: Gi
     assert codec.read(f"{PKG}/oracle_gate.lock") == before
 
 
-def test_fifo_fixture_is_a_gate_error_not_a_hang(codec: GitRepo) -> None:
-    os.mkfifo(codec.path / PKG / "testdata" / "pipe.txt")
+@pytest.mark.parametrize("name", ["testdata/pipe.txt", "tests/test_pipe.py"])
+def test_fifo_fixture_or_test_file_is_a_gate_error_not_a_hang(codec: GitRepo, name: str) -> None:
+    os.mkfifo(codec.path / PKG / name)
     done = run("lock", "--repo", str(codec.path))
     assert done.returncode == 2
     assert done.stderr == (
-        f"oracle-gate: error: {PKG}/testdata/pipe.txt: "
-        "not a regular file (a FIFO, socket or device)\n"
+        f"oracle-gate: error: {PKG}/{name}: not a regular file (a FIFO, socket or device)\n"
     )
 
 

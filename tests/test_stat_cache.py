@@ -346,3 +346,18 @@ def test_work_tree_digests_use_a_gitignored_cache(tree: Path) -> None:
 def test_a_tree_that_is_not_a_git_work_tree_gets_no_cache_files(tree: Path) -> None:
     assert WorkTree(tree).digests(GOOD) == _expected(tree, GOOD)
     assert not (tree / ".oracle_gate").exists()
+
+
+def test_work_tree_reads_regular_files_only(tree: Path) -> None:
+    os.mkfifo(tree / "fifo")
+    work = WorkTree(tree)
+    assert work.read("big.bin") == (tree / "big.bin").read_bytes()
+    assert work.read("link") == b"alpha"
+    for name, message in [
+        ("fifo", "not a regular file (a FIFO, socket or device)"),
+        ("dir", "is a directory, expected a file"),
+        ("broken", "cannot read file (No such file or directory)"),
+    ]:
+        with pytest.raises(TreeError) as caught:
+            work.read(name)
+        assert (caught.value.path, caught.value.message) == (name, message)
