@@ -19,6 +19,7 @@ from blake3 import blake3
 
 from oracle_gate import surface
 from oracle_gate.errors import SurfaceError, TreeError
+from oracle_gate.files import NOT_REGULAR, NotRegularFileError, open_regular
 
 __all__ = [
     "extract_units",
@@ -52,8 +53,8 @@ def _read_error(path: str, error: OSError | ValueError, shown: str | None = None
         return TreeError("file does not exist", name)
     if isinstance(error, IsADirectoryError) or os.path.isdir(path):
         return TreeError("is a directory, expected a file", name)
-    if isinstance(error, _NotRegularFile) or _is_special(path):
-        return TreeError("not a regular file (a FIFO, socket or device)", name)
+    if isinstance(error, NotRegularFileError) or _is_special(path):
+        return TreeError(NOT_REGULAR, name)
     if isinstance(error, PermissionError):
         return TreeError("permission denied", name)
     if error.errno == _ELOOP:
@@ -63,18 +64,9 @@ def _read_error(path: str, error: OSError | ValueError, shown: str | None = None
     return TreeError(f"cannot read file (errno {error.errno})", name)
 
 
-class _NotRegularFile(OSError):
-    """An opened path is a FIFO, socket or device (``NotRegularFile`` in Rust)."""
-
-
-# O_NONBLOCK: opening a FIFO without it waits for a writer that may never come;
-# the type is checked once the file is open. For a regular file it changes nothing.
-_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
-
-
 def _is_special(path: str) -> bool:
-    """Whether ``path`` (symlinks followed) is a FIFO, socket or device; opening a
-    socket fails with ENXIO, so the error alone does not say so."""
+    """Whether ``path`` (symlinks followed) is a FIFO, socket or device, as
+    ``Found::Special`` in ``rust/src/hash.rs``."""
     try:
         mode = os.stat(path).st_mode
     except (OSError, ValueError):
@@ -84,14 +76,9 @@ def _is_special(path: str) -> bool:
 
 def _hash_opened(path: str) -> tuple[str, os.stat_result]:
     """The digest of the regular file at ``path`` and its stat data from before the read."""
-    descriptor = os.open(path, _OPEN_FLAGS)
+    descriptor, info = open_regular(path)
+    hasher = blake3()
     with open(descriptor, "rb") as handle:
-        info = os.fstat(descriptor)
-        if stat.S_ISDIR(info.st_mode):
-            raise IsADirectoryError(errno.EISDIR, "is a directory", path)
-        if not stat.S_ISREG(info.st_mode):
-            raise _NotRegularFile(None, "not a regular file", path)
-        hasher = blake3()
         while chunk := handle.read(_CHUNK):
             hasher.update(chunk)
     return hasher.hexdigest(), info
@@ -313,7 +300,6 @@ def _start_cache_writer(cache: str) -> tuple[int, str, int] | None:
     except OSError:
         _abandon_cache_writer((handle, temporary, 0))
         return None
-    _remove_abandoned(directory or ".", name)
     return handle, temporary, written_ns
 
 
@@ -321,9 +307,11 @@ def _start_cache_writer(cache: str) -> tuple[int, str, int] | None:
 _ABANDONED_AFTER_S = 24 * 3600
 
 
-def _remove_abandoned(directory: str, name: str) -> None:
+def _remove_abandoned(cache: str) -> None:
     """Remove temporary files of killed writers, as ``remove_abandoned`` in Rust does:
     ``.{name}.{pid}.{unique}.tmp`` whose process is gone or that is over a day old."""
+    directory, name = os.path.split(cache)
+    directory = directory or "."
     prefix = f".{name}."
     try:
         listing = os.listdir(directory)
@@ -377,6 +365,9 @@ def _commit_cache(writer: tuple[int, str, int], cache: str, content: bytes) -> N
         # Best effort, as in the native core: a lost cache only costs speed.
         with contextlib.suppress(OSError):
             os.unlink(temporary)
+        return
+    # Only writers clean up, so a run that leaves the cache as it is does no more I/O.
+    _remove_abandoned(cache)
 
 
 def _still_regular_files(

@@ -7,11 +7,8 @@ describes the files a developer has on disk.
 
 from __future__ import annotations
 
-import errno
 import functools
-import os
 import posixpath
-import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Protocol
@@ -20,6 +17,7 @@ from blake3 import blake3
 
 from oracle_gate import backend
 from oracle_gate.errors import TreeError
+from oracle_gate.files import NOT_REGULAR, NotRegularFileError, open_regular
 from oracle_gate.git import git_bytes
 
 __all__ = ["CACHE_DIR", "STAT_CACHE", "GitTree", "Tree", "WorkTree"]
@@ -30,8 +28,6 @@ CACHE_DIR = ".oracle_gate"
 STAT_CACHE = f"{CACHE_DIR}/stat-cache"
 _SYMLINK_MODE = "120000"
 _MAX_LINK_HOPS = 40
-# The backends' wording for the same refusal (``hash_files`` in ``_native.pyi``).
-_NOT_REGULAR = "not a regular file (a FIFO, socket or device)"
 
 
 class Tree(Protocol):
@@ -68,25 +64,15 @@ class WorkTree:
         return tuple(backend.walk_tree(str(self.root)))
 
     def read(self, path: str) -> bytes:
-        # Opened without blocking and checked on the descriptor, as the backends
-        # hash (``_native.pyi``): reading a FIFO would wait for a writer forever.
         try:
-            descriptor = os.open(self.root / path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-            try:
-                mode = os.fstat(descriptor).st_mode
-                if stat.S_ISDIR(mode):
-                    raise TreeError("is a directory, expected a file", path)
-                if not stat.S_ISREG(mode):
-                    raise TreeError(_NOT_REGULAR, path)
-                chunks = []
-                while chunk := os.read(descriptor, 1 << 20):
-                    chunks.append(chunk)
-                return b"".join(chunks)
-            finally:
-                os.close(descriptor)
+            descriptor, _ = open_regular(self.root / path)
+            with open(descriptor, "rb") as handle:
+                return handle.read()
+        except IsADirectoryError:
+            raise TreeError("is a directory, expected a file", path) from None
+        except NotRegularFileError:
+            raise TreeError(NOT_REGULAR, path) from None
         except OSError as error:
-            if error.errno == errno.ENXIO:  # what opening a socket fails with
-                raise TreeError(_NOT_REGULAR, path) from error
             raise TreeError(f"cannot read file ({error.strerror})", path) from error
 
     def _cache_file(self) -> str | None:

@@ -449,13 +449,8 @@ static TEMPORARY_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 impl Writer {
     fn start(target: &Path) -> io::Result<Self> {
-        let dir = target.parent().unwrap_or(Path::new("."));
-        if !dir.as_os_str().is_empty() {
-            fs::create_dir_all(dir)?;
-        }
-        let name = target
-            .file_name()
-            .map_or_else(|| "stat-cache".into(), |n| n.to_string_lossy().into_owned());
+        let (dir, name) = dir_and_name(target);
+        fs::create_dir_all(dir)?;
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());
@@ -475,7 +470,6 @@ impl Writer {
                 return Err(e);
             }
         };
-        remove_abandoned(dir, &name);
         Ok(Self {
             temporary,
             target: target.to_owned(),
@@ -488,8 +482,23 @@ impl Writer {
         // No fsync: after a crash the checksum rejects a partial file, and the cache
         // is rebuilt at the cost of one cold run.
         self.file.write_all(content)?;
-        fs::rename(&self.temporary, &self.target)
+        fs::rename(&self.temporary, &self.target)?;
+        // Only writers clean up, so a run that leaves the cache as it is does no more I/O.
+        remove_abandoned(&self.target);
+        Ok(())
     }
+}
+
+/// The directory of the cache file `target` (`.` for a bare name) and its file name.
+fn dir_and_name(target: &Path) -> (&Path, String) {
+    let dir = target
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = target
+        .file_name()
+        .map_or_else(|| "stat-cache".into(), |n| n.to_string_lossy().into_owned());
+    (dir, name)
 }
 
 /// A temporary file left by a writer that was killed before its commit is
@@ -497,15 +506,12 @@ impl Writer {
 /// (the process id may have been reused).
 const ABANDONED_AFTER: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
 
-/// Removes the abandoned temporary files of the cache `name` in `dir`; they are
-/// named `.{name}.{pid}.{unique}.tmp` by both backends.
-fn remove_abandoned(dir: &Path, name: &str) {
+/// Removes the abandoned temporary files of the cache file `target`; both
+/// backends name them `.{name}.{pid}.{unique}.tmp` next to it.
+fn remove_abandoned(target: &Path) {
+    let (dir, name) = dir_and_name(target);
     let prefix = format!(".{name}.");
-    let Ok(listing) = fs::read_dir(if dir.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        dir
-    }) else {
+    let Ok(listing) = fs::read_dir(dir) else {
         return;
     };
     for entry in listing.flatten() {
