@@ -1,8 +1,9 @@
 """The `oracle_gate` macro and the `oracle_gate_test` rule behind it (SPEC §8).
 
 A gate target runs one package's hermetic checks: the fixtures and the
-assertion surface of the tests match `oracle_gate.lock`, and the ledgers
-parse. The rule serialises the matrix declared in BUILD into a JSON manifest
+assertion surface of the tests match `oracle_gate.lock`, the ledgers parse,
+and each matrix row's one-tree checks (seed replay, known-bad seeds,
+partitions, budgeted properties) pass. The rule serialises the matrix declared in BUILD into a JSON manifest
 with exactly the `invariants.yaml` schema, and writes a bash launcher that
 runs the oracle-gate Python driver, shipped as runfiles, with the system
 `python3`. No sh_test, py_test or external rule set is involved, so the rule
@@ -173,8 +174,9 @@ def oracle_gate(
     """Declares a package's invariant matrix and its `bazel test` gate.
 
     `bazel test //pkg:<name>` checks that every fixture and every test's
-    assertion surface still match `oracle_gate.lock`, and that the ledgers
-    parse; it writes JUnit to `$XML_OUTPUT_FILE`. `bazel build //pkg:<name>`
+    assertion surface still match `oracle_gate.lock`, that the ledgers
+    parse, and runs each row's one-tree checks (seed replay, known-bad seeds,
+    partitions, budgeted properties); it writes JUnit to `$XML_OUTPUT_FILE`. `bazel build //pkg:<name>`
     writes the matrix as `<name>.matrix.json`, in the invariants.yaml schema,
     for `oracle-gate lock --write --matrix`.
 
