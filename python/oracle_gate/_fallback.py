@@ -14,11 +14,12 @@ import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from blake3 import blake3
 
 from oracle_gate import surface
-from oracle_gate.errors import SurfaceError, TreeError
+from oracle_gate.errors import GateError, SurfaceError, TreeError
 from oracle_gate.files import NOT_REGULAR, NotRegularFileError, open_regular
 
 __all__ = [
@@ -30,8 +31,7 @@ __all__ = [
 ]
 
 _CHUNK = 1 << 20
-# errno values whose message must match the Rust core's fixed wording.
-_ELOOP = errno.ELOOP
+_E = TypeVar("_E", bound=GateError)
 
 
 def _read_error(path: str, error: OSError | ValueError, shown: str | None = None) -> TreeError:
@@ -57,7 +57,7 @@ def _read_error(path: str, error: OSError | ValueError, shown: str | None = None
         return TreeError(NOT_REGULAR, name)
     if isinstance(error, PermissionError):
         return TreeError("permission denied", name)
-    if error.errno == _ELOOP:
+    if error.errno == errno.ELOOP:
         return TreeError("symlink loop", name)
     if error.errno is None:
         return TreeError("cannot read file", name)
@@ -87,19 +87,19 @@ def _hash_opened(path: str) -> tuple[str, os.stat_result]:
 def hash_files(paths: Sequence[str]) -> list[str]:
     """See ``oracle_gate._native.hash_files``."""
     digests: list[str] = []
-    failures: list[tuple[str, OSError | ValueError]] = []
+    failures: list[TreeError] = []
     for path in paths:
         try:
             digests.append(_hash_opened(path)[0])
         except (OSError, ValueError) as error:
-            failures.append((path, error))
+            failures.append(_read_error(path, error))
     if failures:
-        first_path, first_error = min(failures, key=lambda failure: failure[0])
-        raise _read_error(first_path, first_error)
+        raise _smallest(failures)
     return digests
 
 
-def _smallest(errors: list[TreeError]) -> TreeError:
+def _smallest(errors: list[_E]) -> _E:
+    """The error naming the smallest path, the one the Rust core reports."""
     return min(errors, key=lambda error: error.path or "")
 
 
@@ -445,5 +445,5 @@ def extract_units_many(items: Sequence[tuple[bytes, str]]) -> list[list[tuple[st
         except SurfaceError as error:
             failures.append(error)
     if failures:
-        raise min(failures, key=lambda error: error.path or "")
+        raise _smallest(failures)
     return results
