@@ -129,9 +129,50 @@ impl From<CoreError> for PyErr {
 /// Shorthand for results of core functions.
 pub type CoreResult<T> = Result<T, CoreError>;
 
+/// All values in input order, or the error naming the smallest path, so that which
+/// of several failures is reported never depends on thread scheduling.
+pub(crate) fn first_error_or_all<T>(results: Vec<CoreResult<T>>) -> CoreResult<Vec<T>> {
+    let mut values = Vec::with_capacity(results.len());
+    let mut first_error: Option<CoreError> = None;
+    for result in results {
+        match result {
+            Ok(value) => values.push(value),
+            Err(e) if first_error.as_ref().is_none_or(|f| e.path() < f.path()) => {
+                first_error = Some(e);
+            }
+            Err(_) => {}
+        }
+    }
+    first_error.map_or(Ok(values), Err)
+}
+
+/// Runs `work`, turning a panic into `CoreError::Internal` about `path`, because a
+/// panic reaching Python would surface as pyo3's `PanicException`, not a `GateError`.
+pub(crate) fn without_panics<T>(
+    path: Option<&str>,
+    work: impl FnOnce() -> CoreResult<T>,
+) -> CoreResult<T> {
+    catch_panic(work, |detail| CoreError::Internal {
+        path: path.map(str::to_owned),
+        detail,
+    })
+}
+
+/// Runs `work`; if it panics, returns the error `on_panic` builds from the panic's
+/// message instead.
+pub(crate) fn catch_panic<T>(
+    work: impl FnOnce() -> CoreResult<T>,
+    on_panic: impl FnOnce(String) -> CoreError,
+) -> CoreResult<T> {
+    // Callers' `work` only reads shared data and owns what it mutates, so nothing
+    // half-updated can be observed after an unwind.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work))
+        .unwrap_or_else(|payload| Err(on_panic(panic_detail(payload.as_ref()))))
+}
+
 /// The message a caught panic carried, for the `internal error` a panic becomes
 /// instead of crossing into Python.
-pub(crate) fn panic_detail(payload: &(dyn std::any::Any + Send)) -> String {
+fn panic_detail(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_owned()
     } else if let Some(s) = payload.downcast_ref::<String>() {

@@ -4,14 +4,13 @@ use std::cell::RefCell;
 use std::fs::{self, File, Metadata, OpenOptions};
 use std::io::{self, Read};
 use std::os::unix::fs::OpenOptionsExt;
-use std::panic::{self, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::OnceLock;
 
 use pyo3::prelude::*;
 use rayon::prelude::*;
 
-use crate::error::{panic_detail, CoreError, CoreResult};
+use crate::error::{first_error_or_all, without_panics, CoreError, CoreResult};
 
 /// Files at least this large are memory-mapped; smaller ones are read into a
 /// per-thread buffer, a small file with a single `read`.
@@ -76,39 +75,6 @@ fn hash_each(paths: &[String]) -> CoreResult<Vec<String>> {
         .map(|p| without_panics(Some(p), || hash_file(p, spread)))
         .collect();
     first_error_or_all(results)
-}
-
-/// All values in order, or the error naming the smallest path, so that which of
-/// several failures is reported never depends on thread scheduling.
-pub(crate) fn first_error_or_all<T>(results: Vec<CoreResult<T>>) -> CoreResult<Vec<T>> {
-    let mut values = Vec::with_capacity(results.len());
-    let mut first_error: Option<CoreError> = None;
-    for result in results {
-        match result {
-            Ok(value) => values.push(value),
-            Err(e) if first_error.as_ref().is_none_or(|f| e.path() < f.path()) => {
-                first_error = Some(e);
-            }
-            Err(_) => {}
-        }
-    }
-    first_error.map_or(Ok(values), Err)
-}
-
-/// Runs `work`, turning a panic into `CoreError::Internal` about `path`, because a
-/// panic reaching Python would surface as pyo3's `PanicException`, not a `GateError`.
-pub(crate) fn without_panics<T>(
-    path: Option<&str>,
-    work: impl FnOnce() -> CoreResult<T>,
-) -> CoreResult<T> {
-    // `work` only reads shared data and owns what it mutates, so nothing half-updated
-    // can be observed after an unwind.
-    panic::catch_unwind(AssertUnwindSafe(work)).unwrap_or_else(|payload| {
-        Err(CoreError::Internal {
-            path: path.map(str::to_owned),
-            detail: panic_detail(payload.as_ref()),
-        })
-    })
 }
 
 fn hash_file(path: &str, spread: bool) -> CoreResult<String> {

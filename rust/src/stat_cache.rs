@@ -34,11 +34,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use pyo3::prelude::*;
 use rayon::prelude::*;
 
-use crate::error::CoreResult;
-use crate::hash::{
-    classify_failure, first_error_or_all, hash_open_file, on_io_pool, spread_within_files,
-    without_panics, OPEN_FLAGS,
-};
+use crate::error::{first_error_or_all, without_panics, CoreResult};
+use crate::hash::{classify_failure, hash_open_file, on_io_pool, spread_within_files, OPEN_FLAGS};
 
 const MAGIC: &str = "oracle-gate stat cache 1";
 /// `#`, 64 hex digits and a newline.

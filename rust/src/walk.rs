@@ -14,8 +14,8 @@ use std::path::PathBuf;
 use pyo3::prelude::*;
 use rayon::prelude::*;
 
-use crate::error::{CoreError, CoreResult};
-use crate::hash::{first_error_or_all, on_io_pool, without_panics};
+use crate::error::{first_error_or_all, without_panics, CoreError, CoreResult};
+use crate::hash::on_io_pool;
 
 /// Directories that are never part of a package's oracle: VCS data, our own cache,
 /// and interpreter byte code that tests leave behind. Keep in step with

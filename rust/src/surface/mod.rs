@@ -11,7 +11,6 @@ mod printer;
 mod source;
 mod units;
 
-use std::panic::{self, AssertUnwindSafe};
 use std::sync::OnceLock;
 
 use pyo3::prelude::*;
@@ -21,7 +20,7 @@ use ruff_python_ast::{ModModule, PythonVersion};
 use ruff_python_parser::{Mode, ParseOptions, Parsed};
 use ruff_text_size::Ranged;
 
-use crate::error::{panic_detail, CoreError, CoreResult};
+use crate::error::{catch_panic, first_error_or_all, CoreError, CoreResult};
 use source::{LineIndex, Refusal};
 
 /// Units of one file: `(key, canonical text)` pairs sorted by key.
@@ -98,7 +97,7 @@ pub fn extract_units_many(
                 .par_iter()
                 .map(|(source, path)| guarded(path, || extract(source, path, &options)))
                 .collect();
-            all_or_smallest_error(results)
+            first_error_or_all(results)
         })
     });
     Ok(result?)
@@ -229,21 +228,6 @@ fn drop_tree(parsed: Parsed<ModModule>, deep: bool, source_len: usize) {
     }
 }
 
-/// All values in input order, or the error naming the smallest path, so which of
-/// several failures is reported never depends on thread scheduling.
-fn all_or_smallest_error<T>(results: Vec<CoreResult<T>>) -> CoreResult<Vec<T>> {
-    let mut values = Vec::with_capacity(results.len());
-    let mut first: Option<CoreError> = None;
-    for result in results {
-        match result {
-            Ok(value) => values.push(value),
-            Err(e) if first.as_ref().is_none_or(|f| e.path() < f.path()) => first = Some(e),
-            Err(_) => {}
-        }
-    }
-    first.map_or(Ok(values), Err)
-}
-
 /// Runs `work` on the surface thread pool (big stacks), or reports why the pool is missing.
 fn on_pool<T: Send>(work: impl FnOnce() -> CoreResult<T> + Send) -> CoreResult<T> {
     static POOL: OnceLock<Result<rayon::ThreadPool, String>> = OnceLock::new();
@@ -265,13 +249,9 @@ fn on_pool<T: Send>(work: impl FnOnce() -> CoreResult<T> + Send) -> CoreResult<T
 
 /// Runs `work`, turning a panic into `CoreError::SurfaceInternal` about `path`.
 fn guarded<T>(path: &str, work: impl FnOnce() -> CoreResult<T>) -> CoreResult<T> {
-    // `work` only reads shared input and owns what it builds, so nothing
-    // half-updated can be observed after an unwind.
-    panic::catch_unwind(AssertUnwindSafe(work)).unwrap_or_else(|payload| {
-        Err(CoreError::SurfaceInternal {
-            path: path.to_owned(),
-            detail: panic_detail(payload.as_ref()),
-        })
+    catch_panic(work, |detail| CoreError::SurfaceInternal {
+        path: path.to_owned(),
+        detail,
     })
 }
 
