@@ -11,8 +11,6 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from blake3 import blake3
-
 from oracle_gate.locks import LOCK_FILE
 from oracle_gate.model import Package, Row
 
@@ -26,13 +24,10 @@ HEALTH_FILE = ".oracle_gate/health.jsonl"
 
 
 def _lock_digests(facts: Facts, packages: set[str]) -> dict[str, str | None]:
-    digests: dict[str, str | None] = {}
-    for path in sorted(packages):
-        lock = facts.head_graph.packages[path].join(LOCK_FILE)
-        digests[lock] = (
-            blake3(facts.head.read(lock)).hexdigest() if facts.head.blob_id(lock) else None
-        )
-    return digests
+    locks = [facts.head_graph.packages[path].join(LOCK_FILE) for path in sorted(packages)]
+    present = [lock for lock in locks if facts.head.blob_id(lock) is not None]
+    found = dict(zip(present, facts.head.digests(present), strict=True))
+    return {lock: found.get(lock) for lock in locks}
 
 
 def append_health(

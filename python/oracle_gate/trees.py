@@ -125,8 +125,12 @@ class GitTree:
             current = posixpath.normpath(posixpath.join(posixpath.dirname(current), target))
         raise TreeError("symlink loop", path)
 
-    def files(self) -> tuple[str, ...]:
+    @functools.cached_property
+    def _files(self) -> tuple[str, ...]:
         return tuple(sorted(self._entries))
+
+    def files(self) -> tuple[str, ...]:
+        return self._files
 
     def blob_id(self, path: str) -> str | None:
         """The git object id of ``path`` as committed (a link's own blob), or None."""
@@ -145,6 +149,10 @@ class GitTree:
 
     def read(self, path: str) -> bytes:
         return git_bytes(self.repo, "cat-file", "blob", self._content_id(path))
+
+    def read_optional(self, path: str) -> bytes | None:
+        """The bytes of ``path``, or None when the commit has no such file."""
+        return self.read(path) if path in self._entries else None
 
     def read_many(self, paths: Iterable[str]) -> dict[str, bytes]:
         """Several files in one ``git cat-file --batch`` call."""

@@ -91,8 +91,8 @@ else:
 
 def _pyproject_is_harness(change: Change, facts: Facts) -> bool:
     old = change.old_path or change.path
-    parent_text = facts.parent.read(old) if facts.parent.blob_id(old) else None
-    head_text = facts.head.read(change.path) if facts.head.blob_id(change.path) else None
+    parent_text = facts.parent.read_optional(old)
+    head_text = facts.head.read_optional(change.path)
     parent_config = None if parent_text is None else _pyproject_test_config(parent_text)
     head_config = None if head_text is None else _pyproject_test_config(head_text)
     return parent_config != head_config

@@ -23,7 +23,7 @@ def _hooks_added(laned: LanedPath, facts: Facts) -> list[str]:
         return []
     head = facts.head.read(laned.path).decode("utf-8", "replace")
     old = laned.change.old_path or laned.path
-    parent = facts.parent.read(old).decode("utf-8", "replace") if facts.parent.blob_id(old) else ""
+    parent = (facts.parent.read_optional(old) or b"").decode("utf-8", "replace")
     before = set(_OUTCOME_HOOKS.findall(parent))
     return sorted(set(_OUTCOME_HOOKS.findall(head)) - before)
 

@@ -26,10 +26,6 @@ __all__ = ["check_packages", "judge"]
 _PARAMETRIZE_SUFFIX = re.compile(r"\[.*\]$")
 
 
-def _read(tree: GitTree, path: str) -> bytes | None:
-    return tree.read(path) if tree.blob_id(path) else None
-
-
 def _is_retirement(before: dict[str, Any], after: dict[str, Any]) -> bool:
     """Only ``status`` moved to ``retired`` and ``retired_by`` was added."""
     if after.get("status") != "retired" or not after.get("retired_by"):
@@ -104,7 +100,7 @@ def judge(laned: LanedPath, facts: Facts) -> list[Finding]:
     compare, why = _COMPARERS[name]
     if laned.change.kind is ChangeKind.DELETED:
         return [oracle_move(laned, facts, f"{name} deleted: {why}")]
-    before = _read(facts.parent, laned.change.old_path or laned.path) or b""
+    before = facts.parent.read_optional(laned.change.old_path or laned.path) or b""
     problems = compare(before, facts.head.read(laned.path), laned.path)
     if problems:
         return [oracle_move(laned, facts, f"{'; '.join(problems)}: {why}")]
@@ -151,16 +147,16 @@ def check_packages(packages: Iterable[Package], facts: Facts) -> list[Finding]:
     """
     findings: list[Finding] = []
     for package in packages:
-        freeze_text = _read(facts.head, package.join(FREEZE_FILE))
+        freeze_text = facts.head.read_optional(package.join(FREEZE_FILE))
         if freeze_text is not None:
             ledger = parse_freeze(freeze_text, package.join(FREEZE_FILE))
             findings.extend(_freeze_findings(ledger, package, facts))
         seeds_path = package.join(SEEDS_FILE)
-        seeds_text = _read(facts.head, seeds_path)
+        seeds_text = facts.head.read_optional(seeds_path)
         if seeds_text is not None:
             parse_seeds(seeds_text, seeds_path)  # malformed seeds are a gate error
         assumptions_path = package.join(ASSUMPTIONS_FILE)
-        assumptions_text = _read(facts.head, assumptions_path)
+        assumptions_text = facts.head.read_optional(assumptions_path)
         if assumptions_text is None:
             continue
         for item in parse_assumptions(assumptions_text, assumptions_path):

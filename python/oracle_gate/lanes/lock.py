@@ -27,7 +27,8 @@ def describe_drifts(drifts: list[Drift]) -> str:
 
 
 def _read_lock(tree: GitTree, path: str) -> Lock | None:
-    return parse_lock(tree.read(path), path) if tree.blob_id(path) else None
+    text = tree.read_optional(path)
+    return None if text is None else parse_lock(text, path)
 
 
 def judge(laned: LanedPath, facts: Facts) -> list[Finding]:
@@ -50,11 +51,10 @@ def _repo_uses_locks(tree: GitTree) -> bool:
 
 def _check_one(package: Package, facts: Facts) -> list[Finding]:
     lock_path = package.join(LOCK_FILE)
-    in_parent = facts.parent.blob_id(lock_path) is not None
-    in_head = facts.head.blob_id(lock_path) is not None
-    if not in_head:
+    stored = _read_lock(facts.head, lock_path)
+    if stored is None:
         if (
-            not in_parent
+            facts.parent.blob_id(lock_path) is None
             and package.path in facts.parent_graph.packages
             and _repo_uses_locks(facts.parent)
         ):
@@ -65,7 +65,6 @@ def _check_one(package: Package, facts: Facts) -> list[Finding]:
                 lock_path,
             )
         return []
-    stored = parse_lock(facts.head.read(lock_path), lock_path)
     actual = compute_lock(facts.head, facts.head_graph, package)
     # A test unit the lock does not know yet is not oracle until a human relocks;
     # the test lanes report it as ignored_as_oracle, so it is no drift here.

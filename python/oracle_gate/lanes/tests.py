@@ -11,7 +11,6 @@ from collections import Counter
 from oracle_gate import backend
 from oracle_gate.lanes.facts import Facts, LanedPath, oracle_move, summarize
 from oracle_gate.model import ChangeKind, Finding, Verdict
-from oracle_gate.trees import GitTree
 
 __all__ = ["judge_agent_test", "judge_test", "weakening_added"]
 
@@ -62,11 +61,11 @@ def _weakening_lines() -> frozenset[str]:
     return frozenset(line for line in with_markers if line not in plain)
 
 
-def _units(tree: GitTree, path: str) -> dict[str, str]:
+def _units(source: bytes | None, path: str) -> dict[str, str]:
     """Units keyed by node id (``path::Class::test``), so renaming a test file moves them all."""
-    if tree.blob_id(path) is None:
+    if source is None:
         return {}
-    return {f"{path}::{key}": text for key, text in backend.extract_units(tree.read(path), path)}
+    return {f"{path}::{key}": text for key, text in backend.extract_units(source, path)}
 
 
 def _only_weakened(before: str, after: str) -> bool:
@@ -81,8 +80,13 @@ def _only_weakened(before: str, after: str) -> bool:
 
 def judge_test(laned: LanedPath, facts: Facts) -> list[Finding]:
     old_path = laned.change.old_path or laned.path
-    before = _units(facts.parent, old_path)
-    after = {} if laned.change.kind is ChangeKind.DELETED else _units(facts.head, laned.path)
+    # Each side read once, for both the surface and the weakening markers.
+    before_source = facts.parent.read_optional(old_path)
+    after_source = (
+        None if laned.change.kind is ChangeKind.DELETED else facts.head.read_optional(laned.path)
+    )
+    before = _units(before_source, old_path)
+    after = _units(after_source, laned.path)
     removed = sorted(set(before) - set(after))
     changed = sorted(key for key in set(before) & set(after) if before[key] != after[key])
     triage = facts.notes.freeze_triage
@@ -96,7 +100,7 @@ def judge_test(laned: LanedPath, facts: Facts) -> list[Finding]:
         moved.append(f"assertions or signature changed in {summarize(changed)}")
     if moved:
         findings.append(oracle_move(laned, facts, "assertion surface moved: " + "; ".join(moved)))
-    findings.extend(_judge_weakening(laned, facts, old_path))
+    findings.extend(_judge_weakening(laned, facts, before_source, after_source))
     if not findings:
         added = sorted(set(after) - set(before))
         reason = (
@@ -108,11 +112,12 @@ def judge_test(laned: LanedPath, facts: Facts) -> list[Finding]:
     return findings
 
 
-def _judge_weakening(laned: LanedPath, facts: Facts, old_path: str) -> list[Finding]:
-    if laned.change.kind is ChangeKind.DELETED:
+def _judge_weakening(
+    laned: LanedPath, facts: Facts, before: bytes | None, after: bytes | None
+) -> list[Finding]:
+    if after is None:
         return []
-    before = facts.parent.read(old_path) if facts.parent.blob_id(old_path) else b""
-    added = weakening_added(before, facts.head.read(laned.path))
+    added = weakening_added(before or b"", after)
     if not added:
         return []
     what = f"added {', '.join(added)} to an existing test"
