@@ -76,6 +76,11 @@ class Report:
         return Verdict.REJECT if rejected else Verdict.PASS
 
     @property
+    def verdict_word(self) -> str:
+        """What the merge queue should do: "reject" or "merge"."""
+        return "reject" if self.verdict is Verdict.REJECT else "merge"
+
+    @property
     def exit_code(self) -> ExitCode:
         return ExitCode.REJECT if self.verdict is Verdict.REJECT else ExitCode.MERGE
 

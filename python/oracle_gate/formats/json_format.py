@@ -19,7 +19,7 @@ def render(report: Report) -> str:
         "parent": report.base,
         "head": report.head,
         "backend": report.backend,
-        "verdict": "reject" if report.exit_code else "merge",
+        "verdict": report.verdict_word,
         "exit_code": int(report.exit_code),
         "docs_only": report.docs_only,
         "reviewers": list(report.reviewers()),

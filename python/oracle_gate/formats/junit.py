@@ -78,6 +78,5 @@ def render(report: Report) -> str:
                 failure=finding.reason if finding.verdict is Verdict.REJECT else None,
             )
         )
-    verdict = "reject" if report.exit_code else "merge"
-    name = f"oracle-gate check {report.base[:12]}..{report.head[:12]}: {verdict}"
+    name = f"oracle-gate check {report.base[:12]}..{report.head[:12]}: {report.verdict_word}"
     return render_suite(name, cases)

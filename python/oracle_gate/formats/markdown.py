@@ -21,9 +21,8 @@ def _cell(text: str) -> str:
 
 
 def render(report: Report) -> str:
-    word = "reject" if report.verdict is Verdict.REJECT else "merge"
     lines = [
-        f"## oracle-gate: {_ICONS[report.verdict]} {word}",
+        f"## oracle-gate: {_ICONS[report.verdict]} {report.verdict_word}",
         "",
         f"Parent `{report.base[:12]}`, head `{report.head[:12]}`, backend `{report.backend}`.",
         "",

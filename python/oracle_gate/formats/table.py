@@ -32,6 +32,5 @@ def render(report: Report) -> str:
     reviewers = report.reviewers()
     if reviewers:
         lines.append(f"review required by: {', '.join(reviewers)}")
-    word = "REJECT" if report.verdict is Verdict.REJECT else "MERGE"
-    lines.append(f"verdict: {word} ({summary or 'nothing changed'})")
+    lines.append(f"verdict: {report.verdict_word.upper()} ({summary or 'nothing changed'})")
     return "\n".join(lines) + "\n"
