@@ -26,7 +26,8 @@ use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::fs::{self, File, Metadata, OpenOptions};
 use std::io::{self, Write};
-use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::fd::{AsRawFd, FromRawFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -233,19 +234,21 @@ fn hash_batch<'p>(
         without_panics(Some(rel), || {
             let name = rel.rsplit_once('/').map_or(rel.as_str(), |(_, name)| name);
             match (&dir, CString::new(name)) {
-                (Some(dir), Ok(name)) => hash_at(root, rel, dir, &name, old, spread),
+                (Some(dir), Ok(name)) => hash_at(root, rel, dir.as_raw_fd(), &name, old, spread),
                 // The slow path explains any failure to open the directory.
-                _ => hash_one(root, rel, old, spread),
+                _ => hash_by_path(root, rel, old, spread),
             }
         })
     })
 }
 
-/// `hash_one` with lookups relative to an open directory.
+/// Hashes `rel` (or takes its cache entry if the stat data still match), looking
+/// `name` up relative to the directory descriptor `dir`: its parent directory, or
+/// `AT_FDCWD` with the whole path.
 fn hash_at(
     root: &str,
     rel: &str,
-    dir: &File,
+    dir: RawFd,
     name: &CString,
     old: Option<&Cache<'_>>,
     spread: bool,
@@ -253,9 +256,10 @@ fn hash_at(
     let fail = |e: io::Error| classify_failure(&Path::new(root).join(rel), rel, &e);
     if let Some(entry) = old.and_then(|c| c.get(rel)) {
         let mut st = std::mem::MaybeUninit::<libc::stat>::zeroed();
-        // SAFETY: `dir` is an open descriptor, `name` is NUL-terminated and `st`
-        // points to writable memory of the right size for the duration of the call.
-        let rc = unsafe { libc::fstatat(dir.as_raw_fd(), name.as_ptr(), st.as_mut_ptr(), 0) };
+        // SAFETY: `dir` is an open descriptor or `AT_FDCWD`, `name` is NUL-terminated
+        // and `st` points to writable memory of the right size for the duration of
+        // the call.
+        let rc = unsafe { libc::fstatat(dir, name.as_ptr(), st.as_mut_ptr(), 0) };
         if rc != 0 {
             return Err(fail(io::Error::last_os_error()));
         }
@@ -267,7 +271,7 @@ fn hash_at(
         }
     }
     // SAFETY: as above; the returned descriptor, if any, is owned by the File below.
-    let fd = unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), libc::O_RDONLY | OPEN_FLAGS) };
+    let fd = unsafe { libc::openat(dir, name.as_ptr(), libc::O_RDONLY | OPEN_FLAGS) };
     if fd < 0 {
         return Err(fail(io::Error::last_os_error()));
     }
@@ -297,21 +301,24 @@ fn hash_opened(file: &File, spread: bool) -> io::Result<Outcome> {
 
 /// The path-based way, used when the parent directory cannot be opened; its
 /// errors are the same as `hash_files`'.
-fn hash_one(root: &str, rel: &str, old: Option<&Cache<'_>>, spread: bool) -> CoreResult<Outcome> {
+fn hash_by_path(
+    root: &str,
+    rel: &str,
+    old: Option<&Cache<'_>>,
+    spread: bool,
+) -> CoreResult<Outcome> {
     let fs_path = Path::new(root).join(rel);
-    let fail = |e: io::Error| classify_failure(&fs_path, rel, &e);
-    if let Some(entry) = old.and_then(|c| c.get(rel)) {
-        let meta = fs::metadata(&fs_path).map_err(fail)?;
-        if meta.is_file() && Stat::of(&meta) == entry.stat {
-            return Ok(hit(entry));
+    match CString::new(fs_path.as_os_str().as_bytes()) {
+        Ok(path) => hash_at(root, rel, libc::AT_FDCWD, &path, old, spread),
+        // What `std::fs` reports for a path with a NUL byte: no errno.
+        Err(_) => {
+            let e = io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "file name contained an unexpected NUL byte",
+            );
+            Err(classify_failure(&fs_path, rel, &e))
         }
     }
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(OPEN_FLAGS)
-        .open(&fs_path)
-        .map_err(fail)?;
-    hash_opened(&file, spread).map_err(fail)
 }
 
 /// The entries to write: this run's settled results, and the old entries of
@@ -761,6 +768,41 @@ mod tests {
                 Some(message)
             );
         }
+        Ok(())
+    }
+
+    #[test]
+    fn the_path_based_way_hashes_takes_cache_hits_and_refuses_nul_bytes() -> TestResult {
+        let (_dir, root, _cache) = tree(&[("a", "alpha")])?;
+        let cold = hash_by_path(&root, "a", None, false)?;
+        assert_eq!(
+            (cold.digest.as_str(), cold.from_cache),
+            (hex("alpha").as_str(), false)
+        );
+        let cache = Cache::from_records(vec![(
+            "a",
+            Entry {
+                stat: cold.stat,
+                digest: "cached",
+            },
+        )]);
+        let warm = hash_by_path(&root, "a", Some(&cache), false)?;
+        assert_eq!((warm.digest.as_str(), warm.from_cache), ("cached", true));
+        let expected = CoreError::Unreadable {
+            path: "n\0ul".to_owned(),
+            errno: None,
+        };
+        assert_eq!(
+            hash_by_path(&root, "n\0ul", None, false).err(),
+            Some(expected)
+        );
+        assert_eq!(
+            crate::hash::hash_all(&[format!("{root}/n\0ul")]).err(),
+            Some(CoreError::Unreadable {
+                path: format!("{root}/n\0ul"),
+                errno: None
+            })
+        );
         Ok(())
     }
 
