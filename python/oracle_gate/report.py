@@ -85,8 +85,12 @@ class Report:
         return ExitCode.REJECT if self.verdict is Verdict.REJECT else ExitCode.MERGE
 
     def verdict_of(self, path: str) -> Verdict:
-        """The deciding verdict over every finding about ``path``."""
-        return worst([f.verdict for f in self.findings if f.path == path])
+        """The deciding verdict over every finding about ``path``.
+
+        ``build`` stored it in ``paths`` for every path a finding names; a path
+        outside ``paths`` has no finding, so PASS, as ``worst([])`` is.
+        """
+        return next((p.verdict for p in self.paths if p.path == path), Verdict.PASS)
 
     def reviewers(self) -> tuple[str, ...]:
         """Owners whose review a human-noted oracle change requires."""
