@@ -41,6 +41,7 @@ __all__ = [
     "cache_info",
     "clear_cache",
     "evaluate_glob",
+    "main_repo_package",
     "package_files",
     "parse_build",
     "parse_build_cached",
@@ -399,14 +400,14 @@ def _dep_strings(value: Value) -> Iterator[tuple[str, int]]:
 
 
 @functools.lru_cache(maxsize=262144)
-def _main_repo_package(text: str) -> str | None:
+def main_repo_package(text: str) -> str | None:
     """The package an absolute label names in the main repository, else None.
 
-    None for external labels, pseudo-labels and strings that only look like
-    labels. Memoized: a monorepo names the same libraries from thousands of files.
+    None for external labels and strings that only look like labels. A
+    pseudo-label (``//conditions:default``) parses like any other label: callers
+    that must skip those check ``_PSEUDO_LABELS`` first. Memoized: a monorepo
+    names the same libraries from thousands of files.
     """
-    if text in _PSEUDO_LABELS:
-        return None
     try:
         label = parse_label(text, "")
     except ValueError:
@@ -448,9 +449,9 @@ def parse_build(text: bytes, path: str) -> BuildFile:
         if isinstance(value, Call):
             calls.append(value)
         for string, line in _dep_strings(value):
-            if not string.startswith(("//", "@")) or string in deps:
+            if not string.startswith(("//", "@")) or string in deps or string in _PSEUDO_LABELS:
                 continue
-            package = _main_repo_package(string)
+            package = main_repo_package(string)
             if package is not None:
                 deps[string] = Dep(package=package, label=string, line=line)
     gate_names = {GATE_FUNCTION}

@@ -34,6 +34,7 @@ from oracle_gate.buildfiles import (
     WORKSPACE_MARKERS,
     BuildFile,
     blob_id,
+    main_repo_package,
     package_files,
     parse_build_cached,
     parse_label,
@@ -338,14 +339,6 @@ def _bazel_workspace(tree: Tree) -> Path:
     return tree.repo
 
 
-def _package_of_label(text: str) -> str | None:
-    try:
-        label = parse_label(text, "")
-    except ValueError:
-        return None
-    return None if label.external else label.package
-
-
 def bazel_query_edges(workspace: Path, timeout: float = BAZEL_TIMEOUT_SECONDS) -> list[Edge]:
     """Package edges from ``bazel query 'kind(rule, //...)' --output=xml`` in ``workspace``.
 
@@ -392,10 +385,10 @@ def _edges_from_xml(stream: IO[bytes]) -> list[Edge]:
             inputs.append(element.get("name", ""))
         elif element.tag == "rule":
             name = element.get("name", "")
-            source = _package_of_label(name)
+            source = main_repo_package(name)
             if source is not None:
                 for text in inputs:
-                    target = _package_of_label(text)
+                    target = main_repo_package(text)
                     if target is not None and target != source:
                         edges.append((source, target, f"bazel query: {name} depends on {text}"))
             inputs = []
