@@ -197,20 +197,23 @@ fn batches(paths: &[String], threads: usize) -> Vec<std::ops::Range<usize>> {
     // Small enough that every thread gets several batches even when all files
     // share one directory (200 large files in one directory ran on one thread).
     let limit = (paths.len() / (4 * threads.max(1))).clamp(1, BATCH);
-    let parent = |p: &str| p.rsplit_once('/').map_or("", |(dir, _)| dir).to_owned();
     let mut ranges = Vec::new();
     let mut start = 0;
     for i in 1..=paths.len() {
         let split = i == paths.len()
             || i - start >= limit
-            || paths[i].rsplit_once('/').map_or("", |(dir, _)| dir)
-                != parent(&paths[start]).as_str();
+            || split_rel(&paths[i]).0 != split_rel(&paths[start]).0;
         if split {
             ranges.push(start..i);
             start = i;
         }
     }
     ranges
+}
+
+/// The parent directory (`""` for none) and the name of a relative path.
+fn split_rel(rel: &str) -> (&str, &str) {
+    rel.rsplit_once('/').unwrap_or(("", rel))
 }
 
 /// Hashes paths that share one parent directory, in order.
@@ -220,10 +223,7 @@ fn hash_batch<'p>(
     old: Option<&'p Cache<'p>>,
     spread: bool,
 ) -> impl Iterator<Item = CoreResult<Outcome>> + 'p {
-    let parent = batch
-        .first()
-        .and_then(|p| p.rsplit_once('/'))
-        .map_or("", |(dir, _)| dir);
+    let parent = batch.first().map_or("", |p| split_rel(p).0);
     // O_PATH: a handle for lookups only, which needs no read permission.
     let dir = OpenOptions::new()
         .read(true)
@@ -232,7 +232,7 @@ fn hash_batch<'p>(
         .ok();
     batch.iter().map(move |rel| {
         without_panics(Some(rel), || {
-            let name = rel.rsplit_once('/').map_or(rel.as_str(), |(_, name)| name);
+            let name = split_rel(rel).1;
             match (&dir, CString::new(name)) {
                 (Some(dir), Ok(name)) => hash_at(root, rel, dir.as_raw_fd(), &name, old, spread),
                 // The slow path explains any failure to open the directory.
