@@ -339,13 +339,19 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--repo", help="repository directory (default: the enclosing git repo)")
         return sub
 
+    def add_range(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument(
+            "--base", help="last trusted commit (default: from the merge queue's environment)"
+        )
+        sub.add_argument("--head", default="HEAD", help="the patched commit (default: HEAD)")
+
+    def add_output(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument("--format", choices=sorted(FORMATS), default="text")
+        sub.add_argument("--today", help="judge freeze expiry as of this YYYY-MM-DD date")
+
     check_parser = add("check", "run the gate on the patch from --base to --head")
-    check_parser.add_argument(
-        "--base", help="last trusted commit (default: from the merge queue's environment)"
-    )
-    check_parser.add_argument("--head", default="HEAD", help="the patched commit (default: HEAD)")
-    check_parser.add_argument("--format", choices=sorted(FORMATS), default="text")
-    check_parser.add_argument("--today", help="judge freeze expiry as of this YYYY-MM-DD date")
+    add_range(check_parser)
+    add_output(check_parser)
 
     lock_parser = add("lock", "verify oracle_gate.lock files against the tree, or rewrite them")
     lock_parser.add_argument(
@@ -376,10 +382,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     select_parser = add("select", "print the packages and rows the patch from --base can break")
-    select_parser.add_argument(
-        "--base", help="last trusted commit (default: from the merge queue's environment)"
-    )
-    select_parser.add_argument("--head", default="HEAD", help="the patched commit (default: HEAD)")
+    add_range(select_parser)
     select_parser.add_argument(
         "--explain", action="store_true", help="print the dependency path that selected each row"
     )
@@ -398,8 +401,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo_parser = commands.add_parser(
         "demo", help="run the gate on the embedded example monorepo with sample agent patches"
     )
-    demo_parser.add_argument("--format", choices=sorted(FORMATS), default="text")
-    demo_parser.add_argument("--today", help="judge freeze expiry as of this YYYY-MM-DD date")
+    add_output(demo_parser)
     return parser
 
 
