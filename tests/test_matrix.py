@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import pytest
 
+from oracle_gate.buildfiles import parse_build
 from oracle_gate.errors import ConfigError
-from oracle_gate.matrix import parse_matrix
+from oracle_gate.matrix import gate_matrix, parse_matrix
 
 GOOD = b"""version: 1
 owners: ["@team"]
@@ -47,6 +48,22 @@ def test_valid_matrix_parses_every_field() -> None:
             5,
             "at least 1",
         ),
+        (
+            b"version: 1\nrows:\n  - id: a\n    globs: ['x']\n    budget: {examples: 1.5}\n",
+            5,
+            "budget.examples of row 'a' must be an integer of at least 1, found 1.5",
+        ),
+        (
+            b"version: 1\nrows:\n  - id: a\n    globs: ['x']\n    budget: {examples: '5'}\n",
+            5,
+            "budget.examples of row 'a' must be an integer of at least 1, found '5'",
+        ),
+        (
+            b"version: 1\nrows:\n  - id: a\n    globs: ['x']\n    budget:\n"
+            b"      examples: 3\n      seconds: 0\n",
+            7,
+            "budget.seconds of row 'a' must be a positive number, found 0",
+        ),
     ],
 )
 def test_invalid_matrix_names_file_and_line(text: bytes, line: int, words: str) -> None:
@@ -59,3 +76,36 @@ def test_invalid_matrix_names_file_and_line(text: bytes, line: int, words: str) 
 def test_empty_matrix_is_an_error() -> None:
     with pytest.raises(ConfigError, match="is empty"):
         parse_matrix(b"", "pkg/invariants.yaml")
+
+
+BUILD = """\
+oracle_gate(
+    name = "oracle_gate",
+    rows = [
+        invariant(id = "a", globs = ["x"], budget = {BUDGET}),
+        invariant(id = "a", globs = ["y"]),
+    ],
+)
+"""
+
+
+@pytest.mark.parametrize(
+    ("budget", "message"),
+    [
+        ("{examples: 0}", "budget.examples of row 'a' must be an integer of at least 1, found 0"),
+        ("{seconds: -1}", "budget.seconds of row 'a' must be a positive number, found -1"),
+        ("{}", "row id 'a' is declared twice; row ids must be unique"),
+    ],
+)
+def test_yaml_and_build_readers_report_a_row_mistake_alike(budget: str, message: str) -> None:
+    yaml_text = (
+        f"version: 1\nrows:\n  - {{id: a, globs: [x], budget: {budget}}}\n"
+        "  - {id: a, globs: [y]}\n"
+    )
+    with pytest.raises(ConfigError) as from_yaml:
+        parse_matrix(yaml_text.encode(), "pkg/invariants.yaml")
+    starlark = budget.replace("examples", '"examples"').replace("seconds", '"seconds"')
+    build = parse_build(BUILD.replace("{BUDGET}", starlark).encode(), "pkg/BUILD")
+    with pytest.raises(ConfigError) as from_build:
+        gate_matrix(build, "pkg/BUILD", "pkg", "", lambda: [])
+    assert from_yaml.value.message == from_build.value.message == message

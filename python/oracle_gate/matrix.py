@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TypeVar
 
 import yaml
@@ -22,11 +23,82 @@ SUPPORTED_VERSION = 1
 _ROW_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _ORACLE_REF = re.compile(r"[A-Za-z0-9_./-]+\.py:[A-Za-z_][A-Za-z0-9_]*")
 _TOP_KEYS = frozenset({"version", "owners", "tests", "fixtures", "deps", "rows"})
+# A row's keys: invariants.yaml row keys and invariant() arguments alike.
 _ROW_KEYS = frozenset(
     {"id", "globs", "properties", "partitions", "relations", "fixtures", "budget"}
 )
+_BUDGET_KEYS = frozenset({"examples", "seconds"})
 
 T = TypeVar("T")
+V = TypeVar("V")
+
+
+# --- Row checks shared by both readers ---------------------------------------------------
+# Each takes a ``fail`` callable that returns the calling reader's ConfigError
+# (its file, and the line it knows for the offending part).
+
+
+def _check_row_id(row_id: str, fail: Callable[[str], ConfigError]) -> None:
+    if _ROW_ID.fullmatch(row_id) is None:
+        raise fail(f"row id {row_id!r} may only hold letters, digits, _ . -")
+
+
+def _check_globs(globs: tuple[str, ...], row_id: str, fail: Callable[[str], ConfigError]) -> None:
+    if not globs:
+        raise fail(f"row '{row_id}' has no globs; every row needs at least one")
+
+
+@dataclass(frozen=True)
+class _Found:
+    """A budget value its reader did not read as a number, shown as the file spells it."""
+
+    text: str
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _budget(
+    values: Mapping[str, object], row_id: str, fail: Callable[[str, str], ConfigError]
+) -> Budget:
+    """The Budget from a row's given budget fields (a missing field keeps its default).
+
+    ``values`` maps examples/seconds to what the reader read (a value it did
+    not read as a number comes as a ``_Found``). ``fail(key, message)`` is
+    the reader's error at that field's line.
+    """
+    examples = values.get("examples", Budget().examples)
+    seconds = values.get("seconds", Budget().seconds)
+    if not isinstance(examples, int) or isinstance(examples, bool) or examples < 1:
+        raise fail(
+            "examples",
+            f"budget.examples of row '{row_id}' must be an integer of at least 1, "
+            f"found {examples!r}",
+        )
+    if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or seconds <= 0:
+        raise fail(
+            "seconds",
+            f"budget.seconds of row '{row_id}' must be a positive number, found {seconds!r}",
+        )
+    return Budget(examples=examples, seconds=float(seconds))
+
+
+def _unique_rows(
+    items: Iterable[V], read: Callable[[V], Row], fail: Callable[[V, str], ConfigError]
+) -> tuple[Row, ...]:
+    """``read`` of each item, in order; a repeated row id is ``fail`` at the repeat."""
+    rows: list[Row] = []
+    seen: set[str] = set()
+    for item in items:
+        row = read(item)
+        if row.id in seen:
+            raise fail(item, f"row id '{row.id}' is declared twice; row ids must be unique")
+        seen.add(row.id)
+        rows.append(row)
+    return tuple(rows)
+
+
+# --- invariants.yaml ---------------------------------------------------------------------
 
 
 class _Reader:
@@ -99,22 +171,23 @@ def _oracle_ref(text: str) -> str | None:
     return None
 
 
-def _budget(reader: _Reader, node: yaml.Node | None, row_id: str) -> Budget:
+def _yaml_number(node: yaml.Node) -> object:
+    """A YAML int or float scalar as a Python number; anything else as a ``_Found``."""
+    convert = {"tag:yaml.org,2002:int": int, "tag:yaml.org,2002:float": float}
+    if isinstance(node, yaml.ScalarNode) and node.tag in convert:
+        try:
+            return convert[node.tag](node.value)
+        except ValueError:
+            pass
+    return _Found(_kind(node))
+
+
+def _yaml_budget(reader: _Reader, node: yaml.Node | None, row_id: str) -> Budget:
     if node is None:
         return Budget()
-    fields = reader.mapping(node, f"budget of row '{row_id}'", frozenset({"examples", "seconds"}))
-    budget = Budget()
-    if "examples" in fields:
-        examples = reader.number(fields["examples"], "budget.examples", int)
-        if examples < 1:
-            raise reader.fail(fields["examples"], "budget.examples must be at least 1")
-        budget = Budget(examples=examples, seconds=budget.seconds)
-    if "seconds" in fields:
-        seconds = reader.number(fields["seconds"], "budget.seconds", float)
-        if seconds <= 0:
-            raise reader.fail(fields["seconds"], "budget.seconds must be positive")
-        budget = Budget(examples=budget.examples, seconds=seconds)
-    return budget
+    fields = reader.mapping(node, f"budget of row '{row_id}'", _BUDGET_KEYS)
+    values = {key: _yaml_number(value) for key, value in fields.items()}
+    return _budget(values, row_id, lambda key, message: reader.fail(fields[key], message))
 
 
 def _row(reader: _Reader, node: yaml.Node) -> Row:
@@ -122,11 +195,9 @@ def _row(reader: _Reader, node: yaml.Node) -> Row:
     if "id" not in fields:
         raise reader.fail(node, "row has no id; every row needs a unique id")
     row_id = reader.string(fields["id"], "row id")
-    if _ROW_ID.fullmatch(row_id) is None:
-        raise reader.fail(fields["id"], f"row id {row_id!r} may only hold letters, digits, _ . -")
+    _check_row_id(row_id, lambda message: reader.fail(fields["id"], message))
     globs = reader.strings(fields.get("globs"), f"globs of row '{row_id}'", validate_glob)
-    if not globs:
-        raise reader.fail(node, f"row '{row_id}' has no globs; every row needs at least one")
+    _check_globs(globs, row_id, lambda message: reader.fail(node, message))
     return Row(
         id=row_id,
         globs=globs,
@@ -134,7 +205,7 @@ def _row(reader: _Reader, node: yaml.Node) -> Row:
         partitions=reader.strings(fields.get("partitions"), "partitions", _oracle_ref),
         relations=reader.strings(fields.get("relations"), "relations", _oracle_ref),
         fixtures=reader.strings(fields.get("fixtures"), "row fixtures", validate_glob),
-        budget=_budget(reader, fields.get("budget"), row_id),
+        budget=_yaml_budget(reader, fields.get("budget"), row_id),
     )
 
 
@@ -170,26 +241,18 @@ def parse_matrix(text: bytes, path: str) -> Matrix:
             fields["version"], f"version {version} is not supported; expected {SUPPORTED_VERSION}"
         )
     rows_node = fields.get("rows")
-    rows: list[Row] = []
+    rows: tuple[Row, ...] = ()
     if rows_node is not None:
         if not isinstance(rows_node, yaml.SequenceNode):
             raise reader.fail(rows_node, f"rows must be a list, found {_kind(rows_node)}")
-        seen: set[str] = set()
-        for row_node in rows_node.value:
-            row = _row(reader, row_node)
-            if row.id in seen:
-                raise reader.fail(
-                    row_node, f"row id '{row.id}' is declared twice; row ids must be unique"
-                )
-            seen.add(row.id)
-            rows.append(row)
+        rows = _unique_rows(rows_node.value, lambda row_node: _row(reader, row_node), reader.fail)
     return Matrix(
         version=version,
         owners=reader.strings(fields.get("owners"), "owners"),
         tests=reader.strings(fields.get("tests"), "tests", validate_glob),
         fixtures=reader.strings(fields.get("fixtures"), "fixtures", validate_glob),
         deps=reader.strings(fields.get("deps"), "deps"),
-        rows=tuple(rows),
+        rows=rows,
     )
 
 
@@ -198,9 +261,6 @@ def parse_matrix(text: bytes, path: str) -> Matrix:
 # The gate reads these files by name (lanes, locks); another name would let an
 # oracle file escape its lane, so BUILD may only spell out the defaults.
 _GATE_FILES = {"lock": "oracle_gate.lock", "seeds": "seeds.jsonl", "freeze": "flake_freeze.yaml"}
-_INVARIANT_KEYS = frozenset(
-    {"id", "globs", "properties", "partitions", "relations", "fixtures", "budget"}
-)
 
 
 class _GateReader:
@@ -251,17 +311,17 @@ class _GateReader:
         value = self.literal(value, f"budget of row '{row_id}'", line)
         if value is None:
             return Budget()
-        if not isinstance(value, dict) or not set(value) <= {"examples", "seconds"}:
+        if not isinstance(value, dict) or not set(value) <= _BUDGET_KEYS:
             raise self.fail(
                 f"budget of row '{row_id}' must be a dict with keys examples, seconds", line
             )
-        examples = value.get("examples", Budget().examples)
-        seconds = value.get("seconds", Budget().seconds)
-        if not isinstance(examples, int) or isinstance(examples, bool) or examples < 1:
-            raise self.fail(f"budget.examples of row '{row_id}' must be an integer >= 1", line)
-        if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or seconds <= 0:
-            raise self.fail(f"budget.seconds of row '{row_id}' must be a positive number", line)
-        return Budget(examples=examples, seconds=float(seconds))
+        # An expression the static reader does not evaluate (-1, 2.5, a name) is
+        # shown as written.
+        values = {
+            key: _Found(item.text) if isinstance(item, Unknown) else item
+            for key, item in value.items()
+        }
+        return _budget(values, row_id, lambda _key, message: self.fail(message, line))
 
     def row(self, value: Value, line: int) -> Row:
         value = self.literal(value, "each entry of rows", line)
@@ -270,8 +330,8 @@ class _GateReader:
                 f"each entry of rows must be an invariant(...) call, found {value!r}", line
             )
         for key, _ in value.kwargs:
-            if key not in _INVARIANT_KEYS:
-                expected = ", ".join(sorted(_INVARIANT_KEYS))
+            if key not in _ROW_KEYS:
+                expected = ", ".join(sorted(_ROW_KEYS))
                 raise self.fail(
                     f"unknown invariant() argument {key!r}; expected one of {expected}",
                     value.line_of(key),
@@ -279,15 +339,11 @@ class _GateReader:
         row_id = value.get("id")
         if not isinstance(row_id, str):
             raise self.fail("invariant() has no string id; every row needs a unique id", line)
-        if _ROW_ID.fullmatch(row_id) is None:
-            raise self.fail(
-                f"row id {row_id!r} may only hold letters, digits, _ . -", value.line_of("id")
-            )
+        _check_row_id(row_id, lambda message: self.fail(message, value.line_of("id")))
         globs = self.strings(
             value.get("globs"), f"globs of row '{row_id}'", value.line_of("globs"), validate_glob
         )
-        if not globs:
-            raise self.fail(f"row '{row_id}' has no globs; every row needs at least one", line)
+        _check_globs(globs, row_id, lambda message: self.fail(message, line))
         refs = {
             name: self.strings(value.get(name), name, value.line_of(name), _oracle_ref)
             for name in ("properties", "partitions", "relations")
@@ -352,17 +408,12 @@ def gate_matrix(
     rows_value = reader.literal(call.get("rows"), "rows", call.line_of("rows"))
     if rows_value is not None and not isinstance(rows_value, tuple):
         raise reader.fail("rows must be a list of invariant(...) calls", call.line_of("rows"))
-    rows: list[Row] = []
-    seen: set[str] = set()
-    for item in rows_value or ():
-        row = reader.row(item, call.line_of("rows"))
-        if row.id in seen:
-            raise reader.fail(
-                f"row id '{row.id}' is declared twice; row ids must be unique",
-                call.line_of("rows"),
-            )
-        seen.add(row.id)
-        rows.append(row)
+    rows_line = call.line_of("rows")
+    rows = _unique_rows(
+        rows_value or (),
+        lambda item: reader.row(item, rows_line),
+        lambda _item, message: reader.fail(message, rows_line),
+    )
     deps: list[str] = []
     for text in reader.strings(call.get("deps"), "deps", call.line_of("deps")):
         try:
@@ -385,6 +436,6 @@ def gate_matrix(
             call.get("fixtures"), "fixtures", call.line_of("fixtures"), validate_glob
         ),
         deps=tuple(deps),
-        rows=tuple(rows),
+        rows=rows,
     )
     return matrix, name
