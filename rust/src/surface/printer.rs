@@ -195,7 +195,7 @@ impl<'a> Printer<'a> {
     }
 
     /// Writes `(head E...)`.
-    fn join<I>(&mut self, head: &str, exprs: I, out: &mut String) -> Render
+    pub(crate) fn join<I>(&mut self, head: &str, exprs: I, out: &mut String) -> Render
     where
         I: IntoIterator<Item = &'a Expr>,
     {
@@ -241,15 +241,7 @@ impl<'a> Printer<'a> {
             Expr::NoneLiteral(_) => out.push_str("None"),
             Expr::EllipsisLiteral(_) => out.push_str("..."),
             Expr::FString(f) => self.fstring(f, out)?,
-            Expr::BinOp(b) => {
-                out.push('(');
-                out.push_str(operator(b.op));
-                out.push(' ');
-                self.expr(&b.left, out)?;
-                out.push(' ');
-                self.expr(&b.right, out)?;
-                out.push(')');
-            }
+            Expr::BinOp(b) => self.join(operator(b.op), [&*b.left, &*b.right], out)?,
             Expr::UnaryOp(u) => {
                 let head = match u.op {
                     UnaryOp::Not => "not",
@@ -277,13 +269,7 @@ impl<'a> Printer<'a> {
                 self.arguments(&c.arguments.args, &c.arguments.keywords, out)?;
                 out.push(')');
             }
-            Expr::Subscript(s) => {
-                out.push_str("(sub ");
-                self.expr(&s.value, out)?;
-                out.push(' ');
-                self.expr(&s.slice, out)?;
-                out.push(')');
-            }
+            Expr::Subscript(s) => self.join("sub", [&*s.value, &*s.slice], out)?,
             Expr::Slice(s) => {
                 out.push_str("(slice ");
                 self.opt(s.lower.as_deref(), out)?;

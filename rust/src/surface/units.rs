@@ -586,17 +586,9 @@ fn render<'a>(
     match piece {
         Piece::Stmt(s) => p.stmt(s, out),
         Piece::Elif(view) => p.if_stmt(view, out),
-        Piece::If(test, is_else) => {
-            out.push_str(if is_else { "(else " } else { "(if " });
-            p.expr(test, out)?;
-            out.push(')');
-            Ok(())
-        }
+        Piece::If(test, is_else) => p.join(if is_else { "else" } else { "if" }, [test], out),
         Piece::While(test, is_else) => {
-            out.push_str(if is_else { "(while-else " } else { "(while " });
-            p.expr(test, out)?;
-            out.push(')');
-            Ok(())
+            p.join(if is_else { "while-else" } else { "while" }, [test], out)
         }
         Piece::For(f, is_else) => {
             out.push('(');
