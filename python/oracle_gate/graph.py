@@ -22,7 +22,7 @@ import subprocess
 import tempfile
 import xml.etree.ElementTree as ElementTree
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -114,8 +114,11 @@ def _join(workspace: str, path: str) -> str:
     return posixpath.join(workspace, path) if workspace and path else workspace or path
 
 
-def _nearest(directory: str, roots: set[str]) -> str:
-    while directory not in roots:
+def _enclosing(directory: str, directories: Container[str]) -> str | None:
+    """The nearest of ``directories`` at or above ``directory`` ("" is the root), else None."""
+    while directory not in directories:
+        if not directory:
+            return None
         directory = posixpath.dirname(directory)
     return directory
 
@@ -163,7 +166,7 @@ def _scan(tree: Tree) -> _Scan:
     build_dirs = frozenset(builds)
     sorted_dirs = sorted(build_dirs)
     for directory, path in builds.items():
-        workspace = _nearest(directory, roots)
+        workspace = _enclosing(directory, roots) or ""  # roots holds ""
         package = directory[len(workspace) + 1 :] if workspace else directory
         scan.workspace_of[directory] = workspace
         build = parsed[path]
@@ -458,9 +461,7 @@ class PackageGraph:
         """
         moved: dict[str, set[str]] = {}
         for path in added | removed:
-            directory = posixpath.dirname(path)
-            while directory not in self._bazel_dirs and directory:
-                directory = posixpath.dirname(directory)
+            directory = _enclosing(posixpath.dirname(path), self._bazel_dirs) or ""
             if directory in self._gate_sources:
                 moved.setdefault(directory, set()).add(path)
         derived = copy.copy(self)
@@ -479,23 +480,12 @@ class PackageGraph:
 
     def package_of(self, path: str) -> Package | None:
         """The nearest package enclosing the repo-relative ``path``, if any."""
-        directory = posixpath.dirname(path)
-        while True:
-            if directory in self.packages:
-                return self.packages[directory]
-            if not directory:
-                return None
-            directory = posixpath.dirname(directory)
+        directory = _enclosing(posixpath.dirname(path), self.packages)
+        return None if directory is None else self.packages[directory]
 
     def node_of(self, path: str) -> str | None:
         """The nearest node (Bazel package or matrix package) enclosing ``path``, if any."""
-        directory = posixpath.dirname(path)
-        while True:
-            if directory in self._owners:
-                return directory
-            if not directory:
-                return None
-            directory = posixpath.dirname(directory)
+        return _enclosing(posixpath.dirname(path), self._owners)
 
     def has_node(self, node: str) -> bool:
         """Whether ``node`` is in the graph (present, or named by a label)."""
