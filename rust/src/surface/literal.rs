@@ -53,12 +53,14 @@ impl PyText {
 
     /// Writes the text as `json.dumps(value, ensure_ascii=True)` does.
     pub(crate) fn write_json(&self, out: &mut String) {
-        out.push('"');
         match self {
-            Self::Utf8(s) => s.chars().for_each(|c| push_json_point(out, u32::from(c))),
-            Self::Wide(w) => w.iter().for_each(|&p| push_json_point(out, p)),
+            Self::Utf8(s) => write_json_str(out, s),
+            Self::Wide(w) => {
+                out.push('"');
+                w.iter().for_each(|&p| push_json_point(out, p));
+                out.push('"');
+            }
         }
-        out.push('"');
     }
 }
 
