@@ -33,7 +33,7 @@ pub enum CoreError {
     #[error("symlink loop")]
     SymlinkLoop { path: String },
     /// Any other I/O failure, with the OS error number when there is one.
-    #[error("{}", cannot_read(*.errno))]
+    #[error("{}", cannot_read("file", *.errno))]
     Unreadable { path: String, errno: Option<i32> },
     /// The root given to a tree walk does not exist.
     #[error("tree root does not exist")]
@@ -48,7 +48,7 @@ pub enum CoreError {
     #[error("vanished while the tree was walked")]
     Vanished { path: String },
     /// Listing a directory failed for a reason other than the ones above.
-    #[error("{}", cannot_list(*.errno))]
+    #[error("{}", cannot_read("directory", *.errno))]
     DirUnreadable { path: String, errno: Option<i32> },
     /// A test file's assertion surface cannot be extracted: not UTF-8, does not
     /// parse, or nests too deeply (docs/surface.md §9). Raised as `SurfaceError`.
@@ -69,17 +69,11 @@ pub enum CoreError {
     },
 }
 
-fn cannot_list(errno: Option<i32>) -> String {
+/// `cannot read <what>`, with the OS error number when there is one.
+fn cannot_read(what: &str, errno: Option<i32>) -> String {
     match errno {
-        Some(n) => format!("cannot read directory (errno {n})"),
-        None => "cannot read directory".to_owned(),
-    }
-}
-
-fn cannot_read(errno: Option<i32>) -> String {
-    match errno {
-        Some(n) => format!("cannot read file (errno {n})"),
-        None => "cannot read file".to_owned(),
+        Some(n) => format!("cannot read {what} (errno {n})"),
+        None => format!("cannot read {what}"),
     }
 }
 
