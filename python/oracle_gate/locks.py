@@ -17,6 +17,7 @@ from pathlib import Path
 from blake3 import blake3
 
 from oracle_gate import backend
+from oracle_gate.buildfiles import package_files
 from oracle_gate.errors import LockError
 from oracle_gate.globs import matches_any
 from oracle_gate.graph import PackageGraph, load_packages
@@ -70,14 +71,9 @@ class Drift:
 
 def _package_files(tree: Tree, graph: PackageGraph, package: Package) -> list[str]:
     """Package-relative paths of the files this package owns (not a nested package's)."""
-    prefix = f"{package.path}/" if package.path else ""
-    owned = []
-    for path in tree.files():
-        if path.startswith(prefix):
-            owner = graph.package_of(path)
-            if owner is not None and owner.path == package.path:
-                owned.append(package.relative(path))
-    return owned
+    if package.path not in graph.packages:
+        return []  # the graph gives it no file, as ``graph.package_of`` never names it
+    return package_files(tree.files(), package.path, graph.packages.keys())
 
 
 def fixture_paths(files: list[str], package: Package) -> list[str]:
