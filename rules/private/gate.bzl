@@ -117,13 +117,14 @@ def _gather_refs(refs):
 def _gather_row(row):
     if type(row) != "struct" or getattr(row, "kind", None) != INVARIANT_KIND:
         return {"invariant": False, "found": type(row)}
+    budget_ok = row.budget == None or type(row.budget) == "dict"
     gathered = {
         "invariant": True,
         "id": row.id,
         "globs": _gather(row.globs),
         "fixtures": _gather(row.fixtures),
-        "budget": row.budget if row.budget == None or type(row.budget) == "dict" else type(row.budget),
-        "budget_ok": row.budget == None or type(row.budget) == "dict",
+        "budget": row.budget if budget_ok else type(row.budget),
+        "budget_ok": budget_ok,
     }
     for kind in _ORACLE_KINDS:
         gathered[kind] = _gather_refs(getattr(row, kind))
@@ -366,52 +367,46 @@ def _in_package(ctx, label, attr_name, expected_name, problem):
     package = ctx.label.package
     if problem != None:
         given, reason = problem
-        if reason == "outside":
-            fail("%s: %s %s is outside the package '%s'; each package owns its own %s at its root" % (
-                label,
-                attr_name,
-                repr(given),
-                package,
-                expected_name,
-            ))
-        if reason == "missing":
-            fail("%s: %s '%s' does not exist in package '%s'" % (label, attr_name, given, package))
-        fail("%s: %s must be the file '%s' at the root of package '%s', found %s" % (
-            label,
-            attr_name,
-            expected_name,
-            package,
-            given if reason == "type" else repr(given),
-        ))
-    target = getattr(ctx.attr, attr_name)
-    if target == None:
-        return None
-    where = _display(target.label)
-    if target.label.workspace_name != ctx.label.workspace_name or target.label.package != package:
+        # A "type" problem's `given` is already the repr of the value.
+        shown = given if reason in ("type", "missing") else repr(given)
+    else:
+        target = getattr(ctx.attr, attr_name)
+        if target == None:
+            return None
+        shown = _display(target.label)
+        file = getattr(ctx.file, attr_name)
+        if target.label.workspace_name != ctx.label.workspace_name or target.label.package != package:
+            reason = "outside"
+        elif not file.is_source:
+            reason = "generated"
+        elif target.label.name != expected_name:
+            reason = "name"
+        else:
+            return file
+    if reason == "outside":
         fail("%s: %s %s is outside the package '%s'; each package owns its own %s at its root" % (
             label,
             attr_name,
-            where,
+            shown,
             package,
             expected_name,
         ))
-    file = getattr(ctx.file, attr_name)
-    if not file.is_source:
+    if reason == "missing":
+        fail("%s: %s '%s' does not exist in package '%s'" % (label, attr_name, shown, package))
+    if reason == "generated":
         fail("%s: %s %s is generated; it must be the source file %s that humans review" % (
             label,
             attr_name,
-            where,
+            shown,
             expected_name,
         ))
-    if target.label.name != expected_name:
-        fail("%s: %s must be the file '%s' at the root of package '%s', found %s" % (
-            label,
-            attr_name,
-            expected_name,
-            package,
-            where,
-        ))
-    return file
+    fail("%s: %s must be the file '%s' at the root of package '%s', found %s" % (
+        label,
+        attr_name,
+        expected_name,
+        package,
+        shown,
+    ))
 
 def _rlocation(ctx, file):
     """The path of `file` below the runfiles directory."""
