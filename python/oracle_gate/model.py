@@ -98,6 +98,18 @@ class Row:
     fixtures: tuple[str, ...] = ()
     budget: Budget = field(default_factory=Budget)
 
+    @property
+    def oracle_modules(self) -> frozenset[str]:
+        """The package-relative files its properties, partitions and relations live in."""
+        return frozenset(
+            ref_file(ref) for ref in (*self.properties, *self.partitions, *self.relations)
+        )
+
+
+def ref_file(ref: str) -> str:
+    """The file of an oracle reference ``file.py:name``, relative to its package."""
+    return ref.split(":", 1)[0]
+
 
 @dataclass(frozen=True)
 class Matrix:

@@ -16,6 +16,7 @@ script path: ``select`` is also a standard library module.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import itertools
 from dataclasses import dataclass
@@ -109,10 +110,7 @@ def _own_row_reason(laned: LanedPath, package: Package, row: Row) -> str | None:
     if lane in _ALL_ROWS_LANES:
         return f"the package's own {lane.value} changed"
     if lane is Lane.PROPERTY:
-        modules = {
-            ref.split(":", 1)[0] for ref in (*row.properties, *row.partitions, *row.relations)
-        }
-        return "the row's oracle module changed" if relative in modules else None
+        return "the row's oracle module changed" if relative in row.oracle_modules else None
     if lane is Lane.FIXTURE and (
         not any(r.fixtures for r in package.matrix.rows) or matches_any(relative, row.fixtures)
     ):
@@ -144,6 +142,12 @@ class _Selector:
         key = (selected.package, selected.row_id)
         if _better(selected, self.rows.get(key)):
             self.rows[key] = selected
+
+    def pick_all(self, selected: Selected) -> None:
+        """Picks ``selected``'s package and, for the same reason, every row it has in head."""
+        self.pick_package(selected)
+        for row in self.head_rows(selected.package):
+            self.pick_row(dataclasses.replace(selected, row=row))
 
     def head_rows(self, package: str) -> tuple[Row, ...]:
         found = self.head.packages.get(package)
@@ -192,9 +196,7 @@ class _Selector:
         """``loader``'s BUILD file loads the changed ``bzl``: as if that BUILD file changed."""
         reason = f"its BUILD file loads {bzl}"
         self.source(loader, _Origin(path, reason))
-        self.pick_package(Selected(loader, None, path, (loader,), reason))
-        for row in self.head_rows(loader):
-            self.pick_row(Selected(loader, row, path, (loader,), reason))
+        self.pick_all(Selected(loader, None, path, (loader,), reason))
 
     def production(self, laned: LanedPath) -> None:
         guarding = rows_guarding(laned, self.facts)
@@ -218,8 +220,9 @@ class _Selector:
         relative = before.relative(old_path)
         reason = f"{old_path} moved out of this package"
         self.pick_package(Selected(before.path, None, path, (before.path,), reason))
+        matched = {r.id for r in before.matrix.rows if matches_any(relative, r.globs)}
         for row in self.head_rows(before.path):
-            if any(r.id == row.id and matches_any(relative, r.globs) for r in before.matrix.rows):
+            if row.id in matched:
                 self.pick_row(Selected(before.path, row, path, (before.path,), reason))
 
     def dependents(self) -> set[str]:
@@ -228,9 +231,7 @@ class _Selector:
             origin = self.sources[chain[-1]]
             reason = f"depends on {chain[-1] or '.'}, where {origin.reason}"
             via = tuple(self.head.why(a, b) for a, b in itertools.pairwise(chain))
-            self.pick_package(Selected(node, None, origin.path, chain, reason, via))
-            for row in self.head_rows(node):
-                self.pick_row(Selected(node, row, origin.path, chain, reason, via))
+            self.pick_all(Selected(node, None, origin.path, chain, reason, via))
         return set(chains) | set(self.sources)
 
     def result(self, affected: set[str]) -> Selection:

@@ -8,6 +8,7 @@ import sys
 from oracle_gate.buildfiles import BUILD_NAMES
 from oracle_gate.globs import matches_any
 from oracle_gate.lanes.facts import Facts, LanedPath
+from oracle_gate.lanes.matrix import declared_matrix
 from oracle_gate.ledgers import ASSUMPTIONS_FILE, FREEZE_FILE, SEEDS_FILE
 from oracle_gate.locks import LOCK_FILE
 from oracle_gate.matrix import MATRIX_FILE
@@ -99,12 +100,7 @@ def _pyproject_is_harness(change: Change, facts: Facts) -> bool:
 
 
 def _oracle_modules(packages: list[Package]) -> set[str]:
-    modules: set[str] = set()
-    for package in packages:
-        for row in package.matrix.rows:
-            for ref in (*row.properties, *row.partitions, *row.relations):
-                modules.add(ref.split(":", 1)[0])
-    return modules
+    return {module for p in packages for row in p.matrix.rows for module in row.oracle_modules}
 
 
 def _is_harness(path: str) -> bool:
@@ -145,11 +141,10 @@ def _declares_gate(change: Change, facts: Facts) -> bool:
     The parent side counts too: removing the gate call is the matrix shrinking.
     """
     old_path = change.old_path or change.path
-    for graph, path in ((facts.head_graph, change.path), (facts.parent_graph, old_path)):
-        package = graph.packages.get(posixpath.dirname(path))
-        if package is not None and package.join(package.matrix_file) == path:
-            return True
-    return False
+    return (
+        declared_matrix(facts.head_graph, change.path) is not None
+        or declared_matrix(facts.parent_graph, old_path) is not None
+    )
 
 
 def _lane_of(change: Change, facts: Facts, packages: list[Package]) -> Lane:

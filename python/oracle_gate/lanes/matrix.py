@@ -8,18 +8,26 @@ from oracle_gate.graph import PackageGraph
 from oracle_gate.lanes.facts import Facts, LanedPath, oracle_move
 from oracle_gate.model import ChangeKind, Finding, Matrix, Row, Verdict
 
-__all__ = ["judge", "narrowings"]
+__all__ = ["declared_matrix", "judge", "narrowings"]
 
 _ROW_LISTS = ("globs", "properties", "partitions", "relations", "fixtures")
 _TOP_LISTS = ("owners", "tests", "fixtures", "deps")
 
 
-def _row_narrowings(before: Row, after: Row) -> list[str]:
+def _lost(
+    before: Row | Matrix, after: Row | Matrix, names: tuple[str, ...], prefix: str
+) -> list[str]:
+    """``{prefix}lost {name} a, b`` for each list attribute that lost entries."""
     found = []
-    for name in _ROW_LISTS:
+    for name in names:
         lost = sorted(set(getattr(before, name)) - set(getattr(after, name)))
         if lost:
-            found.append(f"row '{before.id}' lost {name} {', '.join(lost)}")
+            found.append(f"{prefix}lost {name} {', '.join(lost)}")
+    return found
+
+
+def _row_narrowings(before: Row, after: Row) -> list[str]:
+    found = _lost(before, after, _ROW_LISTS, f"row '{before.id}' ")
     if after.budget.examples < before.budget.examples:
         found.append(f"row '{before.id}' budget.examples lowered")
     if after.budget.seconds < before.budget.seconds:
@@ -29,11 +37,7 @@ def _row_narrowings(before: Row, after: Row) -> list[str]:
 
 def narrowings(before: Matrix, after: Matrix) -> list[str]:
     """Every way ``after`` guards less than ``before``."""
-    found = []
-    for name in _TOP_LISTS:
-        lost = sorted(set(getattr(before, name)) - set(getattr(after, name)))
-        if lost:
-            found.append(f"lost {name} {', '.join(lost)}")
+    found = _lost(before, after, _TOP_LISTS, "")
     rows_after = {row.id: row for row in after.rows}
     for row in before.rows:
         if row.id not in rows_after:
@@ -43,7 +47,7 @@ def narrowings(before: Matrix, after: Matrix) -> list[str]:
     return found
 
 
-def _declared(graph: PackageGraph, path: str) -> Matrix | None:
+def declared_matrix(graph: PackageGraph, path: str) -> Matrix | None:
     """The matrix ``path`` declares (invariants.yaml, or oracle_gate() in BUILD), if any."""
     package = graph.packages.get(posixpath.dirname(path))
     if package is None or package.join(package.matrix_file) != path:
@@ -55,10 +59,10 @@ def judge(laned: LanedPath, facts: Facts) -> list[Finding]:
     if laned.change.kind is ChangeKind.DELETED:
         return [oracle_move(laned, facts, "matrix deleted: the package's rows are gone")]
     old_path = laned.change.old_path or laned.path
-    after = _declared(facts.head_graph, laned.path)
+    after = declared_matrix(facts.head_graph, laned.path)
     if after is None:
         return [oracle_move(laned, facts, "oracle_gate() removed: the package's rows are gone")]
-    before = _declared(facts.parent_graph, old_path)
+    before = declared_matrix(facts.parent_graph, old_path)
     if before is None:
         return [laned.finding(Verdict.PASS, "matrix added: a new package declares its rows")]
     lost = narrowings(before, after)

@@ -29,7 +29,7 @@ from oracle_gate.ledgers import (
     parse_freeze,
     parse_seeds,
 )
-from oracle_gate.model import Finding, Lane, Package, Row, Verdict
+from oracle_gate.model import Finding, Lane, Package, Row, Verdict, ref_file
 from oracle_gate.oracles import RunnerFailure, run_role
 from oracle_gate.trees import Tree
 
@@ -84,7 +84,7 @@ class _Context:
         return Finding(
             verdict=verdict,
             lane=Lane.PROPERTY,
-            path=self.package.join(ref.split(":", 1)[0]),
+            path=self.package.join(ref_file(ref)),
             reason=reason,
             row=self.row.id,
             package=self.package.path,
@@ -220,7 +220,7 @@ def _properties(context: _Context) -> list[Finding]:
 def _describe(context: _Context, ref: str, kind: str) -> dict[str, Any]:
     answer = context.run({"role": "describe", "ref": ref, "kind": kind}, context.env.head_dir)
     if not answer.get("subject"):
-        raise RunnerFailure(f"{ref.split(':', 1)[0]} sets no SUBJECT = 'module:function'")
+        raise RunnerFailure(f"{ref_file(ref)} sets no SUBJECT = 'module:function'")
     return answer
 
 
