@@ -185,7 +185,6 @@ class Result:
     cpu: list[float] = field(default_factory=list)
     maxrss_kib: int = 0
     fingerprint: str | None = None
-    note: str = ""
 
     @property
     def median(self) -> float:
@@ -272,9 +271,8 @@ def _measure(
     runs: int,
     cold: bool,
     before: Callable[[], None] = lambda: None,
-    note: str = "",
 ) -> Result:
-    result = Result(name, note=note)
+    result = Result(name)
     for attempt in range(runs + 1):  # the first is the warm-up
         before()
         if cold:
@@ -291,7 +289,7 @@ def _measure(
     return result
 
 
-def _write_list(tree_root: Path, names: list[str], list_file: Path) -> None:
+def _write_list(names: list[str], list_file: Path) -> None:
     list_file.write_bytes(b"".join(name.encode() + b"\0" for name in sorted(names)))
 
 
@@ -350,7 +348,7 @@ def _build(workdir: Path, scale: float, seed: int, which: str) -> list[Tree]:
         else:
             names = _build_large(root, max(1, round(200 * scale)), rng, pool)
         list_file = workdir / f"list-{label}"
-        _write_list(root, names, list_file)
+        _write_list(names, list_file)
         total = sum((root / name).stat().st_size for name in names)
         trees.append(Tree(label, root, list_file, len(names), total))
         print(
