@@ -487,7 +487,8 @@ impl Writer {
         // is rebuilt at the cost of one cold run.
         self.file.write_all(content)?;
         fs::rename(&self.temporary, &self.target)?;
-        // Only writers clean up, so a run that leaves the cache as it is does no more I/O.
+        // Only a commit cleans up, so a run that leaves the cache as it is lists no
+        // directory (it still creates, stats and removes its own temporary file).
         remove_abandoned(&self.target);
         Ok(())
     }
