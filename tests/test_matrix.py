@@ -109,3 +109,9 @@ def test_yaml_and_build_readers_report_a_row_mistake_alike(budget: str, message:
     with pytest.raises(ConfigError) as from_build:
         gate_matrix(build, "pkg/BUILD", "pkg", "", lambda: [])
     assert from_yaml.value.message == from_build.value.message == message
+
+
+def test_a_control_character_is_invalid_yaml_naming_the_character() -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_matrix(b"version: 1\x07\n", "pkg/invariants.yaml")
+    assert caught.value.message.startswith("invalid YAML: unacceptable character #x0007")

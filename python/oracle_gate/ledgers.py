@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from oracle_gate.errors import LedgerError
+from oracle_gate.matrix import load_yaml
 
 __all__ = [
     "ASSUMPTIONS_FILE",
@@ -112,16 +113,7 @@ _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _con
 
 
 def _load_yaml(text: bytes, path: str) -> dict[str, Any]:
-    try:
-        data = yaml.load(text.decode("utf-8"), Loader=_LineLoader)
-    except UnicodeDecodeError as error:
-        raise LedgerError("is not valid UTF-8", path) from error
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        raise LedgerError(
-            f"invalid YAML: {getattr(error, 'problem', None) or error}", path, line
-        ) from error
+    data = load_yaml(text, path, lambda source: yaml.load(source, Loader=_LineLoader), LedgerError)
     if data is None:
         return {_LINE: 1}
     if not isinstance(data, dict):

@@ -11,11 +11,11 @@ from typing import TypeVar
 import yaml
 
 from oracle_gate.buildfiles import BuildFile, Call, Glob, Unknown, Value, evaluate_glob, parse_label
-from oracle_gate.errors import ConfigError
+from oracle_gate.errors import ConfigError, GateError
 from oracle_gate.globs import validate_glob
 from oracle_gate.model import Budget, Matrix, Row
 
-__all__ = ["MATRIX_FILE", "gate_matrix", "parse_matrix"]
+__all__ = ["MATRIX_FILE", "gate_matrix", "load_yaml", "parse_matrix"]
 
 MATRIX_FILE = "invariants.yaml"
 SUPPORTED_VERSION = 1
@@ -99,6 +99,24 @@ def _unique_rows(
 
 
 # --- invariants.yaml ---------------------------------------------------------------------
+
+
+def load_yaml(text: bytes, path: str, load: Callable[[str], T], error: type[GateError]) -> T:
+    """``load`` of ``text`` decoded as UTF-8 (the matrix and the YAML ledgers).
+
+    Raises:
+        error: ``text`` is not UTF-8, or ``load`` finds it invalid YAML; the
+            error names ``path`` and, when YAML knows it, the 1-based line.
+    """
+    try:
+        return load(text.decode("utf-8"))
+    except UnicodeDecodeError as caught:
+        raise error("is not valid UTF-8", path) from caught
+    except yaml.YAMLError as caught:
+        mark = getattr(caught, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        problem = getattr(caught, "problem", None) or caught
+        raise error(f"invalid YAML: {problem}", path, line) from caught
 
 
 class _Reader:
@@ -221,15 +239,9 @@ def parse_matrix(text: bytes, path: str) -> Matrix:
             names the file and the 1-based line.
     """
     reader = _Reader(path)
-    try:
-        root = yaml.compose(text.decode("utf-8"), Loader=yaml.SafeLoader)
-    except UnicodeDecodeError as error:
-        raise ConfigError("is not valid UTF-8", path) from error
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        problem = getattr(error, "problem", None) or "invalid YAML"
-        raise ConfigError(f"invalid YAML: {problem}", path, line) from error
+    root = load_yaml(
+        text, path, lambda source: yaml.compose(source, Loader=yaml.SafeLoader), ConfigError
+    )
     if root is None:
         raise ConfigError("is empty; expected a mapping with 'version' and 'rows'", path, 1)
     fields = reader.mapping(root, "the matrix", _TOP_KEYS)
