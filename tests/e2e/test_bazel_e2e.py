@@ -128,6 +128,10 @@ def _copy_workspace(name: str, destination: Path, checkout: Path) -> Path:
     """A private copy of ``tests/e2e/workspaces/<name>``, links resolved, air-gap rc written."""
     workspace = destination / name
     shutil.copytree(WORKSPACES / name, workspace, symlinks=False)
+    # libs/ links into python/oracle_gate/examples/monorepo: the copy must hold
+    # real files, or a test's edit would change the example.
+    links = [str(path) for path in workspace.rglob("*") if path.is_symlink()]
+    assert not links, links
     subprocess.run(
         [str(checkout / "tools" / "airgap.sh"), str(workspace)],
         check=True,

@@ -9,7 +9,11 @@ def encode(record):
 def decode(text):
     """The record ``encode`` wrote; a repeated key is an error, not a silent overwrite."""
     record = {}
-    for number, line in enumerate(text.splitlines(), start=1):
+    # Only "\n" ends a line: str.splitlines() would also split on \f, \x1e and friends.
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    for number, line in enumerate(lines, start=1):
         key, sep, value = line.partition("=")
         if not sep:
             raise ValueError(f"line {number}: expected key=value")

@@ -1,0 +1,1 @@
+../../../../../../python/oracle_gate/examples/monorepo/libs/codec/props.py
