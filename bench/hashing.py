@@ -41,6 +41,8 @@ from pathlib import Path
 
 from blake3 import blake3
 
+from common import commit_id
+
 KIB, MIB = 1 << 10, 1 << 20
 # One run of a contender: (wall seconds, CPU seconds, peak RSS in KiB, fingerprint of
 # its digests or None).
@@ -521,7 +523,7 @@ def _header(args: argparse.Namespace, cold: bool) -> list[str]:
         + " ".join(args.argv)
         + ")",
         f"# cpus {os.cpu_count()}, python {platform.python_version()}, oracle-gate {gate_version}, "
-        f"commit {quiet(['git', 'rev-parse', '--short', 'HEAD'])}, {b3}, "
+        f"commit {commit_id()}, {b3}, "
         f"{quiet(['git', '--version'])}, kernel {platform.release()}",
         "# load average before the run (other work on this machine skews numbers): "
         + ", ".join(f"{load:.2f}" for load in os.getloadavg()),

@@ -33,15 +33,14 @@ import os
 import platform
 import random
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TypeVar
 
+from common import commit_id, median_seconds
 from oracle_gate import __version__
 from oracle_gate.buildfiles import cache_info, clear_cache
 from oracle_gate.graph import PackageGraph, derive_graph, load_graph
@@ -49,8 +48,6 @@ from oracle_gate.lanes.classify import classify
 from oracle_gate.model import ChangeKind
 from oracle_gate.select import Selection, gather_facts, select
 from oracle_gate.trees import GitTree
-
-T = TypeVar("T")
 
 TOP_DIRS = ("libs", "services", "apps", "tools", "platform", "data")
 STUB_DEFS = '''\
@@ -196,21 +193,6 @@ def commit_patch(ws: Path, dirs: list[str], touched: int, seed: int) -> tuple[st
 # --- measuring ---------------------------------------------------------------------------
 
 
-def _median(
-    runs: int, stage: Callable[[], T], before: Callable[[], None] = lambda: None
-) -> tuple[float, T]:
-    """One warm-up, then the median of ``runs`` timed calls (``before`` runs untimed)."""
-    before()
-    result = stage()
-    times = []
-    for _ in range(runs):
-        before()
-        start = time.perf_counter()
-        result = stage()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), result
-
-
 def _bazel(ws: Path, output_base: Path, *args: str, timeout: float) -> tuple[float, str]:
     start = time.perf_counter()
     done = subprocess.run(
@@ -260,8 +242,10 @@ def run_size(
         )
 
         # The last cold run leaves the parse cache as a first load of base would.
-        cold, parent_graph = _median(runs, lambda: load_graph(GitTree(ws, base)), clear_cache)
-        warm, _ = _median(runs, lambda: load_graph(GitTree(ws, head)))
+        cold, parent_graph = median_seconds(
+            runs, lambda: load_graph(GitTree(ws, base)), clear_cache
+        )
+        warm, _ = median_seconds(runs, lambda: load_graph(GitTree(ws, head)))
         hits = cache_info()
         facts = gather_facts(ws, base, head, datetime.date(2026, 11, 30))
         changes = facts.diff.changes
@@ -269,21 +253,23 @@ def run_size(
         def derived() -> PackageGraph:
             return derive_graph(parent_graph, GitTree(ws, head), changes)
 
-        deriving, _ = _median(runs, derived)
+        deriving, _ = median_seconds(runs, derived)
         modified = [c for c in changes if c.kind is ChangeKind.MODIFIED]
-        reusing, _ = _median(runs, lambda: derive_graph(parent_graph, GitTree(ws, head), modified))
+        reusing, _ = median_seconds(
+            runs, lambda: derive_graph(parent_graph, GitTree(ws, head), modified)
+        )
 
         def selection() -> Selection:
             return select(classify(facts), facts)
 
-        selecting, chosen = _median(runs, selection)
+        selecting, chosen = median_seconds(runs, selection)
 
         def cached_selection() -> Selection:
             graph = derive_graph(parent_graph, GitTree(ws, head), changes)
             with_head = dataclasses.replace(facts, head_graph=graph)
             return select(classify(with_head), with_head)
 
-        end_to_end, chosen2 = _median(runs, cached_selection)
+        end_to_end, chosen2 = median_seconds(runs, cached_selection)
         assert chosen2 == chosen, "a derived head graph selected differently"
         full = select(
             classify(facts), dataclasses.replace(facts, head_graph=load_graph(GitTree(ws, head)))
@@ -383,20 +369,6 @@ def _bazel_version() -> str:
     return said
 
 
-def _commit_id() -> str:
-    try:
-        return subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            cwd=Path(__file__).resolve().parent,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="bench/run.py selection", description=__doc__.split("\n")[0]
@@ -419,7 +391,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"selection bench: seed {args.seed}, {os.cpu_count()} CPUs, "
         f"Python {platform.python_version()}, "
-        f"oracle-gate {__version__} at {_commit_id()}, {version or 'no bazel'}"
+        f"oracle-gate {__version__} at {commit_id()}, {version or 'no bazel'}"
     )
     ok = True
     for size in (int(s) for s in args.packages.split(",") if s):

@@ -29,11 +29,11 @@ import argparse
 import ast
 import hashlib
 import os
-import statistics
 import sys
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+
+from common import median_seconds
 
 Items = list[tuple[bytes, str]]
 TARGET_VS_TEXTBOOK = 8.0
@@ -60,16 +60,6 @@ def textbook(items: Items) -> list[list[str]]:
             ]
         )
     return out
-
-
-def _median_seconds(run: Callable[[], object], runs: int) -> float:
-    run()  # warm-up
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -114,7 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("python fallback (1 process)", lambda: [surface.extract_units(d, p) for d, p in items]),
         ("textbook ast.parse + ast.walk", lambda: textbook(items)),
     ]
-    seconds = {name: _median_seconds(run, args.runs) for name, run in contenders}
+    seconds = {name: median_seconds(args.runs, run)[0] for name, run in contenders}
 
     print(
         f"\nassertion surface: {len(items)} files, {megabytes:.1f} MB "
