@@ -87,6 +87,10 @@ class Bazel:
         )
         return Run(done.returncode, done.stdout)
 
+    def test(self, *args: str) -> Run:
+        """``bazel test --config=oracle_gate``, the gates run by this interpreter."""
+        return self.run("test", "--config=oracle_gate", _python_env(), *args)
+
     def shutdown(self) -> None:
         subprocess.run(
             [str(BAZEL), *self.startup(), "shutdown"],
@@ -179,7 +183,7 @@ def workspace_bazel(tmp_path_factory: pytest.TempPathFactory, checkout: Path) ->
         override=f"--override_repository=oracle_gate={checkout}",
     )
     try:
-        bazel.trusted_run = bazel.run("test", "--config=oracle_gate", _python_env(), "//...")
+        bazel.trusted_run = bazel.test("//...")
         yield bazel
     finally:
         bazel.shutdown()
@@ -196,7 +200,7 @@ def test_gates_pass_on_the_trusted_tree_and_a_second_run_is_cached(
     assert "not_a_gate_test" not in first.output
     assert "Executed 3 out of 3 tests: 3 tests pass." in first.output
 
-    second = workspace_bazel.run("test", "--config=oracle_gate", _python_env(), "//...")
+    second = workspace_bazel.test("//...")
     assert second.returncode == 0, second.output
     assert [_status(second, gate) for gate in GATES] == ["(cached) PASSED"] * 3
     assert "Executed 0 out of 3 tests: 3 tests pass." in second.output
@@ -209,17 +213,15 @@ def test_fixture_and_assertion_edits_fail_the_package_gate_naming_file_and_unit(
     fixture = package / "testdata" / "ranges" / "nested.json"
     test_file = package / "tests" / "test_merge.py"
     saved = {path: path.read_text() for path in (fixture, test_file)}
-    fixture.write_text('{"input": [[0, 9], [2, 3]], "expected": [[0, 9], [2, 3]]}\n')
-    test_file.write_text(
-        saved[test_file].replace(
-            "assert merge_ranges([[0, 4], [3, 7]]) == [[0, 7]]",
-            "assert merge_ranges([[0, 4], [3, 7]])",
-        )
+    edited = saved[test_file].replace(
+        "assert merge_ranges([[0, 4], [3, 7]]) == [[0, 7]]",
+        "assert merge_ranges([[0, 4], [3, 7]])",
     )
+    assert edited != saved[test_file]
+    fixture.write_text('{"input": [[0, 9], [2, 3]], "expected": [[0, 9], [2, 3]]}\n')
+    test_file.write_text(edited)
     try:
-        run = workspace_bazel.run(
-            "test", "--config=oracle_gate", _python_env(), "--test_output=errors", "//..."
-        )
+        run = workspace_bazel.test("--test_output=errors", "//...")
         log = workspace_bazel.testlog("//libs/intervals:oracle_gate")
         junit = workspace_bazel.testlog("//libs/intervals:oracle_gate", "test.xml")
     finally:
@@ -260,9 +262,7 @@ def test_docstring_only_edit_of_a_test_reruns_the_gate_and_passes(
     assert edited != saved
     test_file.write_text(edited)
     try:
-        run = workspace_bazel.run(
-            "test", "--config=oracle_gate", _python_env(), "--test_output=errors", "//..."
-        )
+        run = workspace_bazel.test("--test_output=errors", "//...")
     finally:
         test_file.write_text(saved)
     assert run.returncode == 0, run.output
@@ -369,7 +369,7 @@ def test_bzlmod_workspace_passes(tmp_path: Path, checkout: Path) -> None:
         override=f"--override_module=oracle_gate={checkout}",
     )
     try:
-        run = bazel.run("test", "--config=oracle_gate", _python_env(), "//...")
+        run = bazel.test("//...")
     finally:
         bazel.shutdown()
     assert run.returncode == 0, run.output
@@ -471,7 +471,7 @@ def test_second_machine_gets_gate_results_from_the_remote_cache(
             override,
         )
         try:
-            runs.append(bazel.run("test", "--config=oracle_gate", f"--remote_cache={url}", "//..."))
+            runs.append(bazel.test(f"--remote_cache={url}", "//..."))
         finally:
             bazel.shutdown()
     first, second = runs
