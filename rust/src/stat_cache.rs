@@ -259,10 +259,8 @@ fn hash_at(
         // SAFETY: `dir` is an open descriptor or `AT_FDCWD`, `name` is NUL-terminated
         // and `st` points to writable memory of the right size for the duration of
         // the call.
-        let rc = unsafe { libc::fstatat(dir, name.as_ptr(), st.as_mut_ptr(), 0) };
-        if rc != 0 {
-            return Err(fail(io::Error::last_os_error()));
-        }
+        retry_interrupted(|| unsafe { libc::fstatat(dir, name.as_ptr(), st.as_mut_ptr(), 0) })
+            .map_err(fail)?;
         // SAFETY: fstatat returned 0, so it filled `st`; zeroed memory is a valid
         // `libc::stat` in any case (a plain C struct of integers).
         let st = unsafe { st.assume_init() };
@@ -271,13 +269,28 @@ fn hash_at(
         }
     }
     // SAFETY: as above; the returned descriptor, if any, is owned by the File below.
-    let fd = unsafe { libc::openat(dir, name.as_ptr(), libc::O_RDONLY | OPEN_FLAGS) };
-    if fd < 0 {
-        return Err(fail(io::Error::last_os_error()));
-    }
+    let fd = retry_interrupted(|| unsafe {
+        libc::openat(dir, name.as_ptr(), libc::O_RDONLY | OPEN_FLAGS)
+    })
+    .map_err(fail)?;
     // SAFETY: `fd` is a fresh descriptor that nothing else owns.
     let file = unsafe { File::from_raw_fd(fd) };
     hash_opened(&file, spread).map_err(fail)
+}
+
+/// Runs a libc call that returns -1 on failure again while a signal interrupts
+/// it (`EINTR`), as `std::fs` and Python's `os` module do for their own calls.
+fn retry_interrupted(mut call: impl FnMut() -> libc::c_int) -> io::Result<libc::c_int> {
+    loop {
+        let rc = call();
+        if rc >= 0 {
+            return Ok(rc);
+        }
+        let err = io::Error::last_os_error();
+        if err.kind() != io::ErrorKind::Interrupted {
+            return Err(err);
+        }
+    }
 }
 
 fn hit(entry: &Entry<'_>) -> Outcome {
@@ -584,6 +597,30 @@ mod tests {
 
     fn hex(text: &str) -> String {
         blake3::hash(text.as_bytes()).to_hex().to_string()
+    }
+
+    #[test]
+    fn interrupted_calls_are_retried_and_other_errors_returned() {
+        let fail_with = |errno: i32| {
+            // SAFETY: writes this thread's errno, as a failing libc call would.
+            unsafe { *libc::__errno_location() = errno };
+            -1
+        };
+        let mut calls = 0;
+        let retried = retry_interrupted(|| {
+            calls += 1;
+            if calls < 3 {
+                fail_with(libc::EINTR)
+            } else {
+                7
+            }
+        });
+        assert_eq!((retried.ok(), calls), (Some(7), 3));
+        let failed = retry_interrupted(|| fail_with(libc::ENOENT));
+        assert_eq!(
+            failed.err().and_then(|e| e.raw_os_error()),
+            Some(libc::ENOENT)
+        );
     }
 
     #[test]
