@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import datetime
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 from oracle_gate.demo import EXAMPLE
@@ -12,9 +14,22 @@ from oracle_gate.gate import check
 from oracle_gate.locks import relock
 from oracle_gate.report import Report
 
-__all__ = ["TODAY", "GitRepo"]
+__all__ = ["TODAY", "GitRepo", "run"]
 
 TODAY = datetime.date(2026, 11, 30)
+
+
+def run(*args: str, cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
+    """``python -m oracle_gate *args`` in a child process, with ``env`` added to the environment."""
+    return subprocess.run(
+        [sys.executable, "-m", "oracle_gate", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, **env},
+        timeout=120,
+        check=False,
+    )
 
 
 class GitRepo:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
-import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -14,6 +13,7 @@ from types import ModuleType
 
 import pytest
 
+from gitrepo import run
 from oracle_gate import _fallback
 from oracle_gate.demo import EXAMPLE
 from oracle_gate.errors import SurfaceError, TreeError
@@ -136,15 +136,7 @@ def test_permission_error_is_classified_like_the_native_core() -> None:
 
 
 def _write_locks(root: Path, impl: str) -> dict[str, bytes]:
-    env = {**os.environ, "ORACLE_GATE_IMPL": impl}
-    done = subprocess.run(
-        [sys.executable, "-m", "oracle_gate", "lock", "--write", "--repo", str(root)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=False,
-    )
+    done = run("lock", "--write", "--repo", str(root), ORACLE_GATE_IMPL=impl)
     assert done.returncode == 0, done.stderr
     return {
         str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("oracle_gate.lock"))
@@ -163,14 +155,8 @@ def test_native_and_python_write_identical_lockfiles_for_the_example(tmp_path: P
     assert native == python
 
 
-def test_shipped_example_locks_are_up_to_date(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "oracle_gate", "lock", "--repo", str(EXAMPLE)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+def test_shipped_example_locks_are_up_to_date() -> None:
+    done = run("lock", "--repo", str(EXAMPLE))
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.count("ok ") == 3
 

@@ -5,26 +5,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-from gitrepo import GitRepo
+from gitrepo import GitRepo, run
 from oracle_gate.cli import main
 
 PKG = "libs/codec"
-
-
-def run(*args: str, cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "oracle_gate", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, **env},
-        timeout=120,
-        check=False,
-    )
 
 
 @pytest.fixture

@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import datetime
 import itertools
-import os
 import shutil
-import subprocess
-import sys
 from collections import deque
 from pathlib import Path
 
@@ -15,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gitrepo import GitRepo
+from gitrepo import TODAY, GitRepo, run
 from oracle_gate.graph import PackageGraph, load_graph
 from oracle_gate.lanes.facts import Facts, LanedPath
 from oracle_gate.model import Change, ChangeKind, Diff, Lane
@@ -24,7 +20,6 @@ from oracle_gate.owners import CodeOwners
 from oracle_gate.select import Selection, describe_chain, select, select_diff
 from oracle_gate.trees import GitTree
 
-TODAY = datetime.date(2026, 11, 30)
 LOAD = 'load("@oracle_gate//rules:defs.bzl", "invariant", "oracle_gate")\n'
 
 
@@ -311,22 +306,21 @@ def test_invariants_yaml_packages_select_through_deps(example_repo: tuple[GitRep
 # --- the CLI -----------------------------------------------------------------------------
 
 
-def _run(repo: GitRepo, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "oracle_gate", "select", "--repo", str(repo.path), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
 def test_select_cli_explains_rows_and_writes_bazel_targets(repo: GitRepo, tmp_path: Path) -> None:
     base = _bazel_repo(repo, {"apps/web": (["libs/a"], ["all"]), "libs/a": ([], ["a", "all"])})
     repo.write("libs/a/src/b.py", "def g():\n    return 7\n")
     repo.commit("edit b")
     targets = tmp_path / "targets.txt"
-    done = _run(repo, "--base", base, "--explain", "--bazel-targets", str(targets))
+    done = run(
+        "select",
+        "--repo",
+        str(repo.path),
+        "--base",
+        base,
+        "--explain",
+        "--bazel-targets",
+        str(targets),
+    )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == "selected 2 package(s), 2 row(s); 2 Bazel/matrix package(s) affected"
@@ -345,7 +339,7 @@ def test_select_cli_build_file_that_does_not_parse_exits_2_with_file_and_line(
     base = _bazel_repo(repo, {"libs/a": ([], ["all"])})
     repo.write("libs/a/BUILD.bazel", LOAD + 'py_library(name = "lib",\n    deps = [,],\n)\n')
     repo.commit("break BUILD")
-    done = _run(repo, "--base", base)
+    done = run("select", "--repo", str(repo.path), "--base", base)
     assert done.returncode == 2
     assert done.stderr.startswith("oracle-gate: error: libs/a/BUILD.bazel:3: BUILD file does not")
     assert "Traceback" not in done.stderr
@@ -360,24 +354,8 @@ def test_select_cli_bazel_graph_without_bazel_is_a_gate_error(
     bin_dir = tmp_path / "bin"  # git, and no bazel
     bin_dir.mkdir()
     (bin_dir / "git").symlink_to(str(shutil.which("git")))
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "oracle_gate",
-            "select",
-            "--repo",
-            str(repo.path),
-            "--base",
-            base,
-            "--graph",
-            "bazel",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env={**os.environ, "PATH": str(bin_dir)},
+    done = run(
+        "select", "--repo", str(repo.path), "--base", base, "--graph", "bazel", PATH=str(bin_dir)
     )
     assert done.returncode == 2
     assert "--graph=bazel needs 'bazel' on PATH" in done.stderr
@@ -388,6 +366,6 @@ def test_select_cli_unwritable_targets_file_is_a_gate_error(repo: GitRepo, tmp_p
     repo.write("libs/a/src/a.py", "def f():\n    return 9\n")
     repo.commit("edit")
     target = tmp_path / "missing" / "targets.txt"
-    done = _run(repo, "--base", base, "--bazel-targets", str(target))
+    done = run("select", "--repo", str(repo.path), "--base", base, "--bazel-targets", str(target))
     assert done.returncode == 2
     assert f"{target}: cannot write (No such file or directory)" in done.stderr

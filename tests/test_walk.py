@@ -12,6 +12,7 @@ from types import ModuleType
 
 import pytest
 
+from gitrepo import run
 from oracle_gate import _fallback
 from oracle_gate.demo import EXAMPLE
 from oracle_gate.errors import TreeError
@@ -287,13 +288,6 @@ def test_lock_on_a_tree_with_a_bad_name_exits_2_naming_it(tmp_path: Path) -> Non
     shutil.copytree(EXAMPLE, root)
     Path(os.fsdecode(os.fsencode(root) + b"/libs/bad\xff.txt")).write_text("x")
     for impl_name in ["python"] + ([] if _native is None else ["native"]):
-        done = subprocess.run(
-            [sys.executable, "-m", "oracle_gate", "lock", "--repo", str(root)],
-            capture_output=True,
-            text=True,
-            env={**os.environ, "ORACLE_GATE_IMPL": impl_name},
-            timeout=120,
-            check=False,
-        )
+        done = run("lock", "--repo", str(root), ORACLE_GATE_IMPL=impl_name)
         assert done.returncode == 2, (impl_name, done.stdout, done.stderr)
         assert "libs/bad\ufffd.txt: file name is not valid UTF-8" in done.stderr
