@@ -100,7 +100,11 @@ def parse_seeds(text: bytes, path: str) -> list[Seed]:
 
 
 class _LineLoader(yaml.SafeLoader):
-    """A SafeLoader that records each mapping's 1-based line under ``__line__``."""
+    """A SafeLoader that records each mapping's 1-based line under ``__line__``.
+
+    Nested mappings get one too; ``_without_line`` removes them all. (It builds
+    mappings deep, so a recursive alias is a YAML error, never a cycle.)
+    """
 
 
 def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> dict[Any, Any]:
@@ -142,7 +146,17 @@ def _date(value: Any, path: str, line: int) -> datetime.date | None:
 
 
 def _without_line(item: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in item.items() if key != _LINE}
+    """``item`` as written: without the ``__line__`` the loader put in it and in every
+    mapping nested in it, so that an entry moved to another line compares equal."""
+    return {key: _as_written(value) for key, value in item.items() if key != _LINE}
+
+
+def _as_written(value: Any) -> Any:
+    if isinstance(value, dict):
+        return _without_line(value)
+    if isinstance(value, list):
+        return [_as_written(item) for item in value]
+    return value
 
 
 def parse_freeze(text: bytes, path: str) -> FreezeLedger:
