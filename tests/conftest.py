@@ -1,12 +1,14 @@
-"""Shared fixtures: isolated git repositories and a fixed date."""
+"""Shared fixtures: isolated git repositories, a fixed date, and each backend in turn."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
+from backends import BACKENDS, backend_id
 from gitrepo import GitRepo
 
 
@@ -26,6 +28,13 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GitRepo:
 def example_repo(repo: GitRepo) -> tuple[GitRepo, str]:
     """The example monorepo committed as the trusted parent; returns (repo, parent sha)."""
     return repo, repo.commit_example()
+
+
+@pytest.fixture(params=BACKENDS, ids=backend_id)
+def impl(request: pytest.FixtureRequest) -> ModuleType:
+    """Each backend in turn (test_surface.py has its own ``impl``, over extractors)."""
+    module: ModuleType = request.param
+    return module
 
 
 @pytest.fixture(autouse=True)

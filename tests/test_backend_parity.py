@@ -7,35 +7,17 @@ import os
 import socket
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
+from backends import BACKENDS, needs_native, same_everywhere
 from gitrepo import run
 from oracle_gate import _fallback
 from oracle_gate.demo import EXAMPLE
 from oracle_gate.errors import SurfaceError, TreeError
-
-try:
-    from oracle_gate import _native
-except ImportError:  # pragma: no cover - CI always builds it
-    _native = None
-
-needs_native = pytest.mark.skipif(_native is None, reason="native extension is not built")
-HashFn = Callable[[Sequence[str]], list[str]]
-
-
-def _backends() -> list[ModuleType]:
-    return [module for module in (_fallback, _native) if module is not None]
-
-
-def _outcome(hash_files: HashFn, paths: list[str]) -> object:
-    try:
-        return hash_files(paths)
-    except TreeError as error:
-        return (type(error).__name__, error.message, error.path, error.line)
 
 
 @pytest.fixture
@@ -72,8 +54,7 @@ def test_fallback_digest_of_abc_is_the_blake3_test_vector(corpus: Path) -> None:
 )
 def test_backends_agree_on_digests_and_errors(corpus: Path, names: list[str]) -> None:
     paths = [str(corpus / name) for name in names]
-    outcomes = {module.__name__: _outcome(module.hash_files, paths) for module in _backends()}
-    assert len(set(map(repr, outcomes.values()))) == 1, outcomes
+    same_everywhere("hash_files", paths)
 
 
 @pytest.mark.parametrize(
@@ -87,7 +68,7 @@ def test_backends_agree_on_digests_and_errors(corpus: Path, names: list[str]) ->
     ],
 )
 def test_every_backend_names_the_failing_path(corpus: Path, name: str, message: str) -> None:
-    for module in _backends():
+    for module in BACKENDS:
         with pytest.raises(TreeError) as caught:
             module.hash_files([str(corpus / "abc"), str(corpus / name)])
         assert caught.value.path == str(corpus / name)
@@ -117,7 +98,7 @@ def specials(corpus: Path) -> Path:
 
 @pytest.mark.parametrize("name", ["fifo", "device", "socket"])
 def test_fifos_sockets_and_devices_are_refused_without_blocking(specials: Path, name: str) -> None:
-    for module in _backends():
+    for module in BACKENDS:
         with _unblocked_after(specials / "fifo", 10), pytest.raises(TreeError) as caught:
             module.hash_files([str(specials / "abc"), str(specials / name)])
         assert caught.value.path == str(specials / name)
@@ -203,14 +184,14 @@ def _surface_outcome(module: ModuleType, source: bytes, path: str) -> object:
 @pytest.mark.parametrize("name", sorted(SURFACE_ACCEPTED))
 def test_backends_extract_identical_units(name: str) -> None:
     source = SURFACE_ACCEPTED[name]
-    outcomes = [_surface_outcome(module, source, name) for module in _backends()]
+    outcomes = [_surface_outcome(module, source, name) for module in BACKENDS]
     assert outcomes[0] == outcomes[1]
     assert isinstance(outcomes[0], list)
 
 
 @pytest.mark.parametrize("name", sorted(SURFACE_REJECTED))
 def test_every_backend_refuses_malformed_sources(name: str) -> None:
-    for module in _backends():
+    for module in BACKENDS:
         with pytest.raises(SurfaceError) as caught:
             module.extract_units(SURFACE_REJECTED[name], name)
         assert caught.value.path == name
@@ -220,7 +201,7 @@ def test_every_backend_refuses_malformed_sources(name: str) -> None:
 def test_utf8_nul_and_depth_errors_agree_on_message_and_line() -> None:
     for name in ("utf8.py", "nul.py", "too_deep_line.py"):
         seen = set()
-        for module in _backends():
+        for module in BACKENDS:
             with pytest.raises(SurfaceError) as caught:
                 module.extract_units(SURFACE_REJECTED[name], name)
             seen.add((caught.value.message, caught.value.line))
@@ -230,7 +211,7 @@ def test_utf8_nul_and_depth_errors_agree_on_message_and_line() -> None:
 def test_batches_match_single_calls_and_name_the_smallest_failing_path() -> None:
     items = [(SURFACE_ACCEPTED[name], name) for name in sorted(SURFACE_ACCEPTED)]
     bad = [(SURFACE_REJECTED["syntax.py"], "z.py"), (SURFACE_REJECTED["nul.py"], "b.py")]
-    for module in _backends():
+    for module in BACKENDS:
         assert module.extract_units_many(items) == [module.extract_units(*i) for i in items]
         with pytest.raises(SurfaceError) as caught:
             module.extract_units_many(items + bad)

@@ -17,23 +17,12 @@ from types import ModuleType
 import pytest
 from blake3 import blake3
 
+from backends import BACKENDS, _native, backend_id, needs_native, same_everywhere
 from oracle_gate import _fallback
 from oracle_gate.errors import TreeError
 from oracle_gate.trees import STAT_CACHE, WorkTree
 
-try:
-    from oracle_gate import _native
-except ImportError:  # pragma: no cover - CI always builds it
-    _native = None
-
-BACKENDS = [_fallback] if _native is None else [_fallback, _native]
 MAGIC = "oracle-gate stat cache 1"
-
-
-@pytest.fixture(params=BACKENDS, ids=lambda module: module.__name__.rsplit(".", 1)[-1])
-def impl(request: pytest.FixtureRequest) -> ModuleType:
-    module: ModuleType = request.param
-    return module
 
 
 def _settle() -> None:
@@ -90,13 +79,6 @@ def _normalised(cache: str) -> bytes:
     return magic + b"\0<written>\0" + rest
 
 
-def _outcome(module: ModuleType, root: Path, paths: list[str], cache: str | None) -> object:
-    try:
-        return module.hash_files_cached(str(root), paths, cache)
-    except TreeError as error:
-        return (type(error).__name__, error.message, error.path, error.line)
-
-
 def test_cold_warm_and_uncached_digests_equal_plain_hashing(tree: Path, impl: ModuleType) -> None:
     expected = _expected(tree, GOOD)
     assert impl.hash_files([str(tree / path) for path in GOOD]) == expected
@@ -107,9 +89,8 @@ def test_cold_warm_and_uncached_digests_equal_plain_hashing(tree: Path, impl: Mo
     assert impl.hash_files_cached(str(tree), GOOD, cache) == expected  # warm
 
 
+@needs_native
 def test_both_backends_write_the_same_cache_bytes(tree: Path) -> None:
-    if _native is None:
-        pytest.skip("native extension is not built")
     written = {}
     for module in BACKENDS:
         cache = str(tree / f"cache-{module.__name__}")
@@ -120,7 +101,7 @@ def test_both_backends_write_the_same_cache_bytes(tree: Path) -> None:
     assert written["oracle_gate._fallback"].count(b"\0") == 3 + len(GOOD)
 
 
-@pytest.mark.parametrize("writer", BACKENDS, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+@pytest.mark.parametrize("writer", BACKENDS, ids=backend_id)
 def test_each_backend_trusts_the_others_cache(tree: Path, writer: ModuleType) -> None:
     cache = _cache_of(tree)
     writer.hash_files_cached(str(tree), GOOD, cache)
@@ -267,9 +248,7 @@ def test_errors_are_identical_and_name_the_relative_path(tree: Path, paths: list
         cache = _cache_of(tree) if cached else None
         if cache:
             _fallback.hash_files_cached(str(tree), GOOD, cache)  # warm entries too
-        outcomes = {m.__name__: _outcome(m, tree, paths, cache) for m in BACKENDS}
-        assert len(set(map(repr, outcomes.values()))) == 1, outcomes
-        outcome = next(iter(outcomes.values()))
+        outcome = same_everywhere("hash_files_cached", str(tree), paths, cache)
         assert isinstance(outcome, tuple) and outcome[2] == min(p for p in paths if p not in GOOD)
     leftovers = [p.name for p in (tree / ".oracle_gate").iterdir() if p.name.endswith(".tmp")]
     assert leftovers == []

@@ -14,14 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from backends import _native
 from oracle_gate import _fallback
 from oracle_gate.errors import SurfaceError
 from oracle_gate.surface import MAX_DEPTH, _Printer
-
-try:
-    from oracle_gate import _native
-except ImportError:  # pragma: no cover - CI always builds it
-    _native = None
 
 SPEC = Path(__file__).resolve().parent.parent / "docs" / "surface.md"
 

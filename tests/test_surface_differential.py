@@ -41,15 +41,11 @@ from pathlib import Path
 
 import pytest
 
+from backends import _native, needs_native
 from oracle_gate import surface
 from oracle_gate.errors import GateError
 
-try:
-    from oracle_gate import _native
-except ImportError:  # pragma: no cover - CI always builds it
-    _native = None
-
-pytestmark = pytest.mark.skipif(_native is None, reason="native extension is not built")
+pytestmark = needs_native
 
 Extract = Callable[[bytes, str], list[tuple[str, str]]]
 Outcome = tuple[str, object]

@@ -12,36 +12,14 @@ from types import ModuleType
 
 import pytest
 
+from backends import BACKENDS, _native, same_everywhere
 from gitrepo import run
-from oracle_gate import _fallback
 from oracle_gate.demo import EXAMPLE
 from oracle_gate.errors import TreeError
 
-try:
-    from oracle_gate import _native
-except ImportError:  # pragma: no cover - CI always builds it
-    _native = None
-
-BACKENDS = [_fallback] if _native is None else [_fallback, _native]
-
-
-@pytest.fixture(params=BACKENDS, ids=lambda module: module.__name__.rsplit(".", 1)[-1])
-def impl(request: pytest.FixtureRequest) -> ModuleType:
-    module: ModuleType = request.param
-    return module
-
-
-def _outcome(module: ModuleType, root: str) -> object:
-    try:
-        return module.walk_tree(root)
-    except TreeError as error:
-        return (type(error).__name__, error.message, error.path, error.line)
-
 
 def _same_everywhere(root: Path | str) -> object:
-    outcomes = {module.__name__: _outcome(module, str(root)) for module in BACKENDS}
-    assert len(set(map(repr, outcomes.values()))) == 1, outcomes
-    return next(iter(outcomes.values()))
+    return same_everywhere("walk_tree", str(root))
 
 
 def _write(root: Path, *names: str) -> None:
