@@ -29,17 +29,23 @@ def _worktrees(repo: GitRepo) -> list[str]:
     return [line for line in repo.git("worktree", "list").splitlines() if line.strip()]
 
 
-def test_dropping_the_sort_regresses_the_permutation_relation(
+def test_dropping_the_sort_regresses_and_appends_the_new_counterexample_to_seeds(
     example_repo: tuple[GitRepo, str],
 ) -> None:
     repo, base = example_repo
     repo.replace(MERGE, "in sorted(ranges):", "in ranges:")
+    before = repo.read(f"{PKG}/seeds.jsonl").splitlines()
     report = repo.gate(base, repo.commit("drop the sort"))
     reasons = _reasons(report)
     assert "relation R_perm regress" in reasons
     assert "partition P003" in reasons  # the unsorted representative row
     assert report.verdict is Verdict.REJECT
     assert len(_worktrees(repo)) == 1  # checkouts removed
+    assert "new counterexample" in reasons
+    after = repo.read(f"{PKG}/seeds.jsonl").splitlines()
+    assert after[: len(before)] == before
+    added = [json.loads(line) for line in after[len(before) :]]
+    assert added and all(seed["expect"] == "hold" and seed["status"] == "active" for seed in added)
 
 
 def test_touching_ranges_treated_as_overlapping_fail_the_boundary_row(
@@ -49,20 +55,6 @@ def test_touching_ranges_treated_as_overlapping_fail_the_boundary_row(
     repo.replace(MERGE, "start < merged[-1][1]", "start <= merged[-1][1]")
     reasons = _reasons(repo.gate(base, repo.commit("merge touching")))
     assert "partition P002 (boundary: touching ranges stay apart) fails its contract" in reasons
-
-
-def test_new_counterexample_rejects_and_is_appended_to_seeds(
-    example_repo: tuple[GitRepo, str],
-) -> None:
-    repo, base = example_repo
-    repo.replace(MERGE, "in sorted(ranges):", "in ranges:")
-    before = repo.read(f"{PKG}/seeds.jsonl").splitlines()
-    reasons = _reasons(repo.gate(base, repo.commit("drop the sort")))
-    assert "new counterexample" in reasons
-    after = repo.read(f"{PKG}/seeds.jsonl").splitlines()
-    assert after[: len(before)] == before
-    added = [json.loads(line) for line in after[len(before) :]]
-    assert added and all(seed["expect"] == "hold" and seed["status"] == "active" for seed in added)
 
 
 def test_tautological_property_loses_falsifiability_even_when_noted(
@@ -81,13 +73,24 @@ def test_tautological_property_loses_falsifiability_even_when_noted(
     assert "property lost falsifiability" in _reasons(report)
 
 
-def test_unchanged_code_keeps_every_row_passing(example_repo: tuple[GitRepo, str]) -> None:
+def test_unchanged_code_keeps_every_row_passing_and_counts_relation_pairs(
+    example_repo: tuple[GitRepo, str],
+) -> None:
     repo, base = example_repo
     repo.replace(MERGE, "merged = []", "merged = []  # output")
     report = repo.gate(base, repo.commit("comment"))
     assert report.verdict is Verdict.PASS
     assert "no counterexample in" in _reasons(report, Verdict.PASS)
     assert "relation R_perm holds" in _reasons(report, Verdict.PASS)
+    record = json.loads((repo.path / ".oracle_gate" / "health.jsonl").read_text().splitlines()[-1])
+    assert record["relations"]["libs/intervals:R_perm"] == {
+        "pairs": 2,
+        "hold": 2,
+        "regress": 0,
+        "preexisting": 0,
+    }
+    assert record["locks_written"] is False
+    assert os.path.basename(record["head"]) == record["head"]
 
 
 def test_broken_codec_roundtrip_on_a_stored_seed_is_a_regression(
@@ -292,18 +295,3 @@ def test_canonical_form_round_trips_plain_data(value: object) -> None:
 def test_canonical_form_keeps_tuples_and_lists_apart() -> None:
     assert canonical_text(encode([1, 2])) != canonical_text(encode((1, 2)))
     assert canonical_text(encode(True)) != canonical_text(encode(1))
-
-
-def test_health_record_counts_relation_pairs(example_repo: tuple[GitRepo, str]) -> None:
-    repo, base = example_repo
-    repo.replace(MERGE, "merged = []", "merged = []  # output")
-    repo.gate(base, repo.commit("comment"))
-    record = json.loads((repo.path / ".oracle_gate" / "health.jsonl").read_text().splitlines()[-1])
-    assert record["relations"]["libs/intervals:R_perm"] == {
-        "pairs": 2,
-        "hold": 2,
-        "regress": 0,
-        "preexisting": 0,
-    }
-    assert record["locks_written"] is False
-    assert os.path.basename(record["head"]) == record["head"]
