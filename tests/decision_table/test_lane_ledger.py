@@ -154,10 +154,19 @@ def test_proposed_assumption_is_rejected(example_repo: tuple[GitRepo, str]) -> N
     assert report.verdict is Verdict.REJECT
 
 
-def test_accepted_assumption_passes(example_repo: tuple[GitRepo, str]) -> None:
+def test_accepted_assumption_kept_by_a_register_edit_passes(
+    example_repo: tuple[GitRepo, str],
+) -> None:
     repo, base = example_repo
-    repo.replace(f"{PKG}/intervals/__init__.py", "merged = []", "merged = []  # A001 holds")
-    assert repo.gate(base, repo.commit("code")).verdict is Verdict.PASS
+    # The patch edits the register but leaves A001 accepted and unchanged. The
+    # row runs (assumptions.yaml is one of its oracle files), and A001 passes
+    # only because partitions P001 and P009 test it.
+    repo.replace(ASSUMPTIONS, "items:\n", "items:\n  # A001: tested by partitions P001 and P009\n")
+    report = repo.gate(base, repo.commit("annotate"))
+    assert report.verdict_of(ASSUMPTIONS) is Verdict.PASS
+    assert any("all 4 partition rows hold" in f.reason for f in report.findings)
+    assert not [f.reason for f in report.findings if "A001" in f.reason]
+    assert report.verdict is Verdict.PASS
 
 
 def test_assumption_accepted_by_the_patch_itself_is_rejected(
