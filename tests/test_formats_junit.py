@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from gitrepo import TODAY, GitRepo
+from gitrepo import GitRepo
 from oracle_gate.formats import FORMATS
 from oracle_gate.formats.junit import Case, render, render_suite
-from oracle_gate.gate import check
 from oracle_gate.model import Finding, Lane, Verdict
 from oracle_gate.report import PathVerdict, Report
 
@@ -84,7 +83,7 @@ def test_check_format_junit_is_registered_and_names_the_edited_fixture(
     repo, base = example_repo
     repo.write("libs/codec/testdata/golden.txt", "level=4\nname=gate\n")
     head = repo.commit("edit golden fixture")
-    report = check(repo.path, base=base, head=head, today=TODAY)
+    report = repo.gate(base, head)
     xml = FORMATS["junit"](report)
     suite = ET.fromstring(xml.split("\n", 1)[1]).find("testsuite")
     assert suite is not None

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gitrepo import GitRepo
+from gitrepo import TODAY, GitRepo
 from oracle_gate.cli import main
 from oracle_gate.owners import CodeOwners, read_codeowners
 from oracle_gate.trees import GitTree
@@ -54,7 +54,7 @@ def test_json_report_has_a_versioned_schema_and_is_deterministic(
                 "--format",
                 "json",
                 "--today",
-                "2026-11-30",
+                TODAY.isoformat(),
             ]
         )
         assert code == 1
