@@ -1,8 +1,13 @@
-"""The ledgers' parsers: what a moved line does to an entry."""
+"""The ledgers' parsers: what a moved line or a bad byte does to an entry."""
 
 from __future__ import annotations
 
-from oracle_gate.ledgers import parse_assumptions, parse_freeze
+import pytest
+
+from gitrepo import GitRepo
+from oracle_gate.cli import main
+from oracle_gate.errors import LedgerError
+from oracle_gate.ledgers import parse_assumptions, parse_freeze, parse_seeds
 
 FREEZE = b"""\
 frozen:
@@ -33,3 +38,23 @@ def test_assumption_with_nested_data_moved_down_a_line_compares_equal() -> None:
     (after,) = parse_assumptions(b"\n" + ASSUMPTIONS, "p/assumptions.yaml")
     assert after.data == before.data
     assert before.data["evidence"] == {"source": {"file": "a.py"}}
+
+
+SEED = b'{"row": "r", "prop": "p", "input": "%s", "expect": "hold"}\n'
+
+
+def test_seeds_that_are_not_utf8_are_a_ledger_error_naming_file_and_line() -> None:
+    text = SEED % b"a" + SEED % b"\xff"
+    with pytest.raises(LedgerError) as caught:
+        parse_seeds(text, "p/seeds.jsonl")
+    assert str(caught.value) == "p/seeds.jsonl:2: is not valid UTF-8"
+
+
+def test_seeds_that_are_not_utf8_exit_2_from_the_cli(
+    repo: GitRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo.commit_example("libs/codec")
+    repo.write("libs/codec/seeds.jsonl", SEED % b"\xc3(")
+    capsys.readouterr()
+    assert main(["lock", "--repo", str(repo.path), "--ledgers"]) == 2
+    assert "libs/codec/seeds.jsonl:1: is not valid UTF-8" in capsys.readouterr().err

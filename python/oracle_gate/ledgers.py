@@ -70,10 +70,17 @@ def parse_seeds(text: bytes, path: str) -> list[Seed]:
     """One Seed per non-blank line.
 
     Raises:
-        LedgerError: a line is not a JSON object with row, prop, input and expect.
+        LedgerError: the file is not UTF-8, or a line is not a JSON object with
+            row, prop, input and expect.
     """
+    try:
+        decoded = text.decode("utf-8")
+    except UnicodeDecodeError as error:
+        # The bad byte's line, counted as splitlines() counts the JSON lines below.
+        line = len((text[: error.start].decode("utf-8") + "x").splitlines())
+        raise LedgerError("is not valid UTF-8", path, line) from error
     seeds = []
-    for number, raw in enumerate(text.decode("utf-8", "replace").splitlines(), start=1):
+    for number, raw in enumerate(decoded.splitlines(), start=1):
         if not raw.strip():
             continue
         try:
