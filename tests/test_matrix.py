@@ -111,6 +111,19 @@ def test_yaml_and_build_readers_report_a_row_mistake_alike(budget: str, message:
     assert from_yaml.value.message == from_build.value.message == message
 
 
+def test_both_readers_take_a_fractional_seconds_budget() -> None:
+    yaml_text = b"version: 1\nrows:\n  - {id: a, globs: [x], budget: {seconds: 2.5}}\n"
+    from_yaml = parse_matrix(yaml_text, "pkg/invariants.yaml")
+    build = parse_build(
+        BUILD.replace("{BUDGET}", '{"seconds": 2.5}')
+        .replace('id = "a", globs = ["y"]', 'id = "b", globs = ["y"]')
+        .encode(),
+        "pkg/BUILD",
+    )
+    from_build, _ = gate_matrix(build, "pkg/BUILD", "pkg", "", lambda: [])
+    assert from_yaml.rows[0].budget.seconds == from_build.rows[0].budget.seconds == 2.5
+
+
 def test_a_control_character_is_invalid_yaml_naming_the_character() -> None:
     with pytest.raises(ConfigError) as caught:
         parse_matrix(b"version: 1\x07\n", "pkg/invariants.yaml")

@@ -192,10 +192,19 @@ class Call:
         return self.line
 
 
-# A value is a str, int, bool, None, a tuple (a Starlark list; a Glob inside a
+# A value is a str, int, float, bool, None, a tuple (a Starlark list; a Glob inside a
 # tuple splices its matches in), a dict, a Call or an Unknown.
 Value: TypeAlias = (
-    str | int | bool | tuple["Value", ...] | dict[str, "Value"] | Glob | Call | Unknown | None
+    str
+    | int
+    | float
+    | bool
+    | tuple["Value", ...]
+    | dict[str, "Value"]
+    | Glob
+    | Call
+    | Unknown
+    | None
 )
 
 
@@ -238,7 +247,9 @@ class _Evaluator:
         return Unknown(line=getattr(node, "lineno", 0), text=text, strings=tuple(strings))
 
     def value(self, node: ast.expr) -> Value:
-        if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, bool, type(None))):
+        if isinstance(node, ast.Constant) and isinstance(
+            node.value, (str, int, float, bool, type(None))
+        ):
             return node.value
         if isinstance(node, (ast.List, ast.Tuple)):
             return tuple(self.value(item) for item in node.elts)
