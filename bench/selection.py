@@ -46,8 +46,8 @@ from oracle_gate.buildfiles import cache_info, clear_cache
 from oracle_gate.graph import PackageGraph, derive_graph, load_graph
 from oracle_gate.lanes.classify import classify
 from oracle_gate.model import ChangeKind
+from oracle_gate.repo.trees import GitTree
 from oracle_gate.select import Selection, gather_facts, select
-from oracle_gate.trees import GitTree
 
 TOP_DIRS = ("libs", "services", "apps", "tools", "platform", "data")
 STUB_DEFS = '''\

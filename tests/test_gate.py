@@ -11,7 +11,7 @@ import pytest
 from gitrepo import TODAY, GitRepo
 from oracle_gate.cli import main
 from oracle_gate.owners import CodeOwners, read_codeowners
-from oracle_gate.trees import GitTree
+from oracle_gate.repo.trees import GitTree
 
 
 def test_shallow_history_is_a_gate_error_with_the_fix(

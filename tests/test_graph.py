@@ -20,7 +20,7 @@ from oracle_gate.graph import (
     load_packages,
 )
 from oracle_gate.model import Change, ChangeKind, Matrix, Package
-from oracle_gate.trees import GitTree
+from oracle_gate.repo.trees import GitTree
 
 LOAD = 'load("@oracle_gate//rules:defs.bzl", "invariant", "oracle_gate")\n'
 GATE = 'oracle_gate(name = "oracle_gate", rows = [invariant(id = "r", globs = ["*.py"])])\n'

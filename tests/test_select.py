@@ -17,8 +17,8 @@ from oracle_gate.lanes.facts import Facts, LanedPath
 from oracle_gate.model import Change, ChangeKind, Diff, Lane
 from oracle_gate.notes import Notes
 from oracle_gate.owners import CodeOwners
+from oracle_gate.repo.trees import GitTree
 from oracle_gate.select import Selection, describe_chain, select, select_diff
-from oracle_gate.trees import GitTree
 
 LOAD = 'load("@oracle_gate//rules:defs.bzl", "invariant", "oracle_gate")\n'
 

@@ -20,7 +20,7 @@ from blake3 import blake3
 from backends import BACKENDS, _native, backend_id, needs_native, same_everywhere
 from oracle_gate import _fallback
 from oracle_gate.errors import TreeError
-from oracle_gate.trees import STAT_CACHE, WorkTree
+from oracle_gate.repo.trees import STAT_CACHE, WorkTree
 
 MAGIC = "oracle-gate stat cache 1"
 

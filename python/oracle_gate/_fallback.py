@@ -20,7 +20,7 @@ from blake3 import blake3
 
 from oracle_gate import surface
 from oracle_gate.errors import GateError, SurfaceError, TreeError
-from oracle_gate.files import NOT_REGULAR, NotRegularFileError, open_regular
+from oracle_gate.repo.files import NOT_REGULAR, NotRegularFileError, open_regular
 
 __all__ = [
     "extract_units",

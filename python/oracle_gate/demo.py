@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from oracle_gate.gate import check
-from oracle_gate.git import git
 from oracle_gate.locks import relock
 from oracle_gate.model import Verdict
+from oracle_gate.repo.git import git
 from oracle_gate.report import Report
 
 __all__ = ["EXAMPLE", "PATCHES", "DemoOutcome", "DemoPatch", "run_demo"]

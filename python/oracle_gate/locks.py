@@ -22,7 +22,7 @@ from oracle_gate.errors import LockError
 from oracle_gate.globs import matches_any
 from oracle_gate.graph import PackageGraph, load_packages
 from oracle_gate.model import Package
-from oracle_gate.trees import Tree, WorkTree
+from oracle_gate.repo.trees import Tree, WorkTree
 
 __all__ = [
     "LOCK_FILE",

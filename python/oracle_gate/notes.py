@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from oracle_gate.model import Diff, Package
-from oracle_gate.trees import GitTree
+from oracle_gate.repo.trees import GitTree
 
 __all__ = ["CHANGELOG_FILE", "Notes", "read_notes"]
 

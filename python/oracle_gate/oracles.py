@@ -23,7 +23,7 @@ from types import FrameType
 from typing import Any
 
 from oracle_gate.errors import GateError
-from oracle_gate.git import git
+from oracle_gate.repo.git import git
 
 __all__ = ["Checkouts", "RunnerFailure", "checkouts", "run_role"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from oracle_gate.trees import Tree
+from oracle_gate.repo.trees import Tree
 
 __all__ = ["CODEOWNERS_PATHS", "CodeOwners", "read_codeowners"]
 

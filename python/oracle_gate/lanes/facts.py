@@ -9,7 +9,7 @@ from oracle_gate.graph import PackageGraph
 from oracle_gate.model import Change, Diff, Finding, Lane, Package, Verdict
 from oracle_gate.notes import Notes
 from oracle_gate.owners import CodeOwners
-from oracle_gate.trees import GitTree
+from oracle_gate.repo.trees import GitTree
 
 __all__ = ["Facts", "LanedPath", "oracle_move", "summarize"]
 

@@ -19,7 +19,7 @@ from oracle_gate.ledgers import (
     parse_seeds,
 )
 from oracle_gate.model import ChangeKind, Finding, Lane, Package, Verdict
-from oracle_gate.trees import GitTree
+from oracle_gate.repo.trees import GitTree
 
 __all__ = ["check_packages", "judge"]
 

@@ -16,7 +16,7 @@ from oracle_gate.locks import (
     parse_lock,
 )
 from oracle_gate.model import Finding, Lane, Package, Verdict
-from oracle_gate.trees import GitTree
+from oracle_gate.repo.trees import GitTree
 
 __all__ = ["check_packages", "describe_drifts", "judge"]
 

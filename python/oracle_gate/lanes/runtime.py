@@ -31,7 +31,7 @@ from oracle_gate.ledgers import (
 )
 from oracle_gate.model import Finding, Lane, Package, Row, Verdict, ref_file
 from oracle_gate.oracles import RunnerFailure, run_role
-from oracle_gate.trees import Tree
+from oracle_gate.repo.trees import Tree
 
 __all__ = ["RowEnv", "RuntimeStats", "judge_rows"]
 

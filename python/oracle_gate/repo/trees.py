@@ -17,8 +17,8 @@ from blake3 import blake3
 
 from oracle_gate import backend
 from oracle_gate.errors import TreeError
-from oracle_gate.files import NOT_REGULAR, NotRegularFileError, open_regular
-from oracle_gate.git import git_bytes
+from oracle_gate.repo.files import NOT_REGULAR, NotRegularFileError, open_regular
+from oracle_gate.repo.git import git_bytes
 
 __all__ = ["CACHE_DIR", "STAT_CACHE", "GitTree", "Tree", "WorkTree"]
 

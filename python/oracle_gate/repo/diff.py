@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from oracle_gate.errors import GitError
-from oracle_gate.git import git, git_bytes
 from oracle_gate.model import Change, ChangeKind, Commit, Diff
+from oracle_gate.repo.git import git, git_bytes
 
 __all__ = ["read_diff", "resolve_commit"]
 
