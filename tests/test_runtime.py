@@ -12,9 +12,9 @@ import time
 import pytest
 
 from gitrepo import GitRepo
-from oracle_gate.canonical import canonical_text, decode, encode
 from oracle_gate.model import Verdict
 from oracle_gate.report import Report
+from oracle_gate.runtime.canonical import canonical_text, decode, encode
 
 PKG = "libs/intervals"
 MERGE = f"{PKG}/intervals/__init__.py"
@@ -200,7 +200,7 @@ def test_relation_failing_on_parent_too_is_preexisting_not_blocking(repo: GitRep
 
 
 def _input_hash(value: object) -> str:
-    from oracle_gate.lanes.runtime import input_hash
+    from oracle_gate.runtime.judge import input_hash
 
     return input_hash(encode(value))
 

@@ -18,7 +18,6 @@ from oracle_gate.formats import FORMATS
 from oracle_gate.formats.junit import Case, render_suite
 from oracle_gate.gate import check
 from oracle_gate.graph import GRAPH_MODES, PackageGraph, load_packages
-from oracle_gate.lanes.runtime import RowEnv, judge_rows
 from oracle_gate.ledgers import (
     ASSUMPTIONS_FILE,
     FREEZE_FILE,
@@ -33,6 +32,7 @@ from oracle_gate.model import ExitCode, Package, Verdict
 from oracle_gate.repo.git import git
 from oracle_gate.repo.merge_queue import base_from_environment
 from oracle_gate.repo.trees import WorkTree
+from oracle_gate.runtime.judge import RowEnv, judge_rows
 from oracle_gate.select import Selected, Selection, describe_chain, select_diff
 
 __all__ = ["main"]

@@ -6,12 +6,12 @@ import datetime
 from pathlib import Path
 
 from oracle_gate import backend
-from oracle_gate.health import append_health
 from oracle_gate.lanes import Facts, classify, judge_packages, judge_paths
-from oracle_gate.lanes.runtime import RowEnv, RuntimeStats, judge_rows
 from oracle_gate.model import Finding, Package, Row
-from oracle_gate.oracles import checkouts
 from oracle_gate.report import Report
+from oracle_gate.runtime.health import append_health
+from oracle_gate.runtime.judge import RowEnv, RuntimeStats, judge_rows
+from oracle_gate.runtime.sandbox import checkouts
 from oracle_gate.select import QUIET_LANES, Selection, gather_facts, select
 
 __all__ = ["check"]

@@ -1,7 +1,7 @@
 """Running oracle and production code: temporary checkouts and runner subprocesses.
 
 Patched code never runs in the gate process. Each call starts
-``python -m oracle_gate.runner`` in a checkout of one tree with a timeout, and
+``python -m oracle_gate.runtime.child`` in a checkout of one tree with a timeout, and
 reads back only the line carrying the request's nonce.
 """
 
@@ -30,7 +30,7 @@ __all__ = ["Checkouts", "RunnerFailure", "checkouts", "run_role"]
 DEFAULT_TIMEOUT = 60.0
 # Not resolved: under Bazel the driver is a runfiles symlink tree, and the
 # runner must import the same files, from inside the sandbox.
-_DRIVER_PATH = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir))
+_DRIVER_PATH = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
 
 
 class RunnerFailure(Exception):
@@ -100,7 +100,7 @@ def run_role(
     }
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "oracle_gate.runner"],
+            [sys.executable, "-m", "oracle_gate.runtime.child"],
             input=payload,
             capture_output=True,
             text=True,

@@ -1,4 +1,4 @@
-"""The subprocess side of the runtime lanes: ``python -m oracle_gate.runner`` (untrusted).
+"""The subprocess side of the runtime lanes: ``python -m oracle_gate.runtime.child`` (untrusted).
 
 Reads one JSON request on stdin, runs oracle or production code from a
 checkout of one tree, and prints one result line prefixed with the request's
@@ -21,7 +21,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from oracle_gate.canonical import CanonicalError, decode, encode
+from oracle_gate.runtime.canonical import CanonicalError, decode, encode
 
 _MODULE_COUNTER = [0]
 

@@ -18,7 +18,6 @@ from typing import Any
 
 from blake3 import blake3
 
-from oracle_gate.canonical import canonical_text
 from oracle_gate.errors import TreeError
 from oracle_gate.ledgers import (
     ASSUMPTIONS_FILE,
@@ -30,8 +29,9 @@ from oracle_gate.ledgers import (
     parse_seeds,
 )
 from oracle_gate.model import Finding, Lane, Package, Row, Verdict, ref_file
-from oracle_gate.oracles import RunnerFailure, run_role
 from oracle_gate.repo.trees import Tree
+from oracle_gate.runtime.canonical import canonical_text
+from oracle_gate.runtime.sandbox import RunnerFailure, run_role
 
 __all__ = ["RowEnv", "RuntimeStats", "judge_rows"]
 

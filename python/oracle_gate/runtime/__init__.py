@@ -1,0 +1,1 @@
+"""Running code: the row judge, the sandboxed child it talks to, canonical outputs, health lines."""
