@@ -15,8 +15,8 @@ from oracle_gate.buildfiles import (
     parse_build_cached,
     parse_label,
 )
+from oracle_gate.config.matrix import gate_matrix
 from oracle_gate.errors import ConfigError
-from oracle_gate.matrix import gate_matrix
 from oracle_gate.model import Budget, Matrix
 
 # --- labels ---------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import pytest
 
 from gitrepo import TODAY, GitRepo
 from oracle_gate.cli import main
-from oracle_gate.owners import CodeOwners, read_codeowners
+from oracle_gate.config.owners import CodeOwners, read_codeowners
 from oracle_gate.repo.trees import GitTree
 
 

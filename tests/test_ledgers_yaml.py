@@ -6,8 +6,8 @@ import pytest
 
 from gitrepo import GitRepo
 from oracle_gate.cli import main
+from oracle_gate.config.ledgers import parse_assumptions, parse_freeze, parse_seeds
 from oracle_gate.errors import LedgerError
-from oracle_gate.ledgers import parse_assumptions, parse_freeze, parse_seeds
 
 FREEZE = b"""\
 frozen:

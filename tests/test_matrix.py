@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 
 from oracle_gate.buildfiles import parse_build
+from oracle_gate.config.matrix import gate_matrix, parse_matrix
 from oracle_gate.errors import ConfigError
-from oracle_gate.matrix import gate_matrix, parse_matrix
 
 GOOD = b"""version: 1
 owners: ["@team"]

@@ -12,13 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from oracle_gate import __version__, backend
-from oracle_gate.demo import run_demo
-from oracle_gate.errors import ConfigError, GateError, GitError, RefusedError
-from oracle_gate.formats import FORMATS
-from oracle_gate.formats.junit import Case, render_suite
-from oracle_gate.gate import check
-from oracle_gate.graph import GRAPH_MODES, PackageGraph, load_packages
-from oracle_gate.ledgers import (
+from oracle_gate.config.ledgers import (
     ASSUMPTIONS_FILE,
     FREEZE_FILE,
     SEEDS_FILE,
@@ -26,8 +20,14 @@ from oracle_gate.ledgers import (
     parse_freeze,
     parse_seeds,
 )
+from oracle_gate.config.matrix import parse_matrix
+from oracle_gate.demo import run_demo
+from oracle_gate.errors import ConfigError, GateError, GitError, RefusedError
+from oracle_gate.formats import FORMATS
+from oracle_gate.formats.junit import Case, render_suite
+from oracle_gate.gate import check
+from oracle_gate.graph import GRAPH_MODES, PackageGraph, load_packages
 from oracle_gate.locks import LockStatus, lock_statuses, write_locks
-from oracle_gate.matrix import parse_matrix
 from oracle_gate.model import ExitCode, Package, Verdict
 from oracle_gate.repo.git import git
 from oracle_gate.repo.merge_queue import base_from_environment

@@ -39,8 +39,8 @@ from oracle_gate.buildfiles import (
     parse_build_cached,
     parse_label,
 )
+from oracle_gate.config.matrix import MATRIX_FILE, gate_matrix, parse_matrix
 from oracle_gate.errors import ConfigError, GateError
-from oracle_gate.matrix import MATRIX_FILE, gate_matrix, parse_matrix
 from oracle_gate.model import Change, ChangeKind, Package
 from oracle_gate.repo.git import git
 from oracle_gate.repo.trees import GitTree, Tree

@@ -22,14 +22,14 @@ import itertools
 from dataclasses import dataclass
 from pathlib import Path
 
+from oracle_gate.config.notes import read_notes
+from oracle_gate.config.owners import read_codeowners
 from oracle_gate.globs import matches_any
 from oracle_gate.graph import derive_graph, load_graph
 from oracle_gate.lanes.classify import classify
 from oracle_gate.lanes.facts import Facts, LanedPath
 from oracle_gate.lanes.production import rows_guarding
 from oracle_gate.model import ChangeKind, Lane, Package, Row
-from oracle_gate.notes import read_notes
-from oracle_gate.owners import read_codeowners
 from oracle_gate.repo.diff import read_diff
 from oracle_gate.repo.trees import GitTree
 

@@ -6,14 +6,14 @@ import posixpath
 import sys
 
 from oracle_gate.buildfiles import BUILD_NAMES
+from oracle_gate.config.ledgers import ASSUMPTIONS_FILE, FREEZE_FILE, SEEDS_FILE
+from oracle_gate.config.lockfile import LOCK_FILE
+from oracle_gate.config.matrix import MATRIX_FILE
+from oracle_gate.config.notes import CHANGELOG_FILE
 from oracle_gate.globs import matches_any
 from oracle_gate.lanes.facts import Facts, LanedPath
 from oracle_gate.lanes.matrix import declared_matrix
-from oracle_gate.ledgers import ASSUMPTIONS_FILE, FREEZE_FILE, SEEDS_FILE
-from oracle_gate.locks import LOCK_FILE
-from oracle_gate.matrix import MATRIX_FILE
 from oracle_gate.model import Change, ChangeKind, Lane, Package
-from oracle_gate.notes import CHANGELOG_FILE
 
 __all__ = ["classify"]
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass
 
+from oracle_gate.config.notes import Notes
+from oracle_gate.config.owners import CodeOwners
 from oracle_gate.graph import PackageGraph
 from oracle_gate.model import Change, Diff, Finding, Lane, Package, Verdict
-from oracle_gate.notes import Notes
-from oracle_gate.owners import CodeOwners
 from oracle_gate.repo.trees import GitTree
 
 __all__ = ["Facts", "LanedPath", "oracle_move", "summarize"]

@@ -8,8 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from oracle_gate import backend
-from oracle_gate.lanes.facts import Facts, LanedPath, oracle_move
-from oracle_gate.ledgers import (
+from oracle_gate.config.ledgers import (
     ASSUMPTIONS_FILE,
     FREEZE_FILE,
     SEEDS_FILE,
@@ -18,6 +17,7 @@ from oracle_gate.ledgers import (
     parse_freeze,
     parse_seeds,
 )
+from oracle_gate.lanes.facts import Facts, LanedPath, oracle_move
 from oracle_gate.model import ChangeKind, Finding, Lane, Package, Verdict
 from oracle_gate.repo.trees import GitTree
 

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from oracle_gate.locks import LOCK_FILE
+from oracle_gate.config.lockfile import LOCK_FILE
 from oracle_gate.model import Package, Row
 
 if TYPE_CHECKING:

@@ -18,8 +18,7 @@ from typing import Any
 
 from blake3 import blake3
 
-from oracle_gate.errors import TreeError
-from oracle_gate.ledgers import (
+from oracle_gate.config.ledgers import (
     ASSUMPTIONS_FILE,
     FREEZE_FILE,
     SEEDS_FILE,
@@ -28,6 +27,7 @@ from oracle_gate.ledgers import (
     parse_freeze,
     parse_seeds,
 )
+from oracle_gate.errors import TreeError
 from oracle_gate.model import Finding, Lane, Package, Row, Verdict, ref_file
 from oracle_gate.repo.trees import Tree
 from oracle_gate.runtime.canonical import canonical_text

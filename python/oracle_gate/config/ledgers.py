@@ -9,8 +9,8 @@ from typing import Any
 
 import yaml
 
+from oracle_gate.config.matrix import load_yaml
 from oracle_gate.errors import LedgerError
-from oracle_gate.matrix import load_yaml
 
 __all__ = [
     "ASSUMPTIONS_FILE",
