@@ -42,7 +42,7 @@ from pathlib import Path
 
 from common import commit_id, median_seconds
 from oracle_gate import __version__
-from oracle_gate.buildfiles import cache_info, clear_cache
+from oracle_gate.bazel.buildfile import cache_info, clear_cache
 from oracle_gate.graph import PackageGraph, derive_graph, load_graph
 from oracle_gate.lanes.classify import classify
 from oracle_gate.model import ChangeKind

@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from oracle_gate.buildfiles import (
+from oracle_gate.bazel.buildfile import (
     Glob,
-    Label,
     cache_info,
     clear_cache,
-    evaluate_glob,
-    package_files,
     parse_build,
     parse_build_cached,
-    parse_label,
 )
+from oracle_gate.bazel.glob import evaluate_glob, package_files
+from oracle_gate.bazel.labels import Label, parse_label
 from oracle_gate.config.matrix import gate_matrix
 from oracle_gate.errors import ConfigError
 from oracle_gate.model import Budget, Matrix
@@ -138,7 +136,7 @@ def test_parse_cache_reuses_a_blob_and_reads_only_misses() -> None:
         reads.append(paths)
         return dict.fromkeys(paths, text)
 
-    from oracle_gate.buildfiles import blob_id
+    from oracle_gate.bazel.buildfile import blob_id
 
     first = parse_build_cached([("a/BUILD", None)], read)
     second = parse_build_cached([("b/BUILD", blob_id(text)), ("c/BUILD", "0" * 40)], read)

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from gitrepo import GitRepo
-from oracle_gate import graph as graph_module
+from oracle_gate.bazel import query as query_module
+from oracle_gate.bazel.query import bazel_query_edges
 from oracle_gate.errors import ConfigError, GateError
 from oracle_gate.graph import (
     PackageGraph,
-    bazel_query_edges,
     derive_graph,
     load_graph,
     load_packages,
@@ -264,13 +264,13 @@ QUERY_XML = b"""<?xml version="1.1" encoding="UTF-8" standalone="no"?>
 
 
 def test_bazel_query_xml_becomes_package_edges() -> None:
-    edges = graph_module._edges_from_xml(io.BytesIO(QUERY_XML))
+    edges = query_module._edges_from_xml(io.BytesIO(QUERY_XML))
     assert [(a, b) for a, b, _ in edges] == [("a", "b"), ("b", "c")]
     assert edges[0][2] == "bazel query: //a:lib depends on //b:lib"
 
 
 def test_bazel_graph_without_bazel_is_a_gate_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(graph_module.shutil, "which", lambda name: None)
+    monkeypatch.setattr(query_module.shutil, "which", lambda name: None)
     with pytest.raises(GateError, match="--graph=bazel needs 'bazel' on PATH"):
         bazel_query_edges(Path("."))
 

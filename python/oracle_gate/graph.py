@@ -3,7 +3,7 @@
 Nodes are directories: every Bazel package (a directory with a BUILD file, gate
 or not, so dependencies through ungated packages still count) and every
 package that declares a matrix. An edge A -> B means A depends on B. Edges come
-from (1) labels in BUILD files, read statically (``buildfiles.py``), (2) ``deps``
+from (1) labels in BUILD files, read statically (``bazel/buildfile.py``), (2) ``deps``
 in invariants.yaml and in ``oracle_gate(...)``, and (3) ``bazel query`` when the
 ``bazel`` graph is asked for.
 
@@ -17,38 +17,24 @@ import dataclasses
 import functools
 import logging
 import posixpath
-import shutil
-import subprocess
-import tempfile
-import xml.etree.ElementTree as ElementTree
 from collections import deque
 from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import IO
 
 import networkx as nx
 
-from oracle_gate.buildfiles import (
-    BUILD_NAMES,
-    WORKSPACE_MARKERS,
-    BuildFile,
-    blob_id,
-    main_repo_package,
-    package_files,
-    parse_build_cached,
-    parse_label,
-)
+from oracle_gate.bazel.buildfile import BuildFile, blob_id, parse_build_cached
+from oracle_gate.bazel.glob import package_files
+from oracle_gate.bazel.labels import BUILD_NAMES, WORKSPACE_MARKERS, parse_label
+from oracle_gate.bazel.query import BAZEL_TIMEOUT_SECONDS, Edge, bazel_query_edges, bazel_workspace
 from oracle_gate.config.matrix import MATRIX_FILE, gate_matrix, parse_matrix
-from oracle_gate.errors import ConfigError, GateError
+from oracle_gate.errors import ConfigError
 from oracle_gate.model import Change, ChangeKind, Package
-from oracle_gate.repo.git import git
 from oracle_gate.repo.trees import GitTree, Tree
 
 __all__ = [
     "GRAPH_MODES",
     "PackageGraph",
-    "bazel_query_edges",
     "derive_graph",
     "load_graph",
     "load_packages",
@@ -57,13 +43,9 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 GRAPH_MODES = ("static", "bazel")
-BAZEL_TIMEOUT_SECONDS = 3600.0
-_BAZEL_QUERY = "kind(rule, //...)"
 # Files whose bytes (not only their presence) the graph is built from.
 BAZELIGNORE = ".bazelignore"
 _GRAPH_INPUTS = frozenset({*BUILD_NAMES, *WORKSPACE_MARKERS, MATRIX_FILE, BAZELIGNORE})
-
-Edge = tuple[str, str, str]  # (dependent, dependency, why: the declaration that makes it)
 
 
 @dataclass(frozen=True)
@@ -265,7 +247,7 @@ def load_graph(
     scan = _scan(tree)
     edges = scan.edges
     if mode == "bazel":
-        workspace = _bazel_workspace(tree)
+        workspace = bazel_workspace(tree)
         # Bazel answers for the root workspace; nested workspaces keep static edges.
         edges = [edge for edge in edges if scan.workspace_of.get(edge[0])]
         edges += bazel_query_edges(workspace, timeout)
@@ -313,90 +295,6 @@ def derive_graph(
             if c.kind in (ChangeKind.DELETED, ChangeKind.RENAMED)
         },
     )
-
-
-def _bazel_workspace(tree: Tree) -> Path:
-    if not isinstance(tree, GitTree):
-        root: Path = getattr(tree, "root", Path.cwd())
-        return root
-    checked_out = git(tree.repo, "rev-parse", "HEAD").strip()
-    if checked_out != tree.commit:
-        raise GateError(
-            f"--graph=bazel queries the working tree, which is at {checked_out[:12]}, "
-            f"not at {tree.commit[:12]}; check that commit out or use --graph=static",
-            str(tree.repo),
-        )
-    dirty = git(tree.repo, "status", "--porcelain", "--untracked-files=normal").splitlines()
-    if dirty:
-        raise GateError(
-            f"--graph=bazel needs a clean checkout, but {dirty[0][3:]!r} differs from the "
-            "commit; commit or stash it, or use --graph=static",
-            str(tree.repo),
-        )
-    if not any((tree.repo / name).is_file() for name in WORKSPACE_MARKERS):
-        raise GateError(
-            "--graph=bazel needs a Bazel workspace (WORKSPACE or MODULE.bazel) at the "
-            "repository root; use --graph=static",
-            str(tree.repo),
-        )
-    return tree.repo
-
-
-def bazel_query_edges(workspace: Path, timeout: float = BAZEL_TIMEOUT_SECONDS) -> list[Edge]:
-    """Package edges from ``bazel query 'kind(rule, //...)' --output=xml`` in ``workspace``.
-
-    Every ``rule-input`` of a rule in another package of the main repository
-    is an edge; implicit dependencies (toolchains, launchers) are left out.
-
-    Raises:
-        GateError: bazel is not on PATH, timed out, or the query failed.
-    """
-    bazel = shutil.which("bazel")
-    if bazel is None:
-        raise GateError(
-            "--graph=bazel needs 'bazel' on PATH, and it is not there; install Bazel "
-            "or use --graph=static (BUILD files read without Bazel)"
-        )
-    command = [bazel, "query", _BAZEL_QUERY, "--output=xml", "--noimplicit_deps"]
-    with tempfile.TemporaryFile() as output:
-        try:
-            done = subprocess.run(
-                command,
-                cwd=workspace,
-                stdout=output,
-                stderr=subprocess.PIPE,
-                timeout=timeout,
-                check=False,
-            )
-        except subprocess.TimeoutExpired as error:
-            raise GateError(
-                f"bazel query timed out after {timeout:.0f}s", str(workspace)
-            ) from error
-        if done.returncode != 0:
-            lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
-            errors = [line for line in lines if line.startswith("ERROR")] or lines or ["no output"]
-            raise GateError(f"bazel query failed: {errors[0]}", str(workspace))
-        output.seek(0)
-        return _edges_from_xml(output)
-
-
-def _edges_from_xml(stream: IO[bytes]) -> list[Edge]:
-    edges: list[Edge] = []
-    inputs: list[str] = []
-    for _event, element in ElementTree.iterparse(stream):
-        if element.tag == "rule-input":
-            inputs.append(element.get("name", ""))
-        elif element.tag == "rule":
-            name = element.get("name", "")
-            source = main_repo_package(name)
-            if source is not None:
-                for text in inputs:
-                    target = main_repo_package(text)
-                    if target is not None and target != source:
-                        edges.append((source, target, f"bazel query: {name} depends on {text}"))
-            inputs = []
-            element.clear()
-    return edges
 
 
 def _resolve_dep(package: Package, dep: str) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 from blake3 import blake3
 
 from oracle_gate import backend
-from oracle_gate.buildfiles import package_files
+from oracle_gate.bazel.glob import package_files
 from oracle_gate.config.lockfile import (
     LOCK_FILE,
     Drift,

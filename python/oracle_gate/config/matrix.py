@@ -10,7 +10,9 @@ from typing import TypeVar
 
 import yaml
 
-from oracle_gate.buildfiles import BuildFile, Call, Glob, Unknown, Value, evaluate_glob, parse_label
+from oracle_gate.bazel.buildfile import BuildFile, Call, Glob, Unknown, Value
+from oracle_gate.bazel.glob import evaluate_glob
+from oracle_gate.bazel.labels import parse_label
 from oracle_gate.errors import ConfigError, GateError
 from oracle_gate.globs import validate_glob
 from oracle_gate.model import Budget, Matrix, Row

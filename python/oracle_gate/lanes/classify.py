@@ -5,7 +5,7 @@ from __future__ import annotations
 import posixpath
 import sys
 
-from oracle_gate.buildfiles import BUILD_NAMES
+from oracle_gate.bazel.labels import BUILD_NAMES
 from oracle_gate.config.ledgers import ASSUMPTIONS_FILE, FREEZE_FILE, SEEDS_FILE
 from oracle_gate.config.lockfile import LOCK_FILE
 from oracle_gate.config.matrix import MATRIX_FILE

@@ -14,44 +14,29 @@ memory by git blob id. See ``docs/selection.md`` for why the cache is not on dis
 from __future__ import annotations
 
 import ast
-import bisect
-import functools
 import hashlib
-import posixpath
-import re
-from collections.abc import Callable, Iterable, Iterator, Sequence, Set
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
+from oracle_gate.bazel.labels import PSEUDO_LABELS, main_repo_package
 from oracle_gate.errors import ConfigError
-from oracle_gate.globs import compile_glob, validate_glob
 
 __all__ = [
-    "BUILD_NAMES",
     "GATE_FUNCTION",
-    "WORKSPACE_MARKERS",
     "BuildFile",
     "Call",
     "Dep",
     "Glob",
-    "Label",
     "Unknown",
     "Value",
     "blob_id",
     "cache_info",
     "clear_cache",
-    "evaluate_glob",
-    "main_repo_package",
-    "package_files",
     "parse_build",
     "parse_build_cached",
-    "parse_label",
 ]
 
-# Bazel reads BUILD.bazel when a directory holds both.
-BUILD_NAMES = ("BUILD.bazel", "BUILD")
-# A directory holding one of these is the root of a Bazel repository (workspace).
-WORKSPACE_MARKERS = frozenset({"WORKSPACE", "WORKSPACE.bazel", "MODULE.bazel", "REPO.bazel"})
 GATE_FUNCTION = "oracle_gate"
 INVARIANT_FUNCTION = "invariant"
 
@@ -63,88 +48,6 @@ _NOT_DEPS = frozenset(
 _NOT_RULES = frozenset(
     {"load", "package", "package_group", "licenses", "workspace", "exports_files_visibility"}
 )
-# select() keys that look like labels but name no package.
-_PSEUDO_LABELS = frozenset({"//conditions:default", "@bazel_tools//conditions:default"})
-_PACKAGE_NAME = re.compile(r"[^:\s\\]*")
-_REPO_NAME = re.compile(r"[A-Za-z0-9_.~+-]*")
-
-
-# --- labels ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, order=True)
-class Label:
-    """A resolved Bazel label. ``repo`` is ``""`` for the main repository."""
-
-    repo: str
-    package: str
-    name: str
-
-    @property
-    def external(self) -> bool:
-        return self.repo != ""
-
-    def __str__(self) -> str:
-        prefix = f"@{self.repo}" if self.repo else ""
-        return f"{prefix}//{self.package}:{self.name}"
-
-
-def _check_package(package: str) -> None:
-    if _PACKAGE_NAME.fullmatch(package) is None:
-        raise ValueError("package names may not hold ':', '\\' or whitespace")
-    if package and (
-        package.startswith("/")
-        or package.endswith("/")
-        or any(part in ("", ".", "..") for part in package.split("/"))
-    ):
-        raise ValueError("package names may not have empty, '.' or '..' segments")
-
-
-def _check_name(name: str) -> None:
-    if not name:
-        raise ValueError("the target name is empty")
-    if ":" in name or name.startswith("/") or "//" in name or name.endswith("/"):
-        raise ValueError(f"target name {name!r} is not valid")
-    if any(part in (".", "..") for part in name.split("/")):
-        raise ValueError(f"target name {name!r} has a '.' or '..' segment")
-
-
-def parse_label(text: str, package: str) -> Label:
-    """Resolve ``text`` as written in the BUILD file of ``package``.
-
-    ``:name`` and ``name`` are in ``package``; ``//pkg:name`` and ``//pkg``
-    (short for ``//pkg:pkg``'s last segment) are absolute in the same
-    repository; ``@repo//...`` and ``@repo`` are external; ``@//`` and ``@@//``
-    name the main repository.
-
-    Raises:
-        ValueError: ``text`` is not a label; the message says why.
-    """
-    repo = ""
-    rest = text
-    if rest.startswith("@"):
-        repo, sep, tail = rest.lstrip("@").partition("//")
-        if _REPO_NAME.fullmatch(repo) is None:
-            raise ValueError(f"repository name {repo!r} is not valid")
-        if not sep:
-            if not repo:
-                raise ValueError("'@' names no repository")
-            return Label(repo, "", repo)
-        rest = "//" + tail
-    if rest.startswith("//"):
-        pkg, sep, name = rest[2:].partition(":")
-        if not sep:
-            if not pkg:
-                raise ValueError("'//' names no target")
-            name = pkg.rsplit("/", 1)[-1]
-        _check_package(pkg)
-        _check_name(name)
-        return Label(repo, pkg, name)
-    if repo:
-        raise ValueError("an external label needs '//'")
-    name = rest[1:] if rest.startswith(":") else rest
-    _check_name(name)
-    return Label("", package, name)
 
 
 # --- symbolic values ---------------------------------------------------------------
@@ -410,22 +313,6 @@ def _dep_strings(value: Value) -> Iterator[tuple[str, int]]:
             yield from _dep_strings(item)
 
 
-@functools.lru_cache(maxsize=262144)
-def main_repo_package(text: str) -> str | None:
-    """The package an absolute label names in the main repository, else None.
-
-    None for external labels and strings that only look like labels. A
-    pseudo-label (``//conditions:default``) parses like any other label: callers
-    that must skip those check ``_PSEUDO_LABELS`` first. Memoized: a monorepo
-    names the same libraries from thousands of files.
-    """
-    try:
-        label = parse_label(text, "")
-    except ValueError:
-        return None
-    return None if label.external else label.package
-
-
 def parse_build(text: bytes, path: str) -> BuildFile:
     """Parse one BUILD file's bytes (``path`` is used in messages only).
 
@@ -460,7 +347,7 @@ def parse_build(text: bytes, path: str) -> BuildFile:
         if isinstance(value, Call):
             calls.append(value)
         for string, line in _dep_strings(value):
-            if not string.startswith(("//", "@")) or string in deps or string in _PSEUDO_LABELS:
+            if not string.startswith(("//", "@")) or string in deps or string in PSEUDO_LABELS:
                 continue
             package = main_repo_package(string)
             if package is not None:
@@ -547,77 +434,3 @@ def clear_cache() -> None:
 def cache_info() -> dict[str, int]:
     """Hits, misses and entries of the parse cache since the last ``clear_cache``."""
     return {**_STATS, "entries": len(_CACHE)}
-
-
-# --- globs -------------------------------------------------------------------------
-
-
-def package_files(
-    files: Sequence[str], package: str, build_dirs: Set[str], sorted_dirs: Sequence[str] = ()
-) -> list[str]:
-    """Package-relative paths of the files of Bazel package ``package``.
-
-    ``files`` is every file of the tree, sorted; a subdirectory holding a BUILD
-    file (in ``build_dirs``) is another package, and its files are not ours.
-    ``sorted_dirs`` (``build_dirs`` sorted) lets a package with no subpackage
-    skip the per-file check.
-    """
-    prefix = f"{package}/" if package else ""
-    start = bisect.bisect_left(files, prefix)
-    # Every path under "pkg/" sorts before "pkg0" ('0' follows '/').
-    end = bisect.bisect_left(files, f"{package}0", lo=start) if package else len(files)
-    if sorted_dirs:
-        inner = bisect.bisect_left(sorted_dirs, prefix)
-        if inner == len(sorted_dirs) or not sorted_dirs[inner].startswith(prefix):
-            return [path[len(prefix) :] for path in files[start:end]]
-    owned: list[str] = []
-    for index in range(start, end):
-        path = files[index]
-        directory = posixpath.dirname(path)
-        inside_subpackage = False
-        while directory != package and len(directory) > len(package):
-            if directory in build_dirs:
-                inside_subpackage = True
-                break
-            directory = posixpath.dirname(directory)
-        if not inside_subpackage:
-            owned.append(path[len(prefix) :])
-    return owned
-
-
-def _directories(files: Iterable[str]) -> set[str]:
-    found: set[str] = set()
-    for path in files:
-        directory = posixpath.dirname(path)
-        while directory and directory not in found:
-            found.add(directory)
-            directory = posixpath.dirname(directory)
-    return found
-
-
-def evaluate_glob(glob: Glob, files: Sequence[str], path: str) -> tuple[str, ...]:
-    """The package-relative paths ``glob`` matches among the package's ``files``.
-
-    Bazel semantics: ``*`` never crosses ``/``, ``**`` matches whole directories,
-    excludes win, and directories match only with ``exclude_directories = 0``.
-
-    Raises:
-        ConfigError: a pattern is not a valid glob (names ``path`` and the line).
-    """
-    for pattern in (*glob.include, *glob.exclude):
-        problem = validate_glob(pattern) if not pattern.endswith("/") else "ends with '/'"
-        if problem:
-            raise ConfigError(f"glob pattern {pattern!r} {problem}", path, glob.line)
-    include = [compile_glob(p) for p in glob.include]
-    exclude = [compile_glob(p) for p in glob.exclude]
-    candidates: Iterable[str] = files
-    if not glob.exclude_directories:
-        candidates = [*files, *_directories(files)]
-    return tuple(
-        sorted(
-            candidate
-            for candidate in candidates
-            if any(r.fullmatch(candidate) for r in include)
-            and not any(r.fullmatch(candidate) for r in exclude)
-        )
-    )

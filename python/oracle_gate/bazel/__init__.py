@@ -1,0 +1,1 @@
+"""Bazel without a Bazel server: labels, BUILD files, glob(), and ``bazel query`` when asked."""

@@ -1,0 +1,116 @@
+"""Bazel labels: parse and resolve ``//pkg:name``, ``:name`` and ``@repo//pkg`` strings."""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+__all__ = [
+    "BUILD_NAMES",
+    "PSEUDO_LABELS",
+    "WORKSPACE_MARKERS",
+    "Label",
+    "main_repo_package",
+    "parse_label",
+]
+
+# Bazel reads BUILD.bazel when a directory holds both.
+BUILD_NAMES = ("BUILD.bazel", "BUILD")
+# A directory holding one of these is the root of a Bazel repository (workspace).
+WORKSPACE_MARKERS = frozenset({"WORKSPACE", "WORKSPACE.bazel", "MODULE.bazel", "REPO.bazel"})
+# select() keys that look like labels but name no package.
+PSEUDO_LABELS = frozenset({"//conditions:default", "@bazel_tools//conditions:default"})
+_PACKAGE_NAME = re.compile(r"[^:\s\\]*")
+_REPO_NAME = re.compile(r"[A-Za-z0-9_.~+-]*")
+
+
+@dataclass(frozen=True, order=True)
+class Label:
+    """A resolved Bazel label. ``repo`` is ``""`` for the main repository."""
+
+    repo: str
+    package: str
+    name: str
+
+    @property
+    def external(self) -> bool:
+        return self.repo != ""
+
+    def __str__(self) -> str:
+        prefix = f"@{self.repo}" if self.repo else ""
+        return f"{prefix}//{self.package}:{self.name}"
+
+
+def _check_package(package: str) -> None:
+    if _PACKAGE_NAME.fullmatch(package) is None:
+        raise ValueError("package names may not hold ':', '\\' or whitespace")
+    if package and (
+        package.startswith("/")
+        or package.endswith("/")
+        or any(part in ("", ".", "..") for part in package.split("/"))
+    ):
+        raise ValueError("package names may not have empty, '.' or '..' segments")
+
+
+def _check_name(name: str) -> None:
+    if not name:
+        raise ValueError("the target name is empty")
+    if ":" in name or name.startswith("/") or "//" in name or name.endswith("/"):
+        raise ValueError(f"target name {name!r} is not valid")
+    if any(part in (".", "..") for part in name.split("/")):
+        raise ValueError(f"target name {name!r} has a '.' or '..' segment")
+
+
+def parse_label(text: str, package: str) -> Label:
+    """Resolve ``text`` as written in the BUILD file of ``package``.
+
+    ``:name`` and ``name`` are in ``package``; ``//pkg:name`` and ``//pkg``
+    (short for ``//pkg:pkg``'s last segment) are absolute in the same
+    repository; ``@repo//...`` and ``@repo`` are external; ``@//`` and ``@@//``
+    name the main repository.
+
+    Raises:
+        ValueError: ``text`` is not a label; the message says why.
+    """
+    repo = ""
+    rest = text
+    if rest.startswith("@"):
+        repo, sep, tail = rest.lstrip("@").partition("//")
+        if _REPO_NAME.fullmatch(repo) is None:
+            raise ValueError(f"repository name {repo!r} is not valid")
+        if not sep:
+            if not repo:
+                raise ValueError("'@' names no repository")
+            return Label(repo, "", repo)
+        rest = "//" + tail
+    if rest.startswith("//"):
+        pkg, sep, name = rest[2:].partition(":")
+        if not sep:
+            if not pkg:
+                raise ValueError("'//' names no target")
+            name = pkg.rsplit("/", 1)[-1]
+        _check_package(pkg)
+        _check_name(name)
+        return Label(repo, pkg, name)
+    if repo:
+        raise ValueError("an external label needs '//'")
+    name = rest[1:] if rest.startswith(":") else rest
+    _check_name(name)
+    return Label("", package, name)
+
+
+@functools.lru_cache(maxsize=262144)
+def main_repo_package(text: str) -> str | None:
+    """The package an absolute label names in the main repository, else None.
+
+    None for external labels and strings that only look like labels. A
+    pseudo-label (``//conditions:default``) parses like any other label: callers
+    that must skip those check ``PSEUDO_LABELS`` first. Memoized: a monorepo
+    names the same libraries from thousands of files.
+    """
+    try:
+        label = parse_label(text, "")
+    except ValueError:
+        return None
+    return None if label.external else label.package

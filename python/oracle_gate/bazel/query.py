@@ -1,0 +1,106 @@
+"""``bazel query``: package edges from a real Bazel server, for ``--graph bazel``."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+from typing import IO
+
+from oracle_gate.bazel.labels import WORKSPACE_MARKERS, main_repo_package
+from oracle_gate.errors import GateError
+from oracle_gate.repo.git import git
+from oracle_gate.repo.trees import GitTree, Tree
+
+__all__ = ["BAZEL_TIMEOUT_SECONDS", "Edge", "bazel_query_edges", "bazel_workspace"]
+
+BAZEL_TIMEOUT_SECONDS = 3600.0
+_BAZEL_QUERY = "kind(rule, //...)"
+
+Edge = tuple[str, str, str]  # (dependent, dependency, why: the declaration that makes it)
+
+
+def bazel_workspace(tree: Tree) -> Path:
+    if not isinstance(tree, GitTree):
+        root: Path = getattr(tree, "root", Path.cwd())
+        return root
+    checked_out = git(tree.repo, "rev-parse", "HEAD").strip()
+    if checked_out != tree.commit:
+        raise GateError(
+            f"--graph=bazel queries the working tree, which is at {checked_out[:12]}, "
+            f"not at {tree.commit[:12]}; check that commit out or use --graph=static",
+            str(tree.repo),
+        )
+    dirty = git(tree.repo, "status", "--porcelain", "--untracked-files=normal").splitlines()
+    if dirty:
+        raise GateError(
+            f"--graph=bazel needs a clean checkout, but {dirty[0][3:]!r} differs from the "
+            "commit; commit or stash it, or use --graph=static",
+            str(tree.repo),
+        )
+    if not any((tree.repo / name).is_file() for name in WORKSPACE_MARKERS):
+        raise GateError(
+            "--graph=bazel needs a Bazel workspace (WORKSPACE or MODULE.bazel) at the "
+            "repository root; use --graph=static",
+            str(tree.repo),
+        )
+    return tree.repo
+
+
+def bazel_query_edges(workspace: Path, timeout: float = BAZEL_TIMEOUT_SECONDS) -> list[Edge]:
+    """Package edges from ``bazel query 'kind(rule, //...)' --output=xml`` in ``workspace``.
+
+    Every ``rule-input`` of a rule in another package of the main repository
+    is an edge; implicit dependencies (toolchains, launchers) are left out.
+
+    Raises:
+        GateError: bazel is not on PATH, timed out, or the query failed.
+    """
+    bazel = shutil.which("bazel")
+    if bazel is None:
+        raise GateError(
+            "--graph=bazel needs 'bazel' on PATH, and it is not there; install Bazel "
+            "or use --graph=static (BUILD files read without Bazel)"
+        )
+    command = [bazel, "query", _BAZEL_QUERY, "--output=xml", "--noimplicit_deps"]
+    with tempfile.TemporaryFile() as output:
+        try:
+            done = subprocess.run(
+                command,
+                cwd=workspace,
+                stdout=output,
+                stderr=subprocess.PIPE,
+                timeout=timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired as error:
+            raise GateError(
+                f"bazel query timed out after {timeout:.0f}s", str(workspace)
+            ) from error
+        if done.returncode != 0:
+            lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            errors = [line for line in lines if line.startswith("ERROR")] or lines or ["no output"]
+            raise GateError(f"bazel query failed: {errors[0]}", str(workspace))
+        output.seek(0)
+        return _edges_from_xml(output)
+
+
+def _edges_from_xml(stream: IO[bytes]) -> list[Edge]:
+    edges: list[Edge] = []
+    inputs: list[str] = []
+    for _event, element in ElementTree.iterparse(stream):
+        if element.tag == "rule-input":
+            inputs.append(element.get("name", ""))
+        elif element.tag == "rule":
+            name = element.get("name", "")
+            source = main_repo_package(name)
+            if source is not None:
+                for text in inputs:
+                    target = main_repo_package(text)
+                    if target is not None and target != source:
+                        edges.append((source, target, f"bazel query: {name} depends on {text}"))
+            inputs = []
+            element.clear()
+    return edges
