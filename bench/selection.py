@@ -43,11 +43,12 @@ from pathlib import Path
 from common import commit_id, median_seconds
 from oracle_gate import __version__
 from oracle_gate.bazel.buildfile import cache_info, clear_cache
+from oracle_gate.classify import classify
+from oracle_gate.facts import gather_facts
 from oracle_gate.graph import PackageGraph, derive_graph, load_graph
-from oracle_gate.lanes.classify import classify
 from oracle_gate.model import ChangeKind
 from oracle_gate.repo.trees import GitTree
-from oracle_gate.select import Selection, gather_facts, select
+from oracle_gate.select import Selection, select
 
 TOP_DIRS = ("libs", "services", "apps", "tools", "platform", "data")
 STUB_DEFS = '''\

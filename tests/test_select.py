@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from gitrepo import TODAY, GitRepo, run
 from oracle_gate.config.notes import Notes
 from oracle_gate.config.owners import CodeOwners
+from oracle_gate.facts import Facts, LanedPath
 from oracle_gate.graph import PackageGraph, load_graph
-from oracle_gate.lanes.facts import Facts, LanedPath
 from oracle_gate.model import Change, ChangeKind, Diff, Lane
 from oracle_gate.repo.trees import GitTree
 from oracle_gate.select import Selection, describe_chain, select, select_diff

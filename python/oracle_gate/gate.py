@@ -6,13 +6,15 @@ import datetime
 from pathlib import Path
 
 from oracle_gate import backend
-from oracle_gate.lanes import Facts, classify, judge_packages, judge_paths
+from oracle_gate.classify import classify
+from oracle_gate.facts import Facts, gather_facts
+from oracle_gate.lanes import judge_packages, judge_paths
 from oracle_gate.model import Finding, Package, Row
 from oracle_gate.report import Report
 from oracle_gate.runtime.health import append_health
 from oracle_gate.runtime.judge import RowEnv, RuntimeStats, judge_rows
 from oracle_gate.runtime.sandbox import checkouts
-from oracle_gate.select import QUIET_LANES, Selection, gather_facts, select
+from oracle_gate.select import QUIET_LANES, Selection, select
 
 __all__ = ["check"]
 

@@ -29,7 +29,7 @@ from oracle_gate.bazel.labels import BUILD_NAMES, WORKSPACE_MARKERS, parse_label
 from oracle_gate.bazel.query import BAZEL_TIMEOUT_SECONDS, Edge, bazel_query_edges, bazel_workspace
 from oracle_gate.config.matrix import MATRIX_FILE, gate_matrix, parse_matrix
 from oracle_gate.errors import ConfigError
-from oracle_gate.model import Change, ChangeKind, Package
+from oracle_gate.model import Change, ChangeKind, Matrix, Package
 from oracle_gate.repo.trees import GitTree, Tree
 
 __all__ = [
@@ -380,6 +380,13 @@ class PackageGraph:
         """The nearest package enclosing the repo-relative ``path``, if any."""
         directory = _enclosing(posixpath.dirname(path), self.packages)
         return None if directory is None else self.packages[directory]
+
+    def matrix_declared_by(self, path: str) -> Matrix | None:
+        """The matrix ``path`` declares (invariants.yaml, or oracle_gate() in BUILD), if any."""
+        package = self.packages.get(posixpath.dirname(path))
+        if package is None or package.join(package.matrix_file) != path:
+            return None
+        return package.matrix
 
     def node_of(self, path: str) -> str | None:
         """The nearest node (Bazel package or matrix package) enclosing ``path``, if any."""

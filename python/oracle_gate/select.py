@@ -3,7 +3,7 @@
 Touched paths map to their packages. Selected are
 
 - the rows whose globs match a touched production path (the same matching the
-  production lane uses, ``lanes.production.rows_guarding``: one source of truth),
+  production lane uses, ``facts.rows_guarding``: one source of truth),
 - every row of a package whose own oracle moved (matrix, lock, ledgers,
   fixtures, oracle modules, harness),
 - every row of every package that transitively depends on a package whose
@@ -22,22 +22,15 @@ import itertools
 from dataclasses import dataclass
 from pathlib import Path
 
-from oracle_gate.config.notes import read_notes
-from oracle_gate.config.owners import read_codeowners
+from oracle_gate.classify import classify
+from oracle_gate.facts import Facts, LanedPath, gather_facts, rows_guarding
 from oracle_gate.globs import matches_any
-from oracle_gate.graph import derive_graph, load_graph
-from oracle_gate.lanes.classify import classify
-from oracle_gate.lanes.facts import Facts, LanedPath
-from oracle_gate.lanes.production import rows_guarding
 from oracle_gate.model import ChangeKind, Lane, Package, Row
-from oracle_gate.repo.diff import read_diff
-from oracle_gate.repo.trees import GitTree
 
 __all__ = [
     "Selected",
     "Selection",
     "describe_chain",
-    "gather_facts",
     "select",
     "select_diff",
 ]
@@ -258,33 +251,6 @@ def select(laned: tuple[LanedPath, ...], facts: Facts) -> Selection:
             selector.touched(path)
     affected = selector.dependents()
     return selector.result(affected)
-
-
-def gather_facts(
-    repo: Path, base: str, head: str, today: datetime.date, graph: str = "static"
-) -> Facts:
-    """Read the diff and both trees (the head's graph from ``graph``: static or bazel).
-
-    Raises:
-        GitError: a ref does not resolve, or history is too shallow.
-        ConfigError: a matrix or BUILD file is invalid.
-        GateError: the bazel graph cannot be built.
-    """
-    diff = read_diff(repo, base, head)
-    parent_tree = GitTree(repo, diff.base)
-    head_tree = GitTree(repo, diff.head)
-    parent_graph = load_graph(parent_tree)
-    head_graph = derive_graph(parent_graph, head_tree, diff.changes, mode=graph)
-    return Facts(
-        diff=diff,
-        parent=parent_tree,
-        head=head_tree,
-        parent_graph=parent_graph,
-        head_graph=head_graph,
-        notes=read_notes(diff, head_tree, head_graph.packages),
-        codeowners=read_codeowners(parent_tree),
-        today=today,
-    )
 
 
 def select_diff(

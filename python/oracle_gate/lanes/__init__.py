@@ -1,4 +1,4 @@
-"""Judging changed paths: classify each into one lane, then let that lane decide.
+"""Judging changed paths: each path, already in its lane (``classify``), is judged by that lane.
 
 Each lane is a function from (laned path, facts of parent and head) to findings.
 """
@@ -7,12 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from oracle_gate.facts import Facts, LanedPath
 from oracle_gate.lanes import fixture, harness, ledger, lock, matrix, production, property, tests
-from oracle_gate.lanes.classify import classify
-from oracle_gate.lanes.facts import Facts, LanedPath
 from oracle_gate.model import Finding, Lane, Package, Verdict
 
-__all__ = ["Facts", "LanedPath", "classify", "judge_packages", "judge_paths"]
+__all__ = ["judge_packages", "judge_paths"]
 
 
 def _pass(reason: str) -> Callable[[LanedPath, Facts], list[Finding]]:

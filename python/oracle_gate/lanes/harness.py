@@ -5,7 +5,8 @@ from __future__ import annotations
 import posixpath
 import re
 
-from oracle_gate.lanes.facts import Facts, LanedPath, oracle_move
+from oracle_gate.facts import Facts, LanedPath
+from oracle_gate.lanes.common import oracle_move
 from oracle_gate.model import ChangeKind, Finding
 
 __all__ = ["judge"]

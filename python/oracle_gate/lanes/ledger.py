@@ -17,7 +17,8 @@ from oracle_gate.config.ledgers import (
     parse_freeze,
     parse_seeds,
 )
-from oracle_gate.lanes.facts import Facts, LanedPath, oracle_move
+from oracle_gate.facts import Facts, LanedPath
+from oracle_gate.lanes.common import oracle_move
 from oracle_gate.model import ChangeKind, Finding, Lane, Package, Verdict
 from oracle_gate.repo.trees import GitTree
 

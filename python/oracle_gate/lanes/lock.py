@@ -6,7 +6,8 @@ from collections.abc import Iterable
 
 from oracle_gate.config.lockfile import LOCK_FILE, Drift, DriftKind, Lock, compare_locks, parse_lock
 from oracle_gate.errors import LockError
-from oracle_gate.lanes.facts import Facts, LanedPath, oracle_move, summarize
+from oracle_gate.facts import Facts, LanedPath
+from oracle_gate.lanes.common import oracle_move, summarize
 from oracle_gate.locks import compute_lock
 from oracle_gate.model import Finding, Lane, Package, Verdict
 from oracle_gate.repo.trees import GitTree

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import posixpath
-
-from oracle_gate.graph import PackageGraph
-from oracle_gate.lanes.facts import Facts, LanedPath, oracle_move
+from oracle_gate.facts import Facts, LanedPath
+from oracle_gate.lanes.common import oracle_move
 from oracle_gate.model import ChangeKind, Finding, Matrix, Row, Verdict
 
-__all__ = ["declared_matrix", "judge", "narrowings"]
+__all__ = ["judge", "narrowings"]
 
 _ROW_LISTS = ("globs", "properties", "partitions", "relations", "fixtures")
 _TOP_LISTS = ("owners", "tests", "fixtures", "deps")
@@ -47,22 +45,14 @@ def narrowings(before: Matrix, after: Matrix) -> list[str]:
     return found
 
 
-def declared_matrix(graph: PackageGraph, path: str) -> Matrix | None:
-    """The matrix ``path`` declares (invariants.yaml, or oracle_gate() in BUILD), if any."""
-    package = graph.packages.get(posixpath.dirname(path))
-    if package is None or package.join(package.matrix_file) != path:
-        return None
-    return package.matrix
-
-
 def judge(laned: LanedPath, facts: Facts) -> list[Finding]:
     if laned.change.kind is ChangeKind.DELETED:
         return [oracle_move(laned, facts, "matrix deleted: the package's rows are gone")]
     old_path = laned.change.old_path or laned.path
-    after = declared_matrix(facts.head_graph, laned.path)
+    after = facts.head_graph.matrix_declared_by(laned.path)
     if after is None:
         return [oracle_move(laned, facts, "oracle_gate() removed: the package's rows are gone")]
-    before = declared_matrix(facts.parent_graph, old_path)
+    before = facts.parent_graph.matrix_declared_by(old_path)
     if before is None:
         return [laned.finding(Verdict.PASS, "matrix added: a new package declares its rows")]
     lost = narrowings(before, after)

@@ -2,22 +2,10 @@
 
 from __future__ import annotations
 
-from oracle_gate.globs import matches_any
-from oracle_gate.lanes.facts import Facts, LanedPath
-from oracle_gate.model import ChangeKind, Finding, Verdict
+from oracle_gate.facts import Facts, LanedPath, rows_guarding
+from oracle_gate.model import Finding, Verdict
 
-__all__ = ["judge", "rows_guarding"]
-
-
-def rows_guarding(laned: LanedPath, facts: Facts) -> tuple[str, ...]:
-    """Ids of the rows whose globs match the path (the parent's rows for a deleted path)."""
-    package = laned.package
-    if package is None:
-        return ()
-    graph = facts.parent_graph if laned.change.kind is ChangeKind.DELETED else facts.head_graph
-    matrix = graph.packages.get(package.path, package).matrix
-    relative = package.relative(laned.path)
-    return tuple(row.id for row in matrix.rows if matches_any(relative, row.globs))
+__all__ = ["judge"]
 
 
 def judge(laned: LanedPath, facts: Facts) -> list[Finding]:

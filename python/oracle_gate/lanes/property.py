@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from oracle_gate.lanes.facts import Facts, LanedPath, oracle_move
+from oracle_gate.facts import Facts, LanedPath
+from oracle_gate.lanes.common import oracle_move
 from oracle_gate.model import Finding
 
 __all__ = ["judge"]

@@ -9,7 +9,8 @@ import tokenize
 from collections import Counter
 
 from oracle_gate import backend
-from oracle_gate.lanes.facts import Facts, LanedPath, oracle_move, summarize
+from oracle_gate.facts import Facts, LanedPath
+from oracle_gate.lanes.common import oracle_move, summarize
 from oracle_gate.model import ChangeKind, Finding, Verdict
 
 __all__ = ["judge_agent_test", "judge_test", "weakening_added"]

@@ -15,7 +15,7 @@ from oracle_gate.config.lockfile import LOCK_FILE
 from oracle_gate.model import Package, Row
 
 if TYPE_CHECKING:
-    from oracle_gate.lanes.facts import Facts
+    from oracle_gate.facts import Facts
     from oracle_gate.runtime.judge import RuntimeStats
 
 __all__ = ["HEALTH_FILE", "append_health"]

@@ -10,9 +10,8 @@ from oracle_gate.config.ledgers import ASSUMPTIONS_FILE, FREEZE_FILE, SEEDS_FILE
 from oracle_gate.config.lockfile import LOCK_FILE
 from oracle_gate.config.matrix import MATRIX_FILE
 from oracle_gate.config.notes import CHANGELOG_FILE
+from oracle_gate.facts import Facts, LanedPath
 from oracle_gate.globs import matches_any
-from oracle_gate.lanes.facts import Facts, LanedPath
-from oracle_gate.lanes.matrix import declared_matrix
 from oracle_gate.model import Change, ChangeKind, Lane, Package
 
 __all__ = ["classify"]
@@ -142,8 +141,8 @@ def _declares_gate(change: Change, facts: Facts) -> bool:
     """
     old_path = change.old_path or change.path
     return (
-        declared_matrix(facts.head_graph, change.path) is not None
-        or declared_matrix(facts.parent_graph, old_path) is not None
+        facts.head_graph.matrix_declared_by(change.path) is not None
+        or facts.parent_graph.matrix_declared_by(old_path) is not None
     )
 
 

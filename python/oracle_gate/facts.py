@@ -1,0 +1,98 @@
+"""The facts every stage after the graph reads, gathered once per check from both trees."""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass
+from pathlib import Path
+
+from oracle_gate.config.notes import Notes, read_notes
+from oracle_gate.config.owners import CodeOwners, read_codeowners
+from oracle_gate.globs import matches_any
+from oracle_gate.graph import PackageGraph, derive_graph, load_graph
+from oracle_gate.model import Change, ChangeKind, Diff, Finding, Lane, Package, Verdict
+from oracle_gate.repo.diff import read_diff
+from oracle_gate.repo.trees import GitTree
+
+__all__ = ["Facts", "LanedPath", "gather_facts", "rows_guarding"]
+
+
+@dataclass(frozen=True)
+class Facts:
+    """Both trees and what was read from them; lanes never touch git themselves."""
+
+    diff: Diff
+    parent: GitTree
+    head: GitTree
+    parent_graph: PackageGraph
+    head_graph: PackageGraph
+    notes: Notes
+    codeowners: CodeOwners
+    today: datetime.date
+
+    def owners(self, path: str, package: Package | None) -> tuple[str, ...]:
+        """Who must review a noted change to ``path``: the matrix's owners, then CODEOWNERS."""
+        found = list(package.matrix.owners) if package else []
+        found += [owner for owner in self.codeowners.owners_of(path) if owner not in found]
+        return tuple(found)
+
+
+@dataclass(frozen=True)
+class LanedPath:
+    """A changed path, its lane, and the package that owns it (head side, else parent)."""
+
+    change: Change
+    lane: Lane
+    package: Package | None
+
+    @property
+    def path(self) -> str:
+        return self.change.path
+
+    def finding(self, verdict: Verdict, reason: str, owners: tuple[str, ...] = ()) -> Finding:
+        return Finding(
+            verdict=verdict,
+            lane=self.lane,
+            path=self.path,
+            reason=reason,
+            package=self.package.path if self.package else None,
+            owners=owners,
+        )
+
+
+def rows_guarding(laned: LanedPath, facts: Facts) -> tuple[str, ...]:
+    """Ids of the rows whose globs match the path (the parent's rows for a deleted path)."""
+    package = laned.package
+    if package is None:
+        return ()
+    graph = facts.parent_graph if laned.change.kind is ChangeKind.DELETED else facts.head_graph
+    matrix = graph.packages.get(package.path, package).matrix
+    relative = package.relative(laned.path)
+    return tuple(row.id for row in matrix.rows if matches_any(relative, row.globs))
+
+
+def gather_facts(
+    repo: Path, base: str, head: str, today: datetime.date, graph: str = "static"
+) -> Facts:
+    """Read the diff and both trees (the head's graph from ``graph``: static or bazel).
+
+    Raises:
+        GitError: a ref does not resolve, or history is too shallow.
+        ConfigError: a matrix or BUILD file is invalid.
+        GateError: the bazel graph cannot be built.
+    """
+    diff = read_diff(repo, base, head)
+    parent_tree = GitTree(repo, diff.base)
+    head_tree = GitTree(repo, diff.head)
+    parent_graph = load_graph(parent_tree)
+    head_graph = derive_graph(parent_graph, head_tree, diff.changes, mode=graph)
+    return Facts(
+        diff=diff,
+        parent=parent_tree,
+        head=head_tree,
+        parent_graph=parent_graph,
+        head_graph=head_graph,
+        notes=read_notes(diff, head_tree, head_graph.packages),
+        codeowners=read_codeowners(parent_tree),
+        today=today,
+    )
