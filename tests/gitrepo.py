@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from oracle_gate.demo import EXAMPLE
+from oracle_gate.cli.demo import EXAMPLE
 from oracle_gate.gate import check
 from oracle_gate.locks import relock
 from oracle_gate.report import Report

@@ -16,7 +16,7 @@ import pytest
 from backends import BACKENDS, needs_native, same_everywhere
 from gitrepo import run
 from oracle_gate import _fallback
-from oracle_gate.demo import EXAMPLE
+from oracle_gate.cli.demo import EXAMPLE
 from oracle_gate.errors import SurfaceError, TreeError
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from backends import BACKENDS, _native, same_everywhere
 from gitrepo import run
-from oracle_gate.demo import EXAMPLE
+from oracle_gate.cli.demo import EXAMPLE
 from oracle_gate.errors import TreeError
 
 

@@ -6,22 +6,26 @@ repository, so every verdict is about that patch alone.
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from oracle_gate.cli.common import today
+from oracle_gate.formats import FORMATS
 from oracle_gate.gate import check
 from oracle_gate.locks import relock
-from oracle_gate.model import Verdict
+from oracle_gate.model import ExitCode, Verdict
 from oracle_gate.repo.git import git
 from oracle_gate.report import Report
 
-__all__ = ["EXAMPLE", "PATCHES", "DemoOutcome", "DemoPatch", "run_demo"]
+__all__ = ["EXAMPLE", "PATCHES", "DemoOutcome", "DemoPatch", "cmd_demo", "run_demo"]
 
-EXAMPLE = Path(__file__).parent / "examples" / "monorepo"
+EXAMPLE = Path(__file__).parent.parent / "examples" / "monorepo"
 _IDENTITY = (
     "-c",
     "user.name=oracle-gate demo",
@@ -283,3 +287,20 @@ def run_demo(today: datetime.date, patches: tuple[DemoPatch, ...] = PATCHES) -> 
             report = check(root, base=parent, head=head, today=today)
             outcomes.append(DemoOutcome(patch.name, patch.description, patch.expected, report))
     return outcomes
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    outcomes = run_demo(today=today(args.today))
+    all_expected = True
+    for outcome in outcomes:
+        print(f"=== patch: {outcome.name} — {outcome.description}")
+        print(f"    expected {outcome.expected.value}, gate says {outcome.report.verdict.value}")
+        sys.stdout.write(FORMATS[args.format](outcome.report))
+        print()
+        all_expected &= outcome.report.verdict is outcome.expected
+    rejected = sum(o.report.exit_code == ExitCode.REJECT for o in outcomes)
+    print(
+        f"demo: {len(outcomes)} agent patches, {rejected} rejected, "
+        f"{len(outcomes) - rejected} merged; every verdict as expected: {all_expected}"
+    )
+    return ExitCode.MERGE if all_expected else ExitCode.REJECT

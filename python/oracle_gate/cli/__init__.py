@@ -1,0 +1,131 @@
+"""The ``oracle-gate`` command line: argparse and dispatch; one module per command in this package.
+
+Commands print and return exit codes; ``main`` is the only place that turns
+errors into exit codes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+
+from oracle_gate import __version__, backend
+from oracle_gate.cli.check import cmd_check
+from oracle_gate.cli.demo import cmd_demo
+from oracle_gate.cli.lock import cmd_lock
+from oracle_gate.cli.select import cmd_select
+from oracle_gate.errors import GateError
+from oracle_gate.formats import FORMATS
+from oracle_gate.graph import GRAPH_MODES
+from oracle_gate.model import ExitCode
+
+__all__ = ["main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="oracle-gate",
+        description="Merge gate for AI-agent patches: did the oracle move, do the invariants hold?",
+    )
+    parser.add_argument("--version", action="version", version=f"oracle-gate {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add(name: str, help: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=help, description=help)
+        sub.add_argument("--repo", help="repository directory (default: the enclosing git repo)")
+        return sub
+
+    def add_range(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument(
+            "--base", help="last trusted commit (default: from the merge queue's environment)"
+        )
+        sub.add_argument("--head", default="HEAD", help="the patched commit (default: HEAD)")
+
+    def add_output(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument("--format", choices=sorted(FORMATS), default="text")
+        sub.add_argument("--today", help="judge freeze expiry as of this YYYY-MM-DD date")
+
+    check_parser = add("check", "run the gate on the patch from --base to --head")
+    add_range(check_parser)
+    add_output(check_parser)
+
+    lock_parser = add("lock", "verify oracle_gate.lock files against the tree, or rewrite them")
+    lock_parser.add_argument(
+        "--write", action="store_true", help="rewrite the lockfiles (refused in CI and for agents)"
+    )
+    lock_parser.add_argument(
+        "packages", nargs="*", metavar="PKG", help="package directories (default: all)"
+    )
+    lock_parser.add_argument(
+        "--matrix",
+        metavar="FILE",
+        help="the one PKG's matrix as JSON in the invariants.yaml schema, instead of its "
+        "invariants.yaml (a Bazel gate builds it as bazel-bin/PKG/<name>.matrix.json)",
+    )
+    lock_parser.add_argument(
+        "--label", help="name the package by this Bazel target in messages and JUnit"
+    )
+    lock_parser.add_argument(
+        "--ledgers", action="store_true", help="also check that the packages' ledgers parse"
+    )
+    lock_parser.add_argument(
+        "--rows",
+        action="store_true",
+        help="also run the rows' one-tree checks: seeds, known-bad seeds, partitions, properties",
+    )
+    lock_parser.add_argument(
+        "--junit", metavar="FILE", help="also write the results as JUnit XML ($XML_OUTPUT_FILE)"
+    )
+
+    select_parser = add("select", "print the packages and rows the patch from --base can break")
+    add_range(select_parser)
+    select_parser.add_argument(
+        "--explain", action="store_true", help="print the dependency path that selected each row"
+    )
+    select_parser.add_argument(
+        "--bazel-targets",
+        metavar="FILE",
+        help="write the selected gate targets, for bazel test --target_pattern_file=FILE",
+    )
+    select_parser.add_argument(
+        "--graph",
+        choices=GRAPH_MODES,
+        default="static",
+        help="static: read BUILD files without Bazel (default); bazel: edges from bazel query",
+    )
+
+    demo_parser = commands.add_parser(
+        "demo", help="run the gate on the embedded example monorepo with sample agent patches"
+    )
+    add_output(demo_parser)
+    return parser
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "check": cmd_check,
+    "lock": cmd_lock,
+    "demo": cmd_demo,
+    "select": cmd_select,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; returns 0 merge, 1 reject, 2 gate error, 130 interrupted."""
+    args = build_parser().parse_args(argv)
+    try:
+        backend.name()  # an unusable ORACLE_GATE_IMPL is a gate error before any work
+        return COMMANDS[args.command](args)
+    except GateError as error:
+        print(f"oracle-gate: error: {error}", file=sys.stderr)
+        return ExitCode.GATE_ERROR
+    except KeyboardInterrupt:
+        print("oracle-gate: interrupted", file=sys.stderr)
+        return ExitCode.INTERRUPTED
+    except Exception as error:  # the gate fails closed on its own bugs too
+        print(f"oracle-gate: internal error: {type(error).__name__}: {error}", file=sys.stderr)
+        if args.debug:
+            traceback.print_exc()
+        return ExitCode.GATE_ERROR

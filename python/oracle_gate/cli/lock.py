@@ -1,0 +1,118 @@
+"""``oracle-gate lock``: verify each package's oracle_gate.lock against the tree, or rewrite it."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from oracle_gate.cli.bazel_gate import (
+    ledger_cases,
+    manifest_package,
+    package_dir,
+    row_cases,
+    write_junit,
+)
+from oracle_gate.cli.common import repo_root
+from oracle_gate.errors import ConfigError, GateError, RefusedError
+from oracle_gate.formats.junit import Case
+from oracle_gate.graph import PackageGraph, load_packages
+from oracle_gate.locks import LockStatus, lock_statuses, write_locks
+from oracle_gate.model import ExitCode, Package
+from oracle_gate.repo.trees import WorkTree
+
+__all__ = ["cmd_lock"]
+
+
+def _lock_targets(repo: Path, graph: PackageGraph, names: list[str]) -> list[Package]:
+    if not names:
+        return [graph.packages[path] for path in sorted(graph.packages)]
+    return [graph.resolve(package_dir(repo, name)) for name in names]
+
+
+def _refuse_write() -> None:
+    if os.environ.get("CI"):
+        raise RefusedError("lock --write is refused where CI is set: locks are written by humans")
+    if os.environ.get("ORACLE_GATE_ROLE") == "agent":
+        raise RefusedError(
+            "lock --write is refused for ORACLE_GATE_ROLE=agent: "
+            "the oracle is not the agent's to move"
+        )
+
+
+def lock_cases(
+    statuses: list[LockStatus], label: str | None
+) -> tuple[list[tuple[str, str]], list[Case]]:
+    """Printed lines (stream, text) and JUnit cases for verified locks."""
+    lines: list[tuple[str, str]] = []
+    cases: list[Case] = []
+    for status in statuses:
+        classname = label or status.package.path or "."
+        directory = status.package.path or "."
+        if status.missing:
+            if label:
+                fix = (
+                    f"bazel build {label} && oracle-gate lock --write --matrix "
+                    f"bazel-bin/{directory}/{label.rpartition(':')[2]}.matrix.json {directory}"
+                )
+                text = f"FAIL: {label}: {status.lock_path} is missing; a human writes it: {fix}"
+            else:
+                text = f"MISSING {status.lock_path}: run 'oracle-gate lock --write {directory}'"
+            lines.append(("out", text))
+            missing = f"{status.lock_path} is missing"
+            cases.append(Case(classname, status.lock_path, failure=missing))
+        for drift in status.drifts:
+            path = status.package.join(drift.key)
+            what = "fixture" if drift.section == "fixtures" else "assertion surface of test unit"
+            since = f"{drift.kind.value} since {status.lock_path} was written"
+            if label:
+                lines.append(("out", f"FAIL: {label}: {path}: {what} {since}"))
+            else:
+                lines.append(("out", f"FAIL {path}: {drift.section} entry {since}"))
+            cases.append(Case(classname, path, failure=f"{what} {since}"))
+        if not status.missing and not status.drifts:
+            lines.append(("out", f"ok {status.lock_path}"))
+            cases.append(Case(classname, status.lock_path))
+    return lines, cases
+
+
+def cmd_lock(args: argparse.Namespace) -> int:
+    if args.write:
+        _refuse_write()
+        if args.junit:
+            raise ConfigError("--junit reports a verification; it cannot be used with --write")
+    try:
+        repo = repo_root(args.repo)
+        tree = WorkTree(repo)
+        if args.matrix:
+            graph, packages = manifest_package(repo, args.matrix, args.packages)
+        else:
+            graph = PackageGraph(load_packages(tree))
+            packages = _lock_targets(repo, graph, args.packages)
+        if args.write:
+            for path in write_locks(tree, graph, packages):
+                print(f"wrote {path}")
+            return ExitCode.MERGE
+        lines, cases = lock_cases(lock_statuses(tree, graph, packages), args.label)
+        if args.ledgers:
+            more_lines, more_cases = ledger_cases(tree, packages, args.label)
+            lines += more_lines
+            cases += more_cases
+        if args.rows:
+            more_lines, more_cases = row_cases(repo, tree, packages, args.label)
+            lines += more_lines
+            cases += more_cases
+    except GateError as error:
+        # Bazel shows the JUnit; it should say why the checks could not run.
+        where = args.label or "oracle-gate lock"
+        write_junit(args.junit, args.label, [Case(where, error.path or where, error=str(error))])
+        raise
+    for stream, text in lines:
+        print(text, file=sys.stderr if stream == "err" else sys.stdout)
+    write_junit(args.junit, args.label, cases)
+    if any(case.error is not None for case in cases):
+        return ExitCode.GATE_ERROR
+    if any(case.failure is not None for case in cases):
+        return ExitCode.REJECT
+    return ExitCode.MERGE

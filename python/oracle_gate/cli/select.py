@@ -1,0 +1,53 @@
+"""``oracle-gate select``: the packages and rows a patch can break, and why."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from oracle_gate.cli.common import repo_root, today
+from oracle_gate.errors import ConfigError
+from oracle_gate.model import ExitCode
+from oracle_gate.repo.merge_queue import base_from_environment
+from oracle_gate.select import Selected, Selection, describe_chain, select_diff
+
+__all__ = ["cmd_select"]
+
+
+def _print_selection(selection: Selection, explain: bool) -> None:
+    rows_by_package: dict[str, list[Selected]] = {}
+    for selected in selection.rows:
+        rows_by_package.setdefault(selected.package, []).append(selected)
+    print(
+        f"selected {len(selection.packages)} package(s), {len(selection.rows)} row(s); "
+        f"{len(selection.affected)} Bazel/matrix package(s) affected"
+    )
+    for why in selection.why_packages:
+        name = why.package or "."
+        rows = rows_by_package.get(why.package, [])
+        if not rows:
+            print(f"{name}  (no rows: lock and ledgers are checked)")
+            if explain:
+                print(f"    why: {describe_chain(why)}")
+        for selected in rows:
+            print(f"{name}  {selected.row_id}")
+            if explain:
+                print(f"    why: {describe_chain(selected)}")
+    for path in selection.unmeasured:
+        print(f"unmeasured {path}: no row guards it (check rejects it)")
+
+
+def cmd_select(args: argparse.Namespace) -> int:
+    repo = repo_root(args.repo)
+    base = args.base or base_from_environment(os.environ)
+    selection = select_diff(repo, base=base, head=args.head, today=today(None), graph=args.graph)
+    _print_selection(selection, explain=args.explain)
+    if args.bazel_targets:
+        targets = selection.targets
+        try:
+            Path(args.bazel_targets).write_text("".join(f"{t}\n" for t in targets))
+        except OSError as error:
+            raise ConfigError(f"cannot write ({error.strerror})", args.bazel_targets) from error
+        print(f"wrote {len(targets)} gate target(s) to {args.bazel_targets}")
+    return ExitCode.MERGE
