@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from gitrepo import TODAY, GitRepo, run
 from oracle_gate.config.notes import Notes
 from oracle_gate.config.owners import CodeOwners
+from oracle_gate.config.settings import Settings
 from oracle_gate.facts import Facts, LanedPath
 from oracle_gate.graph import PackageGraph, load_graph
 from oracle_gate.model import Change, ChangeKind, Diff, Lane
@@ -49,6 +50,7 @@ def _facts(graph: PackageGraph) -> Facts:
         head_graph=graph,
         notes=Notes(changelog_entries={}, trailer_paths=frozenset(), freeze_triage=()),
         codeowners=CodeOwners(rules=()),
+        settings=Settings(),
         today=TODAY,
     )
 

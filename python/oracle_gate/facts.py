@@ -8,6 +8,7 @@ from pathlib import Path
 
 from oracle_gate.config.notes import Notes, read_notes
 from oracle_gate.config.owners import CodeOwners, read_codeowners
+from oracle_gate.config.settings import Settings, read_settings
 from oracle_gate.globs import matches_any
 from oracle_gate.graph import PackageGraph, derive_graph, load_graph
 from oracle_gate.model import Change, ChangeKind, Diff, Finding, Lane, Package, Verdict
@@ -28,6 +29,7 @@ class Facts:
     head_graph: PackageGraph
     notes: Notes
     codeowners: CodeOwners
+    settings: Settings
     today: datetime.date
 
     def owners(self, path: str, package: Package | None) -> tuple[str, ...]:
@@ -94,5 +96,6 @@ def gather_facts(
         head_graph=head_graph,
         notes=read_notes(diff, head_tree, head_graph.packages),
         codeowners=read_codeowners(parent_tree),
+        settings=read_settings(parent_tree),
         today=today,
     )

@@ -1,0 +1,153 @@
+"""Repository settings: ``[tool.oracle-gate]`` in the root pyproject.toml, or oracle-gate.toml.
+
+Settings are always read from the **parent** tree (the last trusted commit), so a
+patch can never change the policy it is judged by. Every key has a default, and
+an unknown key or a wrong type is a ``ConfigError`` naming the file and line.
+``docs/formats.md`` documents each key.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from oracle_gate.errors import ConfigError
+from oracle_gate.globs import validate_glob
+from oracle_gate.repo.trees import GitTree
+
+# tomllib is standard from Python 3.11; tomli is the same parser for 3.10.
+tomllib: Any = importlib.import_module("tomllib" if sys.version_info >= (3, 11) else "tomli")
+
+__all__ = ["DEFAULT_DOCS", "NOTE_POLICIES", "SETTINGS_FILE", "Settings", "read_settings"]
+
+SETTINGS_FILE = "oracle-gate.toml"
+PYPROJECT = "pyproject.toml"
+NOTE_POLICIES = ("review", "signed", "approvals")
+# Package-relative globs of files that are documentation: they never run and
+# never judge, so a patch may change them without a row. Anything else inside a
+# package is production unless proven to be something else.
+DEFAULT_DOCS = (
+    "docs/**",
+    "**/*.md",
+    "**/*.rst",
+    "**/README*",
+    "**/LICENSE*",
+    "**/CHANGELOG*",
+    "**/py.typed",
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the root configuration says, with every default filled in.
+
+    Attributes:
+        notes: which human notes count: ``review`` (any note; the platform
+            enforces owner review), ``signed`` (signed by an owner) or
+            ``approvals`` (an owner approved, per ``check --approvals``).
+        docs: package-relative globs of documentation files.
+        outside: repository-relative globs of paths outside every package that
+            a patch may change without a row (scripts, tooling).
+        path: the file the settings came from, ``None`` for the defaults.
+    """
+
+    notes: str = "review"
+    docs: tuple[str, ...] = DEFAULT_DOCS
+    outside: tuple[str, ...] = ()
+    path: str | None = None
+
+
+def _line_of(text: str, key: str) -> int | None:
+    """The 1-based line where ``key =`` is written (tomllib keeps no positions)."""
+    pattern = re.compile(rf"^[ \t]*[\"']?{re.escape(key)}[\"']?[ \t]*=", re.MULTILINE)
+    found = pattern.search(text)
+    return text.count("\n", 0, found.start()) + 1 if found else None
+
+
+def _toml_error_line(message: str) -> int | None:
+    """The line of a tomllib error: Python 3.11's errors carry it only in the text."""
+    found = re.search(r"\(at line (\d+)", message)
+    return int(found.group(1)) if found else None
+
+
+def _globs(table: dict[str, Any], key: str, text: str, path: str) -> tuple[str, ...] | None:
+    if key not in table:
+        return None
+    value = table[key]
+    line = _line_of(text, key)
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"'{key}' must be a list of glob strings, found {value!r}", path, line)
+    for pattern in value:
+        problem = validate_glob(pattern)
+        if problem:
+            raise ConfigError(f"'{key}' pattern {pattern!r} {problem}", path, line)
+    return tuple(value)
+
+
+def _parse(data: bytes, path: str, table_of: str | None) -> Settings | None:
+    try:
+        text = data.decode("utf-8")
+        document = tomllib.loads(text)
+    except UnicodeDecodeError:
+        raise ConfigError("is not valid UTF-8", path) from None
+    except tomllib.TOMLDecodeError as error:
+        line = getattr(error, "lineno", None) or _toml_error_line(str(error))
+        message = str(error).split(" (at")[0]
+        raise ConfigError(f"is not valid TOML: {message}", path, line) from None
+    table: Any = document
+    if table_of is not None:
+        table = document.get("tool", {}).get(table_of)
+        if table is None:
+            return None
+    if not isinstance(table, dict):
+        raise ConfigError(f"[tool.{table_of}] must be a table", path)
+    known = {"notes", "docs", "outside"}
+    for key in table:
+        if key not in known:
+            expected = ", ".join(sorted(known))
+            raise ConfigError(
+                f"unknown key {key!r}; expected {expected}", path, _line_of(text, key)
+            )
+    notes = table.get("notes", "review")
+    if notes not in NOTE_POLICIES:
+        raise ConfigError(
+            f"'notes' must be one of {', '.join(NOTE_POLICIES)}, found {notes!r}",
+            path,
+            _line_of(text, "notes"),
+        )
+    docs = _globs(table, "docs", text, path)
+    outside = _globs(table, "outside", text, path)
+    return Settings(
+        notes=notes,
+        docs=DEFAULT_DOCS if docs is None else docs,
+        outside=() if outside is None else outside,
+        path=path,
+    )
+
+
+def read_settings(tree: GitTree) -> Settings:
+    """The settings of ``tree`` (callers pass the parent tree).
+
+    ``oracle-gate.toml`` wins over ``[tool.oracle-gate]`` in pyproject.toml;
+    having both is an error, so nobody edits the one that is not read.
+
+    Raises:
+        ConfigError: unreadable TOML, an unknown key, a wrong type or value.
+    """
+    own = tree.read_optional(SETTINGS_FILE)
+    pyproject = tree.read_optional(PYPROJECT)
+    from_pyproject = _parse(pyproject, PYPROJECT, "oracle-gate") if pyproject else None
+    if own is not None:
+        if from_pyproject is not None:
+            raise ConfigError(
+                f"settings are in both {SETTINGS_FILE} and {PYPROJECT} [tool.oracle-gate]; "
+                "keep one",
+                SETTINGS_FILE,
+            )
+        parsed = _parse(own, SETTINGS_FILE, None)
+        assert parsed is not None  # a whole-file table is never absent
+        return parsed
+    return from_pyproject or Settings()
