@@ -458,10 +458,10 @@ def _oracle_gate_test_impl(ctx):
         }, indent = "  ") + "\n",
     )
 
-    driver_cli = [f for f in ctx.files._driver if f.short_path.endswith("/oracle_gate/cli.py")]
-    if len(driver_cli) != 1:
-        fail("%s: the oracle-gate driver sources do not contain oracle_gate/cli.py" % label)
-    pythonpath = _rlocation(ctx, driver_cli[0])[:-len("/oracle_gate/cli.py")]
+    driver_main = [f for f in ctx.files._driver if f.short_path.endswith("/oracle_gate/__main__.py")]
+    if len(driver_main) != 1:
+        fail("%s: the oracle-gate driver sources do not contain oracle_gate/__main__.py" % label)
+    pythonpath = _rlocation(ctx, driver_main[0])[:-len("/oracle_gate/__main__.py")]
 
     launcher = ctx.actions.declare_file(ctx.label.name + "-test.sh")
     ctx.actions.expand_template(
