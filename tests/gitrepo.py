@@ -106,6 +106,10 @@ class GitRepo:
         """Run the gate from ``base`` to ``head`` as of TODAY."""
         return check(self.path, base=base, head=head, today=TODAY)
 
+    def judge_paths(self, base: str, head: str = "HEAD") -> Report:
+        """The gate without running rows: for tests that assert on path and package verdicts."""
+        return check(self.path, base=base, head=head, today=TODAY, run_rows=False)
+
     def note(self, package: str, parent: str, *paths: str) -> None:
         """Add an ORACLE_CHANGELOG.md entry naming ``parent`` and ``paths`` (package-relative)."""
         lines = "".join(f"- {path}: changed on purpose, reviewed.\n" for path in paths)

@@ -11,6 +11,7 @@ import pytest
 from gitrepo import TODAY, GitRepo
 from oracle_gate.cli import main
 from oracle_gate.config.owners import CodeOwners, read_codeowners
+from oracle_gate.model import Verdict
 from oracle_gate.repo.trees import GitTree
 
 
@@ -120,3 +121,20 @@ def test_markdown_and_sarif_name_the_rejected_path(
     assert result["ruleId"] == "oracle-gate/production"
     location = result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
     assert location == "libs/codec/codec_fast.py"
+
+
+def test_judging_paths_only_skips_the_rows_that_catch_a_broken_module(
+    example_repo: tuple[GitRepo, str],
+) -> None:
+    """``run_rows=False`` judges paths and packages only; the rows are what catch this."""
+    repo, base = example_repo
+    repo.replace("libs/intervals/intervals/__init__.py", "in sorted(ranges):", "in ranges:")
+    head = repo.commit("drop the sort")
+    paths_only = repo.judge_paths(base, head)
+    assert paths_only.verdict is Verdict.PASS
+    assert not [f for f in paths_only.findings if f.row]
+    full = repo.gate(base, head)
+    assert full.verdict is Verdict.REJECT
+    assert {f.row for f in full.findings if f.verdict is Verdict.REJECT} >= {
+        "merge_ranges_contract"
+    }

@@ -33,7 +33,7 @@ def _package(repo: GitRepo) -> str:
 def test_gate_row_removed_from_build_without_note_is_rejected(repo: GitRepo) -> None:
     base = _package(repo)
     repo.replace(BUILD, '        invariant(id = "split", globs = ["ranges/split.py"]),\n', "")
-    report = repo.gate(base, repo.commit("drop a row"))
+    report = repo.judge_paths(base, repo.commit("drop a row"))
     (laned,) = report.paths
     assert laned.lane is Lane.MATRIX
     assert report.verdict_of(BUILD) is Verdict.REJECT
@@ -51,7 +51,7 @@ def test_gate_row_removed_from_build_with_note_is_human_noted(repo: GitRepo) -> 
 def test_gate_call_removed_from_build_without_note_is_rejected(repo: GitRepo) -> None:
     base = _package(repo)
     repo.write(BUILD, DECLARATION.split("\noracle_gate(")[0])
-    report = repo.gate(base, repo.commit("drop the gate"))
+    report = repo.judge_paths(base, repo.commit("drop the gate"))
     assert report.paths[0].lane is Lane.MATRIX
     assert report.verdict_of(BUILD) is Verdict.REJECT
 

@@ -20,7 +20,7 @@ def test_conftest_forcing_passed_is_rejected_and_names_the_hook(
 ) -> None:
     repo, base = example_repo
     repo.write(f"{PKG}/conftest.py", MAKEREPORT)
-    report = repo.gate(base, repo.commit("add conftest"))
+    report = repo.judge_paths(base, repo.commit("add conftest"))
     assert report.verdict_of(f"{PKG}/conftest.py") is Verdict.REJECT
     assert "pytest_runtest_makereport" in report.findings[0].reason
 
@@ -41,7 +41,7 @@ def test_harness_file_without_note_is_rejected(
 ) -> None:
     repo, base = example_repo
     repo.write(path, text)
-    report = repo.gate(base, repo.commit("harness"))
+    report = repo.judge_paths(base, repo.commit("harness"))
     assert report.paths[0].lane is Lane.HARNESS
     assert report.verdict_of(path) is Verdict.REJECT
 
@@ -63,7 +63,7 @@ def test_pyproject_test_config_change_is_harness(example_repo: tuple[GitRepo, st
     repo.write("pyproject.toml", '[project]\nname = "x"\n')
     base = repo.commit("pyproject")
     repo.append("pyproject.toml", '\n[tool.pytest.ini_options]\naddopts = "-k not slow"\n')
-    report = repo.gate(base, repo.commit("deselect"))
+    report = repo.judge_paths(base, repo.commit("deselect"))
     assert (report.paths[0].lane, report.verdict) == (Lane.HARNESS, Verdict.REJECT)
 
 

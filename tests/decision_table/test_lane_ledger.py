@@ -31,7 +31,7 @@ def test_seed_line_deleted_is_rejected(example_repo: tuple[GitRepo, str]) -> Non
     repo, base = example_repo
     lines = repo.read(SEEDS).splitlines(keepends=True)
     repo.write(SEEDS, "".join(lines[1:]))
-    report = repo.gate(base, repo.commit("wipe"))
+    report = repo.judge_paths(base, repo.commit("wipe"))
     assert report.verdict_of(SEEDS) is Verdict.REJECT
     assert any("memory wipe" in f.reason for f in report.findings)
 
@@ -39,7 +39,7 @@ def test_seed_line_deleted_is_rejected(example_repo: tuple[GitRepo, str]) -> Non
 def test_seed_line_rewritten_is_rejected(example_repo: tuple[GitRepo, str]) -> None:
     repo, base = example_repo
     repo.replace(SEEDS, '"expect": "hold"', '"expect": "fail"')
-    assert repo.gate(base, repo.commit("rewrite")).verdict_of(SEEDS) is Verdict.REJECT
+    assert repo.judge_paths(base, repo.commit("rewrite")).verdict_of(SEEDS) is Verdict.REJECT
 
 
 def test_seed_retired_with_retired_by_passes(example_repo: tuple[GitRepo, str]) -> None:
@@ -90,7 +90,7 @@ def test_freeze_entry_thawed_or_edited_is_rejected(
     _freeze(repo, old)
     base = repo.commit("freeze (human)")
     _freeze(repo, *([new] if new else []))
-    report = repo.gate(base, repo.commit("thaw"))
+    report = repo.judge_paths(base, repo.commit("thaw"))
     assert report.verdict_of(FREEZE) is Verdict.REJECT
     assert any(words in f.reason for f in report.findings)
 
@@ -104,7 +104,7 @@ def test_freeze_entry_added_with_expiry_passes(example_repo: tuple[GitRepo, str]
 def test_freeze_entry_without_expiry_is_rejected(example_repo: tuple[GitRepo, str]) -> None:
     repo, base = example_repo
     _freeze(repo, _entry(expires=None))
-    report = repo.gate(base, repo.commit("freeze forever"))
+    report = repo.judge_paths(base, repo.commit("freeze forever"))
     assert report.verdict_of(FREEZE) is Verdict.REJECT
     assert any("has no expiry" in f.reason for f in report.findings)
 
@@ -112,7 +112,7 @@ def test_freeze_entry_without_expiry_is_rejected(example_repo: tuple[GitRepo, st
 def test_freeze_entry_past_its_expiry_is_rejected(example_repo: tuple[GitRepo, str]) -> None:
     repo, base = example_repo
     _freeze(repo, _entry(expires="2026-11-29"))
-    report = repo.gate(base, repo.commit("stale freeze"))
+    report = repo.judge_paths(base, repo.commit("stale freeze"))
     assert any("expired on 2026-11-29" in f.reason for f in report.findings)
     assert report.verdict is Verdict.REJECT
 
@@ -122,7 +122,7 @@ def test_frozen_node_id_that_no_longer_exists_is_rejected(
 ) -> None:
     repo, base = example_repo
     _freeze(repo, _entry(nodeid="tests/test_merge.py::test_gone"))
-    report = repo.gate(base, repo.commit("freeze a ghost"))
+    report = repo.judge_paths(base, repo.commit("freeze a ghost"))
     assert any("no longer exists" in f.reason for f in report.findings)
     assert report.verdict is Verdict.REJECT
 
@@ -138,7 +138,7 @@ def test_frozen_entries_over_budget_are_rejected(example_repo: tuple[GitRepo, st
     _freeze(
         repo, _entry(), _entry(nodeid="tests/test_merge.py::test_inverted_range_raises"), budget=1
     )
-    report = repo.gate(base, repo.commit("too many"))
+    report = repo.judge_paths(base, repo.commit("too many"))
     assert any("exceed the budget of 1" in f.reason for f in report.findings)
 
 
@@ -149,7 +149,7 @@ def test_proposed_assumption_is_rejected(example_repo: tuple[GitRepo, str]) -> N
         "  - id: A002\n    symbol: intervals.merge_ranges\n"
         "    precondition: no negative starts\n    status: proposed\n",
     )
-    report = repo.gate(base, repo.commit("assume"))
+    report = repo.judge_paths(base, repo.commit("assume"))
     assert any("A002 is still proposed" in f.reason for f in report.findings)
     assert report.verdict is Verdict.REJECT
 
@@ -176,5 +176,5 @@ def test_assumption_accepted_by_the_patch_itself_is_rejected(
     repo.replace(ASSUMPTIONS, "status: accepted", "status: proposed")
     base = repo.commit("proposed (human)")
     repo.replace(ASSUMPTIONS, "status: proposed", "status: accepted")
-    report = repo.gate(base, repo.commit("agent accepts"))
+    report = repo.judge_paths(base, repo.commit("agent accepts"))
     assert report.verdict_of(ASSUMPTIONS) is Verdict.REJECT

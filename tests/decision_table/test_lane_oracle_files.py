@@ -21,7 +21,7 @@ def test_oracle_code_changed_without_note_is_rejected(
 ) -> None:
     repo, base = example_repo
     repo.append(f"{PKG}/{module}", "\nRELAXED = True\n")
-    report = repo.gate(base, repo.commit("touch oracle code"))
+    report = repo.judge_paths(base, repo.commit("touch oracle code"))
     assert report.paths[0].lane is Lane.PROPERTY
     assert report.verdict_of(f"{PKG}/{module}") is Verdict.REJECT
 
@@ -49,7 +49,7 @@ def test_matrix_narrowed_without_note_is_rejected(
 ) -> None:
     repo, base = example_repo
     repo.replace(MATRIX, old, new)
-    report = repo.gate(base, repo.commit("narrow"))
+    report = repo.judge_paths(base, repo.commit("narrow"))
     assert report.verdict_of(MATRIX) is Verdict.REJECT
     assert "matrix narrowed" in " ".join(f.reason for f in report.findings)
 
@@ -61,7 +61,7 @@ def test_matrix_row_removed_without_note_is_rejected(example_repo: tuple[GitRepo
         'version: 1\nowners: ["@intervals-team"]\ntests: ["tests/**/test_*.py"]\n'
         'fixtures: ["testdata/**"]\nrows: []\n',
     )
-    report = repo.gate(base, repo.commit("drop rows"))
+    report = repo.judge_paths(base, repo.commit("drop rows"))
     assert "row 'merge_ranges_contract' removed" in report.findings[0].reason
 
 
@@ -69,7 +69,7 @@ def test_matrix_widened_passes(example_repo: tuple[GitRepo, str]) -> None:
     repo, base = example_repo
     repo.replace(MATRIX, "examples: 80", "examples: 200")
     repo.append(MATRIX, '  - id: extra_row\n    globs: ["tools/*.py"]\n')
-    report = repo.gate(base, repo.commit("widen"))
+    report = repo.judge_paths(base, repo.commit("widen"))
     assert report.verdict_of(MATRIX) is Verdict.PASS
 
 
@@ -78,7 +78,7 @@ def test_lock_entry_edited_without_note_is_rejected(example_repo: tuple[GitRepo,
     lock = json.loads(repo.read(LOCK))
     lock["fixtures"]["testdata/ranges/unsorted.json"] = "0" * 64
     repo.write(LOCK, json.dumps(lock, indent=2, sort_keys=True) + "\n")
-    report = repo.gate(base, repo.commit("edit lock"))
+    report = repo.judge_paths(base, repo.commit("edit lock"))
     assert report.verdict_of(LOCK) is Verdict.REJECT
 
 
@@ -93,7 +93,7 @@ def test_stale_lock_in_head_is_rejected(example_repo: tuple[GitRepo, str]) -> No
     repo, base = example_repo
     repo.write(f"{PKG}/testdata/ranges/extra.json", "{}\n")
     repo.note(PKG, base, "testdata/ranges/extra.json")  # noted, but the lock was not rewritten
-    report = repo.gate(base, repo.commit("forgot relock"))
+    report = repo.judge_paths(base, repo.commit("forgot relock"))
     assert report.verdict_of(f"{PKG}/testdata/ranges/extra.json") is Verdict.HUMAN_NOTED
     assert any("lock does not match the head tree" in f.reason for f in report.findings)
     assert report.verdict is Verdict.REJECT
@@ -131,4 +131,4 @@ def test_docs_plus_code_is_not_docs_only(example_repo: tuple[GitRepo, str]) -> N
     repo, base = example_repo
     repo.append("README.md", "\nmore words\n")
     repo.replace(f"{PKG}/intervals/__init__.py", "merged = []", "merged = []  # x")
-    assert not repo.gate(base, repo.commit("docs and code")).docs_only
+    assert not repo.judge_paths(base, repo.commit("docs and code")).docs_only

@@ -11,7 +11,7 @@ MERGE = "libs/intervals/intervals/__init__.py"
 def test_production_path_matched_by_no_row_is_rejected(example_repo: tuple[GitRepo, str]) -> None:
     repo, base = example_repo
     repo.write("libs/codec/codec_fast.py", "def fast(x):\n    return x\n")
-    report = repo.gate(base, repo.commit("add unguarded module"))
+    report = repo.judge_paths(base, repo.commit("add unguarded module"))
     assert report.verdict_of("libs/codec/codec_fast.py") is Verdict.REJECT
     assert "unmeasured module" in report.findings[0].reason
 
@@ -21,7 +21,7 @@ def test_production_path_outside_every_package_is_rejected(
 ) -> None:
     repo, base = example_repo
     repo.write("tools/migrate.py", "print('x')\n")
-    report = repo.gate(base, repo.commit("add a script"))
+    report = repo.judge_paths(base, repo.commit("add a script"))
     assert report.verdict_of("tools/migrate.py") is Verdict.REJECT
 
 

@@ -29,7 +29,7 @@ def test_assertion_surface_change_without_note_is_rejected(
 ) -> None:
     repo, base = example_repo
     repo.replace(TEST, old, new)
-    report = repo.gate(base, repo.commit("edit test"))
+    report = repo.judge_paths(base, repo.commit("edit test"))
     assert report.verdict_of(TEST) is Verdict.REJECT
     assert any("assertion surface moved" in f.reason for f in report.findings)
 
@@ -62,21 +62,21 @@ def test_formatting_comments_and_docstrings_in_tests_pass(
 def test_test_file_renamed_is_rejected(example_repo: tuple[GitRepo, str]) -> None:
     repo, base = example_repo
     repo.git("mv", TEST, f"{PKG}/tests/test_merge_ranges.py")
-    report = repo.gate(base, repo.commit("rename test file"))
+    report = repo.judge_paths(base, repo.commit("rename test file"))
     assert report.verdict_of(f"{PKG}/tests/test_merge_ranges.py") is Verdict.REJECT
 
 
 def test_test_file_deleted_is_rejected(example_repo: tuple[GitRepo, str]) -> None:
     repo, base = example_repo
     repo.remove(TEST)
-    assert repo.gate(base, repo.commit("drop tests")).verdict_of(TEST) is Verdict.REJECT
+    assert repo.judge_paths(base, repo.commit("drop tests")).verdict_of(TEST) is Verdict.REJECT
 
 
 def test_assert_moved_into_a_helper_is_rejected(example_repo: tuple[GitRepo, str]) -> None:
     repo, base = example_repo
     repo.replace(TEST, f"    {TOUCHING}\n", "    _check_touching()\n")
     repo.append(TEST, f"\n\ndef _check_touching():\n    {TOUCHING}\n")
-    report = repo.gate(base, repo.commit("refactor assert into helper"))
+    report = repo.judge_paths(base, repo.commit("refactor assert into helper"))
     assert report.verdict_of(TEST) is Verdict.REJECT
 
 
@@ -88,7 +88,7 @@ def test_same_names_with_weaker_asserts_are_rejected(example_repo: tuple[GitRepo
         "assert merge_ranges([[0, 4], [3, 7]])",
     )
     repo.replace(TEST, TOUCHING, "assert isinstance(merge_ranges([[0, 2], [2, 4]]), list)")
-    report = repo.gate(base, repo.commit("weaker asserts, same names"))
+    report = repo.judge_paths(base, repo.commit("weaker asserts, same names"))
     assert report.verdict_of(TEST) is Verdict.REJECT
 
 
@@ -108,7 +108,7 @@ def test_added_weakening_marker_without_triage_is_rejected(
 ) -> None:
     repo, base = example_repo
     repo.replace(TEST, old, new)
-    report = repo.gate(base, repo.commit("quiet a test"))
+    report = repo.judge_paths(base, repo.commit("quiet a test"))
     assert report.verdict_of(TEST) is Verdict.REJECT
 
 
