@@ -153,3 +153,24 @@ def test_version_is_printed(capsys: pytest.CaptureFixture[str]) -> None:
         main(["--version"])
     assert caught.value.code == 0
     assert capsys.readouterr().out.startswith("oracle-gate ")
+
+
+def test_short_version_flag_is_printed(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["-V"])
+    assert caught.value.code == 0
+    assert capsys.readouterr().out.startswith("oracle-gate ")
+
+
+def test_lock_repo_resolves_pkg_against_the_repo_not_the_current_directory(
+    codec: GitRepo, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    done = run("lock", "--repo", str(codec.path), PKG, cwd=elsewhere)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"ok {PKG}/oracle_gate.lock\n"
+    # A PKG that exists only under the current directory is not taken from there.
+    (elsewhere / "only_here").mkdir()
+    done = run("lock", "--repo", str(codec.path), "only_here", cwd=elsewhere)
+    assert done.returncode == 2
+    assert "only_here: package directory does not exist" in done.stderr

@@ -371,3 +371,21 @@ def test_select_cli_unwritable_targets_file_is_a_gate_error(repo: GitRepo, tmp_p
     done = run("select", "--repo", str(repo.path), "--base", base, "--bazel-targets", str(target))
     assert done.returncode == 2
     assert f"{target}: cannot write (No such file or directory)" in done.stderr
+
+
+def test_select_cli_says_nothing_of_bazel_outside_a_bazel_workspace(
+    example_repo: tuple[GitRepo, str],
+) -> None:
+    repo, base = example_repo
+    repo.replace("libs/intervals/intervals/__init__.py", "merged = []", "merged = list()")
+    repo.commit("edit intervals")
+    done = run("select", "--repo", str(repo.path), "--base", base)
+    assert done.returncode == 0, done.stderr
+    assert "Bazel" not in done.stdout
+    assert done.stdout.splitlines()[0] == (
+        "selected 2 package(s), 2 row(s); 2 package(s) (dependents included) affected"
+    )
+    # The same repository with a WORKSPACE file is a Bazel workspace.
+    repo.write("WORKSPACE", "")
+    done = run("select", "--repo", str(repo.path), "--base", base)
+    assert "2 Bazel/matrix package(s) affected" in done.stdout.splitlines()[0]

@@ -29,7 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="oracle-gate",
         description="Merge gate for AI-agent patches: did the oracle move, do the invariants hold?",
     )
-    parser.add_argument("--version", action="version", version=f"oracle-gate {__version__}")
+    parser.add_argument("-V", "--version", action="version", version=f"oracle-gate {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 

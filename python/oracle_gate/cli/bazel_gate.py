@@ -31,13 +31,14 @@ from oracle_gate.runtime.judge import RowEnv, judge_rows
 __all__ = ["ledger_cases", "manifest_package", "package_dir", "row_cases", "write_junit"]
 
 
-def package_dir(repo: Path, name: str) -> str:
-    """The repo-relative directory of ``name`` (relative to the current directory).
+def package_dir(repo: Path, name: str, against: Path | None = None) -> str:
+    """The repo-relative directory of ``name``, relative to ``against`` (default: the
+    current directory; ``lock --repo DIR`` passes DIR).
 
     Raises:
         ConfigError: it is not a directory inside ``repo``.
     """
-    absolute = (Path.cwd() / name).resolve()
+    absolute = ((against or Path.cwd()) / name).resolve()
     if not absolute.is_dir():
         raise ConfigError("package directory does not exist", name)
     try:
@@ -48,7 +49,7 @@ def package_dir(repo: Path, name: str) -> str:
 
 
 def manifest_package(
-    repo: Path, manifest: str, names: list[str]
+    repo: Path, manifest: str, names: list[str], against: Path | None = None
 ) -> tuple[PackageGraph, list[Package]]:
     """The one package ``lock --matrix`` checks, with the matrix a Bazel gate target built.
 
@@ -58,7 +59,7 @@ def manifest_package(
     """
     if len(names) > 1:
         raise ConfigError("--matrix describes one package; name at most one PKG")
-    directory = package_dir(repo, names[0] if names else ".")
+    directory = package_dir(repo, names[0] if names else ".", against)
     try:
         text = Path(manifest).read_bytes()
     except OSError as error:

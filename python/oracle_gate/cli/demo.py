@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import shutil
 import sys
 import tempfile
+import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -289,18 +291,74 @@ def run_demo(today: datetime.date, patches: tuple[DemoPatch, ...] = PATCHES) -> 
     return outcomes
 
 
-def cmd_demo(args: argparse.Namespace) -> int:
-    outcomes = run_demo(today=today(args.today))
-    all_expected = True
+def _as_expected(outcome: DemoOutcome) -> bool:
+    return outcome.report.verdict is outcome.expected
+
+
+def _json_document(outcomes: list[DemoOutcome]) -> str:
+    """One JSON document: each patch with its expected verdict and its whole report."""
+    document = {
+        "schema": "oracle-gate/demo",
+        "version": 1,
+        "all_expected": all(_as_expected(o) for o in outcomes),
+        "patches": [
+            {
+                "name": o.name,
+                "description": o.description,
+                "expected": o.expected.value,
+                "verdict": o.report.verdict.value,
+                "report": json.loads(FORMATS["json"](o.report)),
+            }
+            for o in outcomes
+        ],
+    }
+    return json.dumps(document, indent=2, sort_keys=True) + "\n"
+
+
+def _junit_document(outcomes: list[DemoOutcome]) -> str:
+    """One ``<testsuites>``: each patch's report is one suite, named after the patch."""
+    root = ET.Element("testsuites")
+    for outcome in outcomes:
+        for suite in ET.fromstring(FORMATS["junit"](outcome.report)):
+            suite.set("name", f"demo patch {outcome.name}: {suite.get('name')}")
+            root.append(suite)
+    ET.indent(root)
+    return f'<?xml version="1.0" encoding="UTF-8"?>\n{ET.tostring(root, encoding="unicode")}\n'
+
+
+def _sarif_document(outcomes: list[DemoOutcome]) -> str:
+    """One SARIF log with one run per patch (SARIF allows any number of runs)."""
+    logs = [json.loads(FORMATS["sarif"](outcome.report)) for outcome in outcomes]
+    document = {**logs[0], "runs": [run for log in logs for run in log["runs"]]}
+    return json.dumps(document, indent=2, sort_keys=True) + "\n"
+
+
+# Machine-readable formats print one document for the whole demo, so it parses.
+_DOCUMENTS: dict[str, Callable[[list[DemoOutcome]], str]] = {
+    "json": _json_document,
+    "junit": _junit_document,
+    "sarif": _sarif_document,
+}
+
+
+def _print_readable(outcomes: list[DemoOutcome], format: str) -> None:
     for outcome in outcomes:
         print(f"=== patch: {outcome.name} — {outcome.description}")
         print(f"    expected {outcome.expected.value}, gate says {outcome.report.verdict.value}")
-        sys.stdout.write(FORMATS[args.format](outcome.report))
+        sys.stdout.write(FORMATS[format](outcome.report))
         print()
-        all_expected &= outcome.report.verdict is outcome.expected
     rejected = sum(o.report.exit_code == ExitCode.REJECT for o in outcomes)
     print(
         f"demo: {len(outcomes)} agent patches, {rejected} rejected, "
-        f"{len(outcomes) - rejected} merged; every verdict as expected: {all_expected}"
+        f"{len(outcomes) - rejected} merged; "
+        f"every verdict as expected: {all(_as_expected(o) for o in outcomes)}"
     )
-    return ExitCode.MERGE if all_expected else ExitCode.REJECT
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    outcomes = run_demo(today(args.today), PATCHES)
+    if args.format in _DOCUMENTS:
+        sys.stdout.write(_DOCUMENTS[args.format](outcomes))
+    else:
+        _print_readable(outcomes, args.format)
+    return ExitCode.MERGE if all(_as_expected(o) for o in outcomes) else ExitCode.REJECT

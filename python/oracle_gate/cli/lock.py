@@ -25,10 +25,12 @@ from oracle_gate.repo.trees import WorkTree
 __all__ = ["cmd_lock"]
 
 
-def _lock_targets(repo: Path, graph: PackageGraph, names: list[str]) -> list[Package]:
+def _lock_targets(
+    repo: Path, graph: PackageGraph, names: list[str], against: Path
+) -> list[Package]:
     if not names:
         return [graph.packages[path] for path in sorted(graph.packages)]
-    return [graph.resolve(package_dir(repo, name)) for name in names]
+    return [graph.resolve(package_dir(repo, name, against)) for name in names]
 
 
 def _refuse_write() -> None:
@@ -85,11 +87,13 @@ def cmd_lock(args: argparse.Namespace) -> int:
     try:
         repo = repo_root(args.repo)
         tree = WorkTree(repo)
+        # PKG names a directory of --repo DIR when it is given, else of the current one.
+        against = repo if args.repo else Path.cwd()
         if args.matrix:
-            graph, packages = manifest_package(repo, args.matrix, args.packages)
+            graph, packages = manifest_package(repo, args.matrix, args.packages, against)
         else:
             graph = PackageGraph(load_packages(tree))
-            packages = _lock_targets(repo, graph, args.packages)
+            packages = _lock_targets(repo, graph, args.packages, against)
         if args.write:
             for path in write_locks(tree, graph, packages):
                 print(f"wrote {path}")

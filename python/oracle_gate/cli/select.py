@@ -6,6 +6,7 @@ import argparse
 import os
 from pathlib import Path
 
+from oracle_gate.bazel.labels import WORKSPACE_MARKERS
 from oracle_gate.cli.common import repo_root, today
 from oracle_gate.errors import ConfigError
 from oracle_gate.model import ExitCode
@@ -15,13 +16,21 @@ from oracle_gate.select import Selected, Selection, describe_chain, select_diff
 __all__ = ["cmd_select"]
 
 
-def _print_selection(selection: Selection, explain: bool) -> None:
+def _affected_kind(repo: Path, selection: Selection) -> str:
+    """What the affected graph nodes are called: Bazel wording only in a Bazel workspace."""
+    bazel = any((repo / marker).is_file() for marker in WORKSPACE_MARKERS) or any(
+        package.target for package in selection.packages
+    )
+    return "Bazel/matrix package(s)" if bazel else "package(s) (dependents included)"
+
+
+def _print_selection(repo: Path, selection: Selection, explain: bool) -> None:
     rows_by_package: dict[str, list[Selected]] = {}
     for selected in selection.rows:
         rows_by_package.setdefault(selected.package, []).append(selected)
     print(
         f"selected {len(selection.packages)} package(s), {len(selection.rows)} row(s); "
-        f"{len(selection.affected)} Bazel/matrix package(s) affected"
+        f"{len(selection.affected)} {_affected_kind(repo, selection)} affected"
     )
     for why in selection.why_packages:
         name = why.package or "."
@@ -42,7 +51,7 @@ def cmd_select(args: argparse.Namespace) -> int:
     repo = repo_root(args.repo)
     base = args.base or base_from_environment(os.environ)
     selection = select_diff(repo, base=base, head=args.head, today=today(None), graph=args.graph)
-    _print_selection(selection, explain=args.explain)
+    _print_selection(repo, selection, explain=args.explain)
     if args.bazel_targets:
         targets = selection.targets
         try:
