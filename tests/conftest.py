@@ -38,6 +38,12 @@ def impl(request: pytest.FixtureRequest) -> ModuleType:
 
 
 @pytest.fixture(autouse=True)
+def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The gate's cache (health log, stat cache) goes to the test's own directory."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+
+
+@pytest.fixture(autouse=True)
 def _not_in_ci(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests run under CI=true too; the gate's CI refusals are tested explicitly."""
     monkeypatch.delenv("CI", raising=False)

@@ -102,9 +102,9 @@ class GitRepo:
         self.git("commit", "-q", "--allow-empty", "--no-verify", "-m", body)
         return self.git("rev-parse", "HEAD").strip()
 
-    def gate(self, base: str, head: str = "HEAD") -> Report:
+    def gate(self, base: str, head: str = "HEAD", write_seeds: bool = False) -> Report:
         """Run the gate from ``base`` to ``head`` as of TODAY."""
-        return check(self.path, base=base, head=head, today=TODAY)
+        return check(self.path, base=base, head=head, today=TODAY, write_seeds=write_seeds)
 
     def judge_paths(self, base: str, head: str = "HEAD") -> Report:
         """The gate without running rows: for tests that assert on path and package verdicts."""

@@ -7,12 +7,14 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
 
 from gitrepo import GitRepo
 from oracle_gate.model import Verdict
+from oracle_gate.repo.cache import cache_dir
 from oracle_gate.report import Report
 from oracle_gate.runtime.canonical import canonical_text, decode, encode
 
@@ -29,13 +31,14 @@ def _worktrees(repo: GitRepo) -> list[str]:
     return [line for line in repo.git("worktree", "list").splitlines() if line.strip()]
 
 
-def test_dropping_the_sort_regresses_and_appends_the_new_counterexample_to_seeds(
+def test_dropping_the_sort_regresses_and_write_seeds_appends_the_counterexample_once(
     example_repo: tuple[GitRepo, str],
 ) -> None:
     repo, base = example_repo
     repo.replace(MERGE, "in sorted(ranges):", "in ranges:")
     before = repo.read(f"{PKG}/seeds.jsonl").splitlines()
-    report = repo.gate(base, repo.commit("drop the sort"))
+    head = repo.commit("drop the sort")
+    report = repo.gate(base, head, write_seeds=True)
     reasons = _reasons(report)
     assert "relation R_perm regress" in reasons
     assert "partition P003" in reasons  # the unsorted representative row
@@ -46,6 +49,22 @@ def test_dropping_the_sort_regresses_and_appends_the_new_counterexample_to_seeds
     assert after[: len(before)] == before
     added = [json.loads(line) for line in after[len(before) :]]
     assert added and all(seed["expect"] == "hold" and seed["status"] == "active" for seed in added)
+    assert f"recorded in {PKG}/seeds.jsonl" in reasons
+    # A second run finds the same inputs already recorded: nothing is appended again.
+    assert _reasons(repo.gate(base, head, write_seeds=True)).count("new counterexample") >= 1
+    assert repo.read(f"{PKG}/seeds.jsonl").splitlines() == after
+
+
+def test_check_reports_a_new_counterexample_without_writing_into_the_tree(
+    example_repo: tuple[GitRepo, str],
+) -> None:
+    repo, base = example_repo
+    repo.replace(MERGE, "in sorted(ranges):", "in ranges:")
+    head = repo.commit("drop the sort")
+    report = repo.gate(base, head)
+    assert "new counterexample" in _reasons(report)
+    assert "record it with check --write-seeds" in _reasons(report)
+    assert repo.git("status", "--porcelain", "--untracked-files=all") == ""
 
 
 def test_touching_ranges_treated_as_overlapping_fail_the_boundary_row(
@@ -82,7 +101,9 @@ def test_unchanged_code_keeps_every_row_passing_and_counts_relation_pairs(
     assert report.verdict is Verdict.PASS
     assert "no counterexample in" in _reasons(report, Verdict.PASS)
     assert "relation R_perm holds" in _reasons(report, Verdict.PASS)
-    record = json.loads((repo.path / ".oracle_gate" / "health.jsonl").read_text().splitlines()[-1])
+    health = cache_dir(repo.path) / "health.jsonl"
+    record = json.loads(health.read_text().splitlines()[-1])
+    assert not (repo.path / ".oracle_gate").exists()
     assert record["relations"]["libs/intervals:R_perm"] == {
         "pairs": 2,
         "hold": 2,
@@ -295,3 +316,19 @@ def test_canonical_form_round_trips_plain_data(value: object) -> None:
 def test_canonical_form_keeps_tuples_and_lists_apart() -> None:
     assert canonical_text(encode([1, 2])) != canonical_text(encode((1, 2)))
     assert canonical_text(encode(True)) != canonical_text(encode(1))
+
+
+def test_check_runs_rows_from_a_thread_that_is_not_the_main_thread(
+    example_repo: tuple[GitRepo, str],
+) -> None:
+    repo, base = example_repo
+    repo.replace(MERGE, "merged = []", "merged = []  # output")
+    head = repo.commit("comment")
+    outcome: list[object] = []
+    worker = threading.Thread(target=lambda: outcome.append(repo.gate(base, head)))
+    worker.start()
+    worker.join(timeout=300)
+    assert len(outcome) == 1 and isinstance(outcome[0], Report), outcome
+    assert outcome[0].verdict is Verdict.PASS
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    assert len(_worktrees(repo)) == 1

@@ -30,7 +30,7 @@ def _selected_rows(facts: Facts, selection: Selection) -> list[tuple[Package, Ro
 
 
 def _run_rows(
-    repo: Path, facts: Facts, rows: list[tuple[Package, Row]]
+    repo: Path, facts: Facts, rows: list[tuple[Package, Row]], write_seeds: bool
 ) -> tuple[list[Finding], RuntimeStats]:
     if not rows:
         return [], RuntimeStats()
@@ -41,14 +41,20 @@ def _run_rows(
             parent_dir=trees.parent,
             parent_packages=frozenset(facts.parent_graph.packages),
             today=facts.today,
-            seed_sink=repo,
+            seed_sink=repo if write_seeds else None,
             head_name=facts.diff.head[:12],
         )
         return judge_rows(rows, env)
 
 
 def check(
-    repo: Path, base: str, head: str, today: datetime.date, *, run_rows: bool = True
+    repo: Path,
+    base: str,
+    head: str,
+    today: datetime.date,
+    *,
+    run_rows: bool = True,
+    write_seeds: bool = False,
 ) -> Report:
     """Run the gate on the patch from ``base`` to ``head``.
 
@@ -60,6 +66,8 @@ def check(
         run_rows: run the selected rows' code (seeds, properties, partitions,
             relations). Off, the report judges paths and packages only: it can
             reject, but its MERGE says nothing about the rows.
+        write_seeds: also append new counterexamples to the working tree's
+            seeds.jsonl (each input once); otherwise they are only reported.
 
     Raises:
         GitError: a ref does not resolve, or history is too shallow.
@@ -77,7 +85,7 @@ def check(
         findings += judge_packages(list(selection.packages), facts)
         if run_rows:
             rows = _selected_rows(facts, selection)
-            row_findings, stats = _run_rows(repo, facts, rows)
+            row_findings, stats = _run_rows(repo, facts, rows, write_seeds)
             findings += row_findings
     append_health(repo, facts, rows, stats)
     return Report.build(

@@ -51,6 +51,11 @@ def build_parser() -> argparse.ArgumentParser:
     check_parser = add("check", "run the gate on the patch from --base to --head")
     add_range(check_parser)
     add_output(check_parser)
+    check_parser.add_argument(
+        "--write-seeds",
+        action="store_true",
+        help="also append new counterexamples to the working tree's seeds.jsonl (once each)",
+    )
 
     lock_parser = add("lock", "verify oracle_gate.lock files against the tree, or rewrite them")
     lock_parser.add_argument(

@@ -17,15 +17,15 @@ from blake3 import blake3
 
 from oracle_gate import backend
 from oracle_gate.errors import TreeError
+from oracle_gate.repo.cache import cache_dir
 from oracle_gate.repo.files import NOT_REGULAR, NotRegularFileError, open_regular
 from oracle_gate.repo.git import git_bytes
 
-__all__ = ["CACHE_DIR", "STAT_CACHE", "GitTree", "Tree", "WorkTree"]
+__all__ = ["STAT_CACHE", "GitTree", "Tree", "WorkTree"]
 
-# The gate's own scratch directory at the root of a working tree; the tree walk
-# skips it (with .git and __pycache__, see ``_native.pyi``).
-CACHE_DIR = ".oracle_gate"
-STAT_CACHE = f"{CACHE_DIR}/stat-cache"
+# The stat cache's name inside the repository's cache directory (``repo/cache.py``).
+# The tree walk still skips ``.oracle_gate`` directories, where older versions kept it.
+STAT_CACHE = "stat-cache"
 _SYMLINK_MODE = "120000"
 _MAX_LINK_HOPS = 40
 
@@ -49,10 +49,10 @@ class Tree(Protocol):
 class WorkTree:
     """A directory on disk; walking and hashing go through the selected backend.
 
-    Digests reuse the stat cache in ``.oracle_gate/stat-cache`` (created with a
-    ``.gitignore`` of its own, so it is never committed) when the root is a git
-    working tree, unless ``cache`` is False. Other directories (the example
-    shipped inside the installed package, an exported tree) get no cache files.
+    Digests reuse the stat cache in the repository's cache directory (outside
+    the tree, ``repo/cache.py``) when the root is a git working tree, unless
+    ``cache`` is False. Other directories (the example shipped inside the
+    installed package, an exported tree) get no cache files.
     """
 
     def __init__(self, root: Path, cache: bool = True) -> None:
@@ -78,15 +78,8 @@ class WorkTree:
     def _cache_file(self) -> str | None:
         if not self.cache or not (self.root / ".git").exists():
             return None
-        directory = self.root / CACHE_DIR
-        ignore = directory / ".gitignore"
-        if not ignore.exists():
-            try:
-                directory.mkdir(exist_ok=True)
-                ignore.write_text("# Created by oracle-gate: a local cache, never committed.\n*\n")
-            except OSError:
-                return None  # a read-only tree: hash without a cache
-        return str(self.root / STAT_CACHE)
+        # The backend creates the directory; failing to write the cache is never an error.
+        return str(cache_dir(self.root) / STAT_CACHE)
 
     def digests(self, paths: Sequence[str]) -> list[str]:
         return backend.hash_files_cached(str(self.root), paths, self._cache_file())

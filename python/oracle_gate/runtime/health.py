@@ -1,4 +1,5 @@
-"""The gate health record: one JSON line per check in ``.oracle_gate/health.jsonl``.
+"""The gate health record: one JSON line per check in ``health.jsonl`` of the repository's
+cache directory (``repo/cache.py``: outside the working tree).
 
 It lets a platform team see whether the gate is doing work (pairs executed,
 freeze hits) rather than passing patches by default.
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from oracle_gate.config.lockfile import LOCK_FILE
 from oracle_gate.model import Package, Row
+from oracle_gate.repo.cache import cache_dir
 
 if TYPE_CHECKING:
     from oracle_gate.facts import Facts
@@ -20,7 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = ["HEALTH_FILE", "append_health"]
 
-HEALTH_FILE = ".oracle_gate/health.jsonl"
+HEALTH_FILE = "health.jsonl"
 
 
 def _lock_digests(facts: Facts, packages: set[str]) -> dict[str, str | None]:
@@ -45,10 +47,13 @@ def append_health(
         "seeds_appended": stats.seeds_appended,
         "locks_written": False,
     }
-    target = repo / HEALTH_FILE
-    target.parent.mkdir(parents=True, exist_ok=True)
+    target = cache_dir(repo) / HEALTH_FILE
     line = (json.dumps(record, sort_keys=True) + "\n").encode()
-    fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    except OSError:
+        return  # no writable cache (a read-only home): the verdict does not depend on it
     try:
         os.write(fd, line)
     finally:

@@ -58,7 +58,8 @@ class RowEnv:
     parent_dir: Path | None  # a checkout of the parent; None runs no relations
     parent_packages: frozenset[str]  # packages that exist in the parent
     today: datetime.date
-    seed_sink: Path | None  # new counterexamples are appended below it; None reports only
+    # New counterexamples are appended below it (check --write-seeds); None reports only.
+    seed_sink: Path | None
     head_name: str  # names the head in the notes of appended seeds
 
 
@@ -99,10 +100,20 @@ def _read(tree: Tree, path: str) -> bytes | None:
 
 
 def _append_seed(context: _Context, name: str, sample: Any, error: str) -> str | None:
-    """Append a new counterexample to the working tree's seeds.jsonl; returns its path."""
+    """Append a new counterexample to ``seed_sink``'s seeds.jsonl; returns its path.
+
+    Idempotent: an input the file already records for this row and property is
+    not appended again, so rerunning ``check --write-seeds`` adds nothing.
+    """
     if context.env.seed_sink is None:
         return None
     path = context.package.join(SEEDS_FILE)
+    target = context.env.seed_sink / path
+    if target.is_file():
+        recorded = parse_seeds(target.read_bytes(), path)
+        case = {"row": context.row.id, "prop": name, "input": sample}
+        if any(all(seed.data.get(k) == v for k, v in case.items()) for seed in recorded):
+            return path
     line = {
         "row": context.row.id,
         "prop": name,
@@ -112,7 +123,6 @@ def _append_seed(context: _Context, name: str, sample: Any, error: str) -> str |
         "added": context.env.today.isoformat(),
         "status": "active",
     }
-    target = context.env.seed_sink / path
     target.parent.mkdir(parents=True, exist_ok=True)
     with target.open("a", encoding="utf-8") as handle:
         handle.write(json.dumps(line, sort_keys=True) + "\n")
@@ -158,7 +168,7 @@ def _search_finding(context: _Context, ref: str, search: dict[str, Any]) -> Find
                 f"counterexample found ({search['error']}); not JSON, not stored",
             )
         path = _append_seed(context, name, sample, search["error"])
-        stored = f"appended to {path}" if path else "add it to seeds.jsonl"
+        stored = f"recorded in {path}" if path else "record it with check --write-seeds"
         return context.finding(
             Verdict.REJECT,
             ref,

@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,12 +55,15 @@ def checkouts(repo: Path, parent: str, head: str) -> Iterator[Checkouts]:
     """Temporary ``git worktree`` checkouts of both commits, removed on every exit path.
 
     SIGTERM is turned into KeyboardInterrupt while they exist, so a killed CI
-    job still runs the cleanup; SIGINT already is one.
+    job still runs the cleanup; SIGINT already is one. Only the main thread may
+    set a signal handler, so ``check()`` called from another thread keeps the
+    process's handler (cleanup still runs on every exception).
 
     Raises:
         GitError: a worktree cannot be created.
     """
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt) if main else None
     root = Path(tempfile.mkdtemp(prefix="oracle-gate-trees-"))
     made: list[Path] = []
     try:
@@ -75,7 +79,8 @@ def checkouts(repo: Path, parent: str, head: str) -> Iterator[Checkouts]:
         with contextlib.suppress(GateError):
             git(repo, "worktree", "prune")
         shutil.rmtree(root, ignore_errors=True)
-        signal.signal(signal.SIGTERM, previous)
+        if main:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def run_role(
