@@ -174,3 +174,15 @@ def test_lock_repo_resolves_pkg_against_the_repo_not_the_current_directory(
     done = run("lock", "--repo", str(codec.path), "only_here", cwd=elsewhere)
     assert done.returncode == 2
     assert "only_here: package directory does not exist" in done.stderr
+
+
+@pytest.mark.parametrize("command", ["check", "select"])
+def test_check_and_select_take_the_same_graph(
+    codec: GitRepo, command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``check --graph bazel`` builds the graph ``select --graph bazel`` prints: same refusal."""
+    base = codec.git("rev-parse", "HEAD").strip()
+    codec.append(f"{PKG}/codec/__init__.py", "\n# tweak\n")
+    codec.commit("tweak")
+    assert main([command, "--repo", str(codec.path), "--base", base, "--graph", "bazel"]) == 2
+    assert "--graph=bazel needs a Bazel workspace" in capsys.readouterr().err

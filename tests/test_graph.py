@@ -334,3 +334,53 @@ def test_bazel_query_graph_matches_the_static_graph(repo: GitRepo) -> None:
     for node in ("libs/core", "libs/data", "libs/mid", "apps/web"):
         assert bazel.dependents([node]) == static.dependents([node]), node
     assert bazel.why("libs/mid", "libs/core").startswith("bazel query: //libs/mid:lib depends on")
+
+
+def _fake_bazel(tmp_path: Path, script: str, monkeypatch: pytest.MonkeyPatch) -> Path:
+    bazel = tmp_path / "bin" / "bazel"
+    bazel.parent.mkdir()
+    bazel.write_text("#!/bin/sh\n" + script)
+    bazel.chmod(0o755)
+    monkeypatch.setattr(query_module.shutil, "which", lambda name: str(bazel))
+    return bazel
+
+
+def test_bazel_query_failure_shows_the_last_lines_of_stdout_and_stderr(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fake_bazel(
+        tmp_path,
+        'echo "Loading: 0 packages loaded"\n'
+        "echo \"no such package '@rules_go//go': repository not defined\" \n"
+        'echo "ERROR: //a:lib: error loading package" >&2\n'
+        'echo "FAILED: query did not complete" >&2\nexit 7\n',
+        monkeypatch,
+    )
+    with pytest.raises(GateError) as raised:
+        bazel_query_edges(tmp_path)
+    message = str(raised.value)
+    assert "bazel query failed (exit 7):" in message
+    # Bazel said it on stdout: the gate used to print "no output" here.
+    assert "no such package '@rules_go//go': repository not defined" in message
+    assert "ERROR: //a:lib: error loading package\nFAILED: query did not complete" in message
+
+
+def test_bazel_query_that_prints_nothing_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fake_bazel(tmp_path, "exit 1\n", monkeypatch)
+    with pytest.raises(GateError, match=r"\(bazel printed nothing\)"):
+        bazel_query_edges(tmp_path)
+
+
+def test_bazel_query_keeps_implicit_dependencies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rule's private attribute default (``_tool``) is an edge for the build, so for us."""
+    args = tmp_path / "args"
+    xml = tmp_path / "out.xml"
+    xml.write_bytes(QUERY_XML)
+    _fake_bazel(tmp_path, f'echo "$@" > {args}\ncat {xml}\n', monkeypatch)
+    edges = bazel_query_edges(tmp_path)
+    assert [(a, b) for a, b, _ in edges] == [("a", "b"), ("b", "c")]
+    assert args.read_text().split() == ["query", "kind(rule,", "//...)", "--output=xml"]

@@ -389,3 +389,70 @@ def test_select_cli_says_nothing_of_bazel_outside_a_bazel_workspace(
     repo.write("WORKSPACE", "")
     done = run("select", "--repo", str(repo.path), "--base", base)
     assert "2 Bazel/matrix package(s) affected" in done.stdout.splitlines()[0]
+
+
+# --- files the classifier does not list, and gates around Bazel subpackages ---------------
+
+
+@pytest.mark.parametrize(
+    "path", ["libs/asm/syscall_amd64.s", "libs/asm/entry.S", "libs/asm/api.proto", "libs/asm/LIST"]
+)
+def test_any_file_of_a_bazel_package_ripples_to_its_dependents(repo: GitRepo, path: str) -> None:
+    """kops: an edit to a ``.s`` file outside every gate selected nothing, Bazel said 492."""
+    base = _bazel_repo(repo, {"apps/web": (["libs/asm"], ["all"]), "libs/asm": ([], None)})
+    repo.write(path, "one\n")
+    base = repo.commit("add the file")
+    repo.write(path, "two\n")
+    selection = select_diff(repo.path, base, repo.commit("edit it"), TODAY)
+    assert _rows(selection) == {("apps/web", "all")}
+    (web,) = selection.rows
+    assert web.chain == ("apps/web", "libs/asm")
+
+
+def test_a_doc_inside_a_bazel_package_ripples_but_a_doc_outside_does_not(repo: GitRepo) -> None:
+    base = _bazel_repo(repo, {"apps/web": (["libs/a"], ["all"]), "libs/a": ([], None)})
+    repo.write("libs/a/notes.md", "one\n")
+    repo.write("docs/guide.md", "one\n")
+    base = repo.commit("docs")
+    repo.write("docs/guide.md", "two\n")
+    assert select_diff(repo.path, base, repo.commit("outside"), TODAY).rows == ()
+    repo.write("libs/a/notes.md", "two\n")  # may be some rule's data
+    selection = select_diff(repo.path, base, repo.commit("inside"), TODAY)
+    assert _rows(selection) == {("apps/web", "all")}
+
+
+def test_a_gate_around_an_affected_bazel_subpackage_is_selected(repo: GitRepo) -> None:
+    """jax: ``jaxlib/tools`` was affected and the ``jaxlib`` gate around it was not selected."""
+    base = _bazel_repo(
+        repo,
+        {
+            "jaxlib": ([], ["all"]),
+            "jaxlib/tools": (["libs/core"], None),
+            "libs/core": ([], None),
+            "other": ([], ["all"]),
+        },
+    )
+    repo.write("libs/core/src/a.py", "def f():\n    return 9\n")
+    selection = select_diff(repo.path, base, repo.commit("edit core"), TODAY)
+    assert _rows(selection) == {("jaxlib", "all")}
+    (gate,) = selection.rows
+    assert gate.chain == ("jaxlib", "jaxlib/tools", "libs/core")
+    assert describe_chain(gate).startswith(
+        "jaxlib -> jaxlib/tools [jaxlib holds jaxlib/tools] "
+        "-> libs/core [jaxlib/tools/BUILD.bazel:2 names //libs/core:lib]"
+    )
+
+
+def test_a_gate_is_not_selected_by_a_sibling_or_a_subpackage_of_another(repo: GitRepo) -> None:
+    base = _bazel_repo(
+        repo,
+        {
+            "jaxlib": ([], ["all"]),
+            "jaxlibs/tools": (["libs/core"], None),  # a sibling whose name starts alike
+            "libs/core": ([], None),
+        },
+    )
+    repo.write("libs/core/src/a.py", "def f():\n    return 9\n")
+    selection = select_diff(repo.path, base, repo.commit("edit core"), TODAY)
+    assert _rows(selection) == set()
+    assert "jaxlibs/tools" in selection.affected

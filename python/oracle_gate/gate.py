@@ -55,6 +55,7 @@ def check(
     *,
     run_rows: bool = True,
     write_seeds: bool = False,
+    graph: str = "static",
 ) -> Report:
     """Run the gate on the patch from ``base`` to ``head``.
 
@@ -68,20 +69,23 @@ def check(
             reject, but its MERGE says nothing about the rows.
         write_seeds: also append new counterexamples to the working tree's
             seeds.jsonl (each input once); otherwise they are only reported.
+        graph: how the head's package graph is built, ``static`` or ``bazel``
+            (as ``oracle-gate select --graph``).
 
     Raises:
         GitError: a ref does not resolve, or history is too shallow.
         ConfigError, LockError, LedgerError, SurfaceError, TreeError: an oracle
             file in either tree is invalid, so no verdict can be reached.
     """
-    facts = gather_facts(repo, base, head, today)
+    facts = gather_facts(repo, base, head, today, graph)
     laned = classify(facts)
     findings = judge_paths(laned, facts)
-    docs_only = all(lp.lane in QUIET_LANES for lp in laned)
+    selection = select(laned, facts)
+    # A doc inside a Bazel package can still be some rule's input: select says so.
+    docs_only = not selection.packages and all(lp.lane in QUIET_LANES for lp in laned)
     stats = RuntimeStats()
     rows: list[tuple[Package, Row]] = []
     if not docs_only:
-        selection = select(laned, facts)
         findings += judge_packages(list(selection.packages), facts)
         if run_rows:
             rows = _selected_rows(facts, selection)

@@ -392,6 +392,15 @@ class PackageGraph:
         """The nearest node (Bazel package or matrix package) enclosing ``path``, if any."""
         return _enclosing(posixpath.dirname(path), self._owners)
 
+    def bazel_package_of(self, path: str) -> str | None:
+        """The Bazel package (a directory with a BUILD file) holding ``path``, if any."""
+        return _enclosing(posixpath.dirname(path), self._bazel_dirs)
+
+    def enclosing_package(self, node: str) -> Package | None:
+        """The nearest package declaring a matrix at or above directory ``node``."""
+        directory = _enclosing(node, self.packages)
+        return None if directory is None else self.packages[directory]
+
     def has_node(self, node: str) -> bool:
         """Whether ``node`` is in the graph (present, or named by a label)."""
         return node in self._graph

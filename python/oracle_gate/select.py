@@ -185,11 +185,23 @@ class _Selector:
             ):
                 self.loaded(loader, path, laned.path)
 
+    def bazel_file(self, laned: LanedPath, origin: _Origin) -> None:
+        """A doc or unlisted file (``.s``, ``.proto``, no suffix) inside a Bazel package can
+        be an input of any rule there (``srcs``, ``data``, a ``glob``): dependents see it."""
+        change = laned.change
+        if change.kind is not ChangeKind.DELETED:
+            self.source(self.head.bazel_package_of(change.path), origin)
+        if change.kind is not ChangeKind.ADDED:
+            old_path = change.old_path or change.path
+            self.source(self.facts.parent_graph.bazel_package_of(old_path), origin)
+
     def loaded(self, loader: str, bzl: str, path: str) -> None:
         """``loader``'s BUILD file loads the changed ``bzl``: as if that BUILD file changed."""
         reason = f"its BUILD file loads {bzl}"
         self.source(loader, _Origin(path, reason))
-        self.pick_all(Selected(loader, None, path, (loader,), reason))
+        selected = Selected(loader, None, path, (loader,), reason)
+        self.pick_all(selected)
+        self.enclosing_gate(loader, selected)
 
     def production(self, laned: LanedPath) -> None:
         guarding = rows_guarding(laned, self.facts)
@@ -225,7 +237,21 @@ class _Selector:
             reason = f"depends on {chain[-1] or '.'}, where {origin.reason}"
             via = tuple(self.head.why(a, b) for a, b in itertools.pairwise(chain))
             self.pick_all(Selected(node, None, origin.path, chain, reason, via))
+            self.enclosing_gate(node, Selected(node, None, origin.path, chain, reason, via))
         return set(chains) | set(self.sources)
+
+    def enclosing_gate(self, node: str, selected: Selected) -> None:
+        """A gate owns the files of the Bazel subpackages below it that declare no gate of
+        their own, so an affected subpackage selects the gate around it."""
+        gate = self.head.enclosing_package(node)
+        if gate is None or gate.path == node:
+            return
+        reason = f"it holds the Bazel package {node}, which {selected.reason}"
+        via = (f"{gate.path or '.'} holds {node}", *selected.via)
+        chain = (gate.path, *selected.chain)
+        self.pick_all(
+            dataclasses.replace(selected, package=gate.path, chain=chain, reason=reason, via=via)
+        )
 
     def result(self, affected: set[str]) -> Selection:
         packages = tuple(self.head.packages[p] for p in sorted(self.packages))
@@ -249,6 +275,8 @@ def select(laned: tuple[LanedPath, ...], facts: Facts) -> Selection:
     for path in laned:
         if path.lane not in QUIET_LANES:
             selector.touched(path)
+        else:
+            selector.bazel_file(path, _Origin(path.path, f"{path.lane.value} path changed"))
     affected = selector.dependents()
     return selector.result(affected)
 

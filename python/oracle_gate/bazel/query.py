@@ -18,6 +18,7 @@ __all__ = ["BAZEL_TIMEOUT_SECONDS", "Edge", "bazel_query_edges", "bazel_workspac
 
 BAZEL_TIMEOUT_SECONDS = 3600.0
 _BAZEL_QUERY = "kind(rule, //...)"
+_ERROR_LINES = 20  # of Bazel's output shown when the query fails
 
 Edge = tuple[str, str, str]  # (dependent, dependency, why: the declaration that makes it)
 
@@ -53,7 +54,8 @@ def bazel_query_edges(workspace: Path, timeout: float = BAZEL_TIMEOUT_SECONDS) -
     """Package edges from ``bazel query 'kind(rule, //...)' --output=xml`` in ``workspace``.
 
     Every ``rule-input`` of a rule in another package of the main repository
-    is an edge; implicit dependencies (toolchains, launchers) are left out.
+    is an edge, implicit dependencies included (a rule's private attribute
+    defaults, launchers), as for the build itself.
 
     Raises:
         GateError: bazel is not on PATH, timed out, or the query failed.
@@ -64,7 +66,7 @@ def bazel_query_edges(workspace: Path, timeout: float = BAZEL_TIMEOUT_SECONDS) -
             "--graph=bazel needs 'bazel' on PATH, and it is not there; install Bazel "
             "or use --graph=static (BUILD files read without Bazel)"
         )
-    command = [bazel, "query", _BAZEL_QUERY, "--output=xml", "--noimplicit_deps"]
+    command = [bazel, "query", _BAZEL_QUERY, "--output=xml"]
     with tempfile.TemporaryFile() as output:
         try:
             done = subprocess.run(
@@ -79,12 +81,25 @@ def bazel_query_edges(workspace: Path, timeout: float = BAZEL_TIMEOUT_SECONDS) -
             raise GateError(
                 f"bazel query timed out after {timeout:.0f}s", str(workspace)
             ) from error
-        if done.returncode != 0:
-            lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
-            errors = [line for line in lines if line.startswith("ERROR")] or lines or ["no output"]
-            raise GateError(f"bazel query failed: {errors[0]}", str(workspace))
         output.seek(0)
+        if done.returncode != 0:
+            raise GateError(
+                f"bazel query failed (exit {done.returncode}):\n"
+                + _tail(output.read(), done.stderr),
+                str(workspace),
+            )
         return _edges_from_xml(output)
+
+
+def _tail(stdout: bytes, stderr: bytes) -> str:
+    """The last lines Bazel printed, stdout then stderr: it reports errors on either."""
+    lines = [
+        line.rstrip()
+        for stream in (stdout, stderr)
+        for line in stream.decode("utf-8", "replace").splitlines()
+        if line.strip()
+    ]
+    return "\n".join(lines[-_ERROR_LINES:]) or "(bazel printed nothing)"
 
 
 def _edges_from_xml(stream: IO[bytes]) -> list[Edge]:

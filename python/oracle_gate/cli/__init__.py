@@ -48,6 +48,15 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--format", choices=sorted(FORMATS), default="text")
         sub.add_argument("--today", help="judge freeze expiry as of this YYYY-MM-DD date")
 
+    def add_graph(sub: argparse.ArgumentParser) -> None:
+        # check and select take the same graph, so what select prints is what check runs.
+        sub.add_argument(
+            "--graph",
+            choices=GRAPH_MODES,
+            default="static",
+            help="static: read BUILD files without Bazel (default); bazel: edges from bazel query",
+        )
+
     check_parser = add("check", "run the gate on the patch from --base to --head")
     add_range(check_parser)
     add_output(check_parser)
@@ -56,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also append new counterexamples to the working tree's seeds.jsonl (once each)",
     )
+    add_graph(check_parser)
 
     lock_parser = add("lock", "verify oracle_gate.lock files against the tree, or rewrite them")
     lock_parser.add_argument(
@@ -95,12 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="write the selected gate targets, for bazel test --target_pattern_file=FILE",
     )
-    select_parser.add_argument(
-        "--graph",
-        choices=GRAPH_MODES,
-        default="static",
-        help="static: read BUILD files without Bazel (default); bazel: edges from bazel query",
-    )
+    add_graph(select_parser)
 
     demo_parser = commands.add_parser(
         "demo", help="run the gate on the embedded example monorepo with sample agent patches"

@@ -18,7 +18,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     repo = repo_root(args.repo)
     base = args.base or base_from_environment(os.environ)
     report = check(
-        repo, base=base, head=args.head, today=today(args.today), write_seeds=args.write_seeds
+        repo,
+        base=base,
+        head=args.head,
+        today=today(args.today),
+        write_seeds=args.write_seeds,
+        graph=args.graph,
     )
     sys.stdout.write(FORMATS[args.format](report))
     return report.exit_code
