@@ -9,7 +9,6 @@ sorted keys. It never records which backend wrote it.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ from oracle_gate.config.lockfile import (
 from oracle_gate.globs import matches_any
 from oracle_gate.graph import PackageGraph, load_packages
 from oracle_gate.model import Package
+from oracle_gate.repo.files import replace_file
 from oracle_gate.repo.trees import Tree, WorkTree
 
 __all__ = [
@@ -144,10 +144,7 @@ def write_locks(tree: WorkTree, graph: PackageGraph, packages: list[Package]) ->
         for package in packages
     ]
     for lock_path, content in rendered:
-        target = tree.root / lock_path
-        temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        temporary.write_bytes(content)
-        os.replace(temporary, target)
+        replace_file(tree.root / lock_path, content)
     return [lock_path for lock_path, _ in rendered]
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from oracle_gate import __version__, backend
 from oracle_gate.cli.check import cmd_check
 from oracle_gate.cli.demo import cmd_demo
+from oracle_gate.cli.ledgers import add_freeze_arguments, add_seeds_arguments, cmd_freeze, cmd_seeds
 from oracle_gate.cli.lock import cmd_lock
 from oracle_gate.cli.select import cmd_select
 from oracle_gate.errors import GateError
@@ -107,6 +108,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_graph(select_parser)
 
+    add_freeze_arguments(
+        commands.add_parser(
+            "freeze", help="freeze, extend or thaw a flaky test in flake_freeze.yaml (humans only)"
+        )
+    )
+    add_seeds_arguments(
+        commands.add_parser("seeds", help="list the seeds.jsonl counterexamples, or retire one")
+    )
+
     demo_parser = commands.add_parser(
         "demo", help="run the gate on the embedded example monorepo with sample agent patches"
     )
@@ -119,6 +129,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "lock": cmd_lock,
     "demo": cmd_demo,
     "select": cmd_select,
+    "freeze": cmd_freeze,
+    "seeds": cmd_seeds,
 }
 
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import datetime
+import os
 from pathlib import Path
 
-from oracle_gate.errors import ConfigError, GitError
+from oracle_gate.errors import ConfigError, GitError, RefusedError
 from oracle_gate.repo.git import git
 
-__all__ = ["repo_root", "today"]
+__all__ = ["refuse_unless_human", "repo_root", "today"]
 
 
 def repo_root(given: str | None) -> Path:
@@ -30,3 +31,21 @@ def today(value: str | None) -> datetime.date:
         return datetime.date.fromisoformat(value)
     except ValueError as error:
         raise ConfigError(f"--today must be a YYYY-MM-DD date, found {value!r}") from error
+
+
+def refuse_unless_human(command: str) -> None:
+    """Refuse a command that moves the oracle where CI is set or for an agent.
+
+    This is a guard rail, not the defence: an agent could edit the file by hand,
+    and the gate's lanes judge every such edit in the patch anyway.
+
+    Raises:
+        RefusedError: ``CI`` is set, or ``ORACLE_GATE_ROLE=agent``.
+    """
+    if os.environ.get("CI"):
+        raise RefusedError(f"{command} is refused where CI is set: the oracle is moved by humans")
+    if os.environ.get("ORACLE_GATE_ROLE") == "agent":
+        raise RefusedError(
+            f"{command} is refused for ORACLE_GATE_ROLE=agent: "
+            "the oracle is not the agent's to move"
+        )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -14,8 +13,8 @@ from oracle_gate.cli.bazel_gate import (
     row_cases,
     write_junit,
 )
-from oracle_gate.cli.common import repo_root
-from oracle_gate.errors import ConfigError, GateError, RefusedError
+from oracle_gate.cli.common import refuse_unless_human, repo_root
+from oracle_gate.errors import ConfigError, GateError
 from oracle_gate.formats.junit import Case
 from oracle_gate.graph import PackageGraph, load_packages
 from oracle_gate.locks import LockStatus, lock_statuses, write_locks
@@ -31,16 +30,6 @@ def _lock_targets(
     if not names:
         return [graph.packages[path] for path in sorted(graph.packages)]
     return [graph.resolve(package_dir(repo, name, against)) for name in names]
-
-
-def _refuse_write() -> None:
-    if os.environ.get("CI"):
-        raise RefusedError("lock --write is refused where CI is set: locks are written by humans")
-    if os.environ.get("ORACLE_GATE_ROLE") == "agent":
-        raise RefusedError(
-            "lock --write is refused for ORACLE_GATE_ROLE=agent: "
-            "the oracle is not the agent's to move"
-        )
 
 
 def lock_cases(
@@ -81,7 +70,7 @@ def lock_cases(
 
 def cmd_lock(args: argparse.Namespace) -> int:
     if args.write:
-        _refuse_write()
+        refuse_unless_human("lock --write")
         if args.junit:
             raise ConfigError("--junit reports a verification; it cannot be used with --write")
     try:

@@ -10,8 +10,9 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from pathlib import Path
 
-__all__ = ["NOT_REGULAR", "NotRegularFileError", "open_regular"]
+__all__ = ["NOT_REGULAR", "NotRegularFileError", "open_regular", "replace_file"]
 
 # The native core's wording (``CoreError::NotRegular`` in rust/src/error.rs).
 NOT_REGULAR = "not a regular file (a FIFO, socket or device)"
@@ -49,3 +50,11 @@ def open_regular(path: str | os.PathLike[str]) -> tuple[int, os.stat_result]:
         os.close(descriptor)
         raise
     return descriptor, info
+
+
+def replace_file(target: Path, content: bytes) -> None:
+    """Write ``content`` to ``target`` atomically: a temporary file renamed into place,
+    so a reader (or a crash) never sees half a lock or ledger."""
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    temporary.write_bytes(content)
+    os.replace(temporary, target)
