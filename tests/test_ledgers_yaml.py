@@ -13,7 +13,7 @@ FREEZE = b"""\
 frozen:
   - nodeid: tests/test_a.py::test_a
     expires: 2030-01-15
-    ticket: {id: 7, links: [{url: x}]}
+    reason: {id: 7, links: [{url: x}]}
 budget: 1
 """
 ASSUMPTIONS = b"""\
@@ -30,7 +30,7 @@ def test_freeze_entry_with_nested_data_moved_down_a_line_compares_equal() -> Non
     after = parse_freeze(b"# a comment\n" + FREEZE, "p/flake_freeze.yaml").entries[0]
     assert after.line == before.line + 1
     assert after.data == before.data
-    assert before.data["ticket"] == {"id": 7, "links": [{"url": "x"}]}
+    assert before.data["reason"] == {"id": 7, "links": [{"url": "x"}]}
 
 
 def test_assumption_with_nested_data_moved_down_a_line_compares_equal() -> None:

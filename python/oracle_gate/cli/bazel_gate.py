@@ -16,6 +16,7 @@ from oracle_gate.config.ledgers import (
     ASSUMPTIONS_FILE,
     FREEZE_FILE,
     SEEDS_FILE,
+    check_seed_refs,
     parse_assumptions,
     parse_freeze,
     parse_seeds,
@@ -24,7 +25,7 @@ from oracle_gate.config.matrix import parse_matrix
 from oracle_gate.errors import ConfigError, GateError
 from oracle_gate.formats.junit import Case, render_suite
 from oracle_gate.graph import PackageGraph
-from oracle_gate.model import Package, Verdict
+from oracle_gate.model import Matrix, Package, Verdict
 from oracle_gate.repo.trees import WorkTree
 from oracle_gate.runtime.judge import RowEnv, judge_rows
 
@@ -71,19 +72,24 @@ def manifest_package(
     return PackageGraph({directory: package}), [package]
 
 
+def _seeds_of(matrix: Matrix) -> Callable[[bytes, str], None]:
+    """Parse seeds.jsonl and check that each seed names a row and property of ``matrix``."""
+    return lambda text, path: check_seed_refs(parse_seeds(text, path), [matrix], path)
+
+
 def ledger_cases(
     tree: WorkTree, packages: list[Package], label: str | None
 ) -> tuple[list[tuple[str, str]], list[Case]]:
     """Printed lines and JUnit cases for each ledger the packages hold: does it parse?"""
-    parsers: tuple[tuple[str, Callable[[bytes, str], object]], ...] = (
-        (SEEDS_FILE, parse_seeds),
-        (FREEZE_FILE, parse_freeze),
-        (ASSUMPTIONS_FILE, parse_assumptions),
-    )
     lines: list[tuple[str, str]] = []
     cases: list[Case] = []
     for package in packages:
         classname = label or package.path or "."
+        parsers: tuple[tuple[str, Callable[[bytes, str], object]], ...] = (
+            (SEEDS_FILE, _seeds_of(package.matrix)),
+            (FREEZE_FILE, parse_freeze),
+            (ASSUMPTIONS_FILE, parse_assumptions),
+        )
         for name, parse in parsers:
             path = package.join(name)
             if not (tree.root / path).is_file():

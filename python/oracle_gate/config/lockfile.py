@@ -8,9 +8,11 @@ sorted keys. It never records which backend wrote it.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from enum import Enum
 
+from oracle_gate.config.documents import load_json
 from oracle_gate.errors import LockError
 
 __all__ = [
@@ -26,6 +28,7 @@ __all__ = [
 LOCK_FILE = "oracle_gate.lock"
 LOCK_VERSION = 1
 _SECTIONS = ("fixtures", "surface")
+_DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
 @dataclass(frozen=True)
@@ -57,38 +60,64 @@ def render_lock(lock: Lock) -> bytes:
     return (json.dumps(document, sort_keys=True, indent=2) + "\n").encode()
 
 
-def _digest_map(document: dict[str, object], section: str, path: str) -> dict[str, str]:
+def _digest_map(document: dict[str, object], section: str, text: str, path: str) -> dict[str, str]:
     value = document.get(section, {})
-    if not isinstance(value, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
-    ):
-        raise LockError(f"'{section}' must map keys to digest strings", path)
+    if not isinstance(value, dict):
+        raise LockError(
+            f"'{section}' must map keys to digests, found {type(value).__name__}",
+            path,
+            _line_of(text, json.dumps(section)),
+        )
+    for key, digest in value.items():
+        if not isinstance(digest, str) or _DIGEST.fullmatch(digest) is None:
+            raise LockError(
+                f"'{section}' entry {key!r} has digest {digest!r}; expected 64 lowercase hex "
+                "digits (BLAKE3)",
+                path,
+                _line_of(text, json.dumps(key)),
+            )
     return dict(value)
+
+
+def _line_of(text: str, needle: str) -> int | None:
+    """The 1-based line of the first ``needle`` in ``text``, if it is there."""
+    found = text.find(needle)
+    return text.count("\n", 0, found) + 1 if found >= 0 else None
 
 
 def parse_lock(text: bytes, path: str) -> Lock:
     """Parse a lockfile.
 
     Raises:
-        LockError: not valid JSON (with the 1-based line), or not the lock schema.
+        LockError: not UTF-8, not valid JSON, a key twice in one object, over
+            the size or depth limit, or not the lock schema (version 1,
+            fixtures, surface, digests of 64 lowercase hex digits); with the
+            1-based line where it is known. A malformed lock is never drift.
     """
     try:
-        document = json.loads(text.decode("utf-8"))
+        decoded = text.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise LockError("is not valid UTF-8", path) from error
-    except json.JSONDecodeError as error:
-        raise LockError(f"is not valid JSON: {error.msg}", path, error.lineno) from error
+        raise LockError("is not valid UTF-8", path, text.count(b"\n", 0, error.start) + 1) from None
+    document = load_json(decoded, path, 1, LockError)
     if not isinstance(document, dict):
-        raise LockError("must be a JSON object with 'version', 'fixtures' and 'surface'", path)
-    if document.get("version") != LOCK_VERSION:
-        found = document.get("version")
-        raise LockError(f"lock version {found!r} is not supported; expected {LOCK_VERSION}", path)
+        raise LockError("must be a JSON object with 'version', 'fixtures' and 'surface'", path, 1)
     unknown = sorted(set(document) - {"version", *_SECTIONS})
     if unknown:
-        raise LockError(f"unknown key {unknown[0]!r}; expected version, fixtures, surface", path)
+        raise LockError(
+            f"unknown key {unknown[0]!r}; expected version, fixtures, surface",
+            path,
+            _line_of(decoded, json.dumps(unknown[0])),
+        )
+    found = document.get("version")
+    if type(found) is not int or found != LOCK_VERSION:
+        raise LockError(
+            f"lock version {found!r} is not supported; expected {LOCK_VERSION}",
+            path,
+            _line_of(decoded, '"version"') or 1,
+        )
     return Lock(
-        fixtures=_digest_map(document, "fixtures", path),
-        surface=_digest_map(document, "surface", path),
+        fixtures=_digest_map(document, "fixtures", decoded, path),
+        surface=_digest_map(document, "surface", decoded, path),
     )
 
 

@@ -13,11 +13,12 @@ import yaml
 from oracle_gate.bazel.buildfile import BuildFile, Call, Glob, Unknown, Value
 from oracle_gate.bazel.glob import evaluate_glob
 from oracle_gate.bazel.labels import parse_label
+from oracle_gate.config.documents import NodeReader, compose_yaml, kind_of
 from oracle_gate.errors import ConfigError, GateError
 from oracle_gate.globs import validate_glob
 from oracle_gate.model import Budget, Matrix, Row
 
-__all__ = ["MATRIX_FILE", "gate_matrix", "load_yaml", "parse_matrix"]
+__all__ = ["MATRIX_FILE", "gate_matrix", "parse_matrix"]
 
 MATRIX_FILE = "invariants.yaml"
 SUPPORTED_VERSION = 1
@@ -40,12 +41,12 @@ V = TypeVar("V")
 # (its file, and the line it knows for the offending part).
 
 
-def _check_row_id(row_id: str, fail: Callable[[str], ConfigError]) -> None:
+def _check_row_id(row_id: str, fail: Callable[[str], GateError]) -> None:
     if _ROW_ID.fullmatch(row_id) is None:
         raise fail(f"row id {row_id!r} may only hold letters, digits, _ . -")
 
 
-def _check_globs(globs: tuple[str, ...], row_id: str, fail: Callable[[str], ConfigError]) -> None:
+def _check_globs(globs: tuple[str, ...], row_id: str, fail: Callable[[str], GateError]) -> None:
     if not globs:
         raise fail(f"row '{row_id}' has no globs; every row needs at least one")
 
@@ -61,7 +62,7 @@ class _Found:
 
 
 def _budget(
-    values: Mapping[str, object], row_id: str, fail: Callable[[str, str], ConfigError]
+    values: Mapping[str, object], row_id: str, fail: Callable[[str, str], GateError]
 ) -> Budget:
     """The Budget from a row's given budget fields (a missing field keeps its default).
 
@@ -86,7 +87,7 @@ def _budget(
 
 
 def _unique_rows(
-    items: Iterable[V], read: Callable[[V], Row], fail: Callable[[V, str], ConfigError]
+    items: Iterable[V], read: Callable[[V], Row], fail: Callable[[V, str], GateError]
 ) -> tuple[Row, ...]:
     """``read`` of each item, in order; a repeated row id is ``fail`` at the repeat."""
     rows: list[Row] = []
@@ -103,88 +104,6 @@ def _unique_rows(
 # --- invariants.yaml ---------------------------------------------------------------------
 
 
-def load_yaml(text: bytes, path: str, load: Callable[[str], T], error: type[GateError]) -> T:
-    """``load`` of ``text`` decoded as UTF-8 (the matrix and the YAML ledgers).
-
-    Raises:
-        error: ``text`` is not UTF-8, or ``load`` finds it invalid YAML; the
-            error names ``path`` and, when YAML knows it, the 1-based line.
-    """
-    try:
-        return load(text.decode("utf-8"))
-    except UnicodeDecodeError as caught:
-        raise error("is not valid UTF-8", path) from caught
-    except yaml.YAMLError as caught:
-        mark = getattr(caught, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        problem = getattr(caught, "problem", None) or caught
-        raise error(f"invalid YAML: {problem}", path, line) from caught
-
-
-class _Reader:
-    """Validates YAML nodes, raising ConfigError at the node's 1-based line."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-
-    def fail(self, node: yaml.Node, message: str) -> ConfigError:
-        return ConfigError(message, self.path, node.start_mark.line + 1)
-
-    def mapping(self, node: yaml.Node, what: str, allowed: frozenset[str]) -> dict[str, yaml.Node]:
-        if not isinstance(node, yaml.MappingNode):
-            raise self.fail(node, f"{what} must be a mapping, found {_kind(node)}")
-        result: dict[str, yaml.Node] = {}
-        for key_node, value_node in node.value:
-            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
-            if not isinstance(key, str) or key not in allowed:
-                expected = ", ".join(sorted(allowed))
-                raise self.fail(
-                    key_node, f"unknown key {key!r} in {what}; expected one of {expected}"
-                )
-            if key in result:
-                raise self.fail(key_node, f"key {key!r} appears twice in {what}")
-            result[key] = value_node
-        return result
-
-    def string(self, node: yaml.Node, what: str) -> str:
-        if not isinstance(node, yaml.ScalarNode) or node.tag != "tag:yaml.org,2002:str":
-            raise self.fail(node, f"{what} must be a string, found {_kind(node)}")
-        return str(node.value)
-
-    def number(self, node: yaml.Node, what: str, convert: Callable[[str], T]) -> T:
-        tags = {"tag:yaml.org,2002:int", "tag:yaml.org,2002:float"}
-        if not isinstance(node, yaml.ScalarNode) or node.tag not in tags:
-            raise self.fail(node, f"{what} must be a number, found {_kind(node)}")
-        try:
-            return convert(node.value)
-        except ValueError as error:
-            raise self.fail(node, f"{what} must be a number, found {node.value!r}") from error
-
-    def strings(
-        self, node: yaml.Node | None, what: str, check: Callable[[str], str | None] | None = None
-    ) -> tuple[str, ...]:
-        if node is None:
-            return ()
-        if not isinstance(node, yaml.SequenceNode):
-            raise self.fail(node, f"{what} must be a list of strings, found {_kind(node)}")
-        items: list[str] = []
-        for item in node.value:
-            text = self.string(item, f"each entry of {what}")
-            problem = check(text) if check else None
-            if problem:
-                raise self.fail(item, f"{what} entry {text!r} {problem}")
-            items.append(text)
-        return tuple(items)
-
-
-def _kind(node: yaml.Node) -> str:
-    if isinstance(node, yaml.MappingNode):
-        return "a mapping"
-    if isinstance(node, yaml.SequenceNode):
-        return "a list"
-    return f"{node.value!r}"
-
-
 def _oracle_ref(text: str) -> str | None:
     if _ORACLE_REF.fullmatch(text) is None:
         return "is not of the form 'file.py:NAME'"
@@ -199,10 +118,10 @@ def _yaml_number(node: yaml.Node) -> object:
             return convert[node.tag](node.value)
         except ValueError:
             pass
-    return _Found(_kind(node))
+    return _Found(kind_of(node))
 
 
-def _yaml_budget(reader: _Reader, node: yaml.Node | None, row_id: str) -> Budget:
+def _yaml_budget(reader: NodeReader, node: yaml.Node | None, row_id: str) -> Budget:
     if node is None:
         return Budget()
     fields = reader.mapping(node, f"budget of row '{row_id}'", _BUDGET_KEYS)
@@ -210,7 +129,7 @@ def _yaml_budget(reader: _Reader, node: yaml.Node | None, row_id: str) -> Budget
     return _budget(values, row_id, lambda key, message: reader.fail(fields[key], message))
 
 
-def _row(reader: _Reader, node: yaml.Node) -> Row:
+def _row(reader: NodeReader, node: yaml.Node) -> Row:
     fields = reader.mapping(node, "a row", _ROW_KEYS)
     if "id" not in fields:
         raise reader.fail(node, "row has no id; every row needs a unique id")
@@ -240,10 +159,8 @@ def parse_matrix(text: bytes, path: str) -> Matrix:
         ConfigError: the file is not valid YAML or breaks the schema; the error
             names the file and the 1-based line.
     """
-    reader = _Reader(path)
-    root = load_yaml(
-        text, path, lambda source: yaml.compose(source, Loader=yaml.SafeLoader), ConfigError
-    )
+    reader = NodeReader(path, ConfigError)
+    root = compose_yaml(text, path, ConfigError)
     if root is None:
         raise ConfigError("is empty; expected a mapping with 'version' and 'rows'", path, 1)
     fields = reader.mapping(root, "the matrix", _TOP_KEYS)
@@ -258,7 +175,7 @@ def parse_matrix(text: bytes, path: str) -> Matrix:
     rows: tuple[Row, ...] = ()
     if rows_node is not None:
         if not isinstance(rows_node, yaml.SequenceNode):
-            raise reader.fail(rows_node, f"rows must be a list, found {_kind(rows_node)}")
+            raise reader.fail(rows_node, f"rows must be a list, found {kind_of(rows_node)}")
         rows = _unique_rows(rows_node.value, lambda row_node: _row(reader, row_node), reader.fail)
     return Matrix(
         version=version,

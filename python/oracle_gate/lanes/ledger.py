@@ -13,6 +13,7 @@ from oracle_gate.config.ledgers import (
     FREEZE_FILE,
     SEEDS_FILE,
     FreezeLedger,
+    check_seed_refs,
     parse_assumptions,
     parse_freeze,
     parse_seeds,
@@ -154,8 +155,10 @@ def check_packages(packages: Iterable[Package], facts: Facts) -> list[Finding]:
             findings.extend(_freeze_findings(ledger, package, facts))
         seeds_path = package.join(SEEDS_FILE)
         seeds_text = facts.head.read_optional(seeds_path)
-        if seeds_text is not None:
-            parse_seeds(seeds_text, seeds_path)  # malformed seeds are a gate error
+        if seeds_text is not None:  # malformed seeds are a gate error
+            parent = facts.parent_graph.packages.get(package.path)
+            matrices = [package.matrix, *([parent.matrix] if parent else [])]
+            check_seed_refs(parse_seeds(seeds_text, seeds_path), matrices, seeds_path)
         assumptions_path = package.join(ASSUMPTIONS_FILE)
         assumptions_text = facts.head.read_optional(assumptions_path)
         if assumptions_text is None:
