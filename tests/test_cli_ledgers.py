@@ -103,7 +103,7 @@ def test_freeze_add_twice_past_expiry_or_over_budget_is_refused(
         repo, "add", f"{PKG}/tests/test_merge.py::test_recorded_cases", "--reason", "r",
         "--owner", "o", "--expires", "2026-12-31", *TODAY_ARG,
     )  # fmt: skip
-    assert f"{FREEZE}:1: 1 entries already fill the budget of 1" in err
+    assert f"{FREEZE}:7: 1 entries already fill the budget of 1" in err  # the budget line
     assert repo.read(FREEZE) == written.replace("budget: 2", "budget: 1")
 
 
