@@ -83,7 +83,8 @@ def test_labels_in_a_nested_workspace_resolve_against_its_root(repo: GitRepo) ->
     graph = _graph(
         repo,
         {
-            "WORKSPACE": "",
+            # A nested workspace is a repository of its own when the root says so.
+            "WORKSPACE": 'local_repository(name = "ws", path = "e2e/ws")\n',
             "b/BUILD": _lib(),
             "e2e/ws/MODULE.bazel": "",
             "e2e/ws/a/BUILD": LOAD + _lib("//b") + GATE,
@@ -94,6 +95,48 @@ def test_labels_in_a_nested_workspace_resolve_against_its_root(repo: GitRepo) ->
     assert graph.dependents(["b"]) == set()
     # `bazel test` at the root cannot name a nested workspace's target.
     assert graph.packages["e2e/ws/a"].target is None
+
+
+def test_a_nested_workspace_the_root_does_not_declare_is_part_of_the_main_repository(
+    repo: GitRepo,
+) -> None:
+    """Bazel reads a nested WORKSPACE file only as the root of a declared repository."""
+    graph = _graph(
+        repo,
+        {
+            "WORKSPACE": 'local_repository(name = "other", path = "third_party/other")\n',
+            "b/BUILD": _lib(),
+            "e2e/ws/WORKSPACE": "",
+            "e2e/ws/a/BUILD": LOAD + _lib("//b") + GATE,
+            "e2e/ws/b/BUILD": _lib(),
+            "third_party/other/WORKSPACE": "",
+            "third_party/other/x/BUILD": _lib("//b"),
+        },
+    )
+    assert graph.dependents(["b"]) == {"e2e/ws/a"}
+    assert graph.dependents(["e2e/ws/b"]) == set()
+    assert graph.packages["e2e/ws/a"].target == "//e2e/ws/a:oracle_gate"
+    assert graph.dependents(["third_party/other/b"]) == {"third_party/other/x"}
+
+
+def test_the_main_repositorys_own_name_resolves_to_itself(repo: GitRepo) -> None:
+    """``@<workspace name>//pkg`` is the main repository, under WORKSPACE and MODULE.bazel."""
+    for marker, declaration in (
+        ("WORKSPACE", 'workspace(name = "mono")\n'),
+        ("MODULE.bazel", 'module(name = "mono", version = "1")\n'),
+    ):
+        graph = _graph(
+            repo,
+            {
+                marker: declaration,
+                "a/BUILD": _lib("@mono//b:lib", "@other//c:lib"),
+                "b/BUILD": _lib(),
+                "c/BUILD": _lib(),
+            },
+        )
+        assert graph.dependents(["b"]) == {"a"}, marker
+        assert graph.dependents(["c"]) == set(), marker  # @other is another repository
+        repo.remove(marker)
 
 
 def test_bazelignore_hides_packages_as_bazel_does(repo: GitRepo) -> None:

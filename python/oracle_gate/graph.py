@@ -12,9 +12,11 @@ networkx stays inside this module; everything else asks ``PackageGraph``.
 
 from __future__ import annotations
 
+import bisect
 import copy
 import dataclasses
 import functools
+import itertools
 import logging
 import posixpath
 from collections import deque
@@ -23,7 +25,15 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
-from oracle_gate.bazel.buildfile import BuildFile, blob_id, parse_build_cached
+from oracle_gate.bazel.buildfile import (
+    BuildFile,
+    Call,
+    Dep,
+    blob_id,
+    parse_build,
+    parse_build_cached,
+)
+from oracle_gate.bazel.bzl import BzlFile, scan_bzl
 from oracle_gate.bazel.glob import package_files
 from oracle_gate.bazel.labels import BUILD_NAMES, WORKSPACE_MARKERS, parse_label
 from oracle_gate.bazel.query import BAZEL_TIMEOUT_SECONDS, Edge, bazel_query_edges, bazel_workspace
@@ -84,6 +94,9 @@ class _Scan:
     # A BUILD file or matrix that is a symlink: its content can change with no
     # diff entry of its own, so a head graph may not be derived from this one.
     linked: bool = False
+    # Where edges over-approximate what the reader could not evaluate:
+    # (the BUILD or .bzl file, why), for the report.
+    approximate: set[tuple[str, str]] = field(default_factory=set)
 
 
 def _read(tree: Tree, paths: list[str]) -> dict[str, bytes]:
@@ -117,10 +130,54 @@ def _bazel_ignored(tree: Tree, files: tuple[str, ...]) -> tuple[str, ...]:
     )
 
 
+@dataclass(frozen=True)
+class _Repositories:
+    """Where Bazel repositories start in the tree, and the names each calls itself."""
+
+    roots: frozenset[str]
+    names: Mapping[str, frozenset[str]]  # root -> its own names (``workspace(name = ...)``)
+
+
+def _repositories(tree: Tree, markers: Mapping[str, list[str]]) -> _Repositories:
+    """The root repository, and each directory the root declares a separate repository.
+
+    As for Bazel, a nested directory with a ``WORKSPACE`` (or ``MODULE.bazel``)
+    is a repository of its own only when the root names it in
+    ``local_repository(path = ...)`` or ``local_path_override(path = ...)``
+    (a ``.bazelignore``d one holds no package at all); otherwise its BUILD files
+    are packages of the main repository like any other.
+    """
+    local: set[str] = set()
+    names: dict[str, frozenset[str]] = {}
+    for root in sorted(markers):
+        own: set[str] = set()
+        for path in markers[root]:
+            for call in parse_build(tree.read(path), path).calls:
+                own |= _strings(call, _NAME_KEYS.get(call.function, ()))
+                if root == "" and call.function in _LOCAL_REPOSITORY_CALLS:
+                    local |= {posixpath.normpath(p) for p in _strings(call, ("path",))}
+        names[root] = frozenset(own)
+    roots = frozenset({""} | {root for root in markers if root in local})
+    return _Repositories(roots=roots, names={root: names.get(root, frozenset()) for root in roots})
+
+
+# Calls of WORKSPACE and MODULE.bazel files that name their own repository.
+_NAME_KEYS = {"workspace": ("name",), "module": ("name", "repo_name")}
+
+
+_LOCAL_REPOSITORY_CALLS = frozenset(
+    {"local_repository", "new_local_repository", "local_path_override"}
+)
+
+
+def _strings(call: Call, keys: Iterable[str]) -> set[str]:
+    return {value for key in keys if isinstance(value := call.get(key), str) and value}
+
+
 def _scan(tree: Tree) -> _Scan:
     files = tree.files()
     builds: dict[str, str] = {}
-    roots = {""}
+    markers: dict[str, list[str]] = {}
     matrix_files: list[str] = []
     ignored = _bazel_ignored(tree, files)
     for path in files:
@@ -132,7 +189,7 @@ def _scan(tree: Tree) -> _Scan:
             if name == BUILD_NAMES[0] or directory not in builds:
                 builds[directory] = path
         elif name in WORKSPACE_MARKERS:
-            roots.add(directory)
+            markers.setdefault(directory, []).append(path)
         elif name == MATRIX_FILE:
             matrix_files.append(path)
     blob_ids = (
@@ -145,23 +202,32 @@ def _scan(tree: Tree) -> _Scan:
         linked,
     )
     scan = _Scan(nodes=set(builds), linked=bool(linked))
+    repositories = _repositories(tree, markers)
     build_dirs = frozenset(builds)
     sorted_dirs = sorted(build_dirs)
     for directory, path in builds.items():
-        workspace = _enclosing(directory, roots) or ""  # roots holds ""
+        workspace = _enclosing(directory, repositories.roots) or ""  # roots holds ""
         package = directory[len(workspace) + 1 :] if workspace else directory
         scan.workspace_of[directory] = workspace
         build = parsed[path]
-        for dep in build.deps:
-            target = _join(workspace, dep.package)
-            if target != directory:
-                scan.edges.append((directory, target, f"{path}:{dep.line} names {dep.label}"))
-        _add_loads(scan, build, directory, package, workspace)
+        own_names = repositories.names[workspace]
+        for dep in (*build.deps, *build.named_repo_deps):
+            if dep.repo and dep.repo not in own_names:
+                continue  # another repository
+            why = f"{path}:{dep.line} names {dep.label}"
+            if dep.prefix:
+                why += f", a computed label: every package under //{dep.package}"
+                scan.approximate.add((path, why))
+            for target in _label_targets(dep, workspace, sorted_dirs):
+                if target != directory:
+                    scan.edges.append((directory, target, why))
+        _add_loads(scan, build, directory, package, workspace, own_names)
         if build.gates:
             owned = tuple(package_files(files, directory, build_dirs, sorted_dirs))
             source = _GateSource(build, path, package, workspace, blob_ids.get(path) or "", owned)
             scan.gates[directory] = source
             scan.packages[directory] = source.package_object(directory)
+    _add_bzl_labels(scan, tree, files, repositories, sorted_dirs)
     contents = _read(tree, matrix_files)
     scan.linked |= isinstance(tree, GitTree) and any(
         blob_id(contents[path]) != tree.blob_id(path) for path in matrix_files
@@ -179,20 +245,128 @@ def _scan(tree: Tree) -> _Scan:
     return scan
 
 
+def _add_bzl_labels(
+    scan: _Scan,
+    tree: Tree,
+    files: tuple[str, ...],
+    repositories: _Repositories,
+    sorted_dirs: list[str],
+) -> None:
+    """Every package that loads a ``.bzl`` file, directly or through others, depends on
+    every label that file names (``bazel/bzl.py`` says why), and is one of its loaders."""
+    present = {path for path in files if path.endswith(".bzl")}
+    scanned: dict[str, BzlFile] = {}
+    loads: dict[str, set[str]] = {}  # .bzl -> the .bzl files it loads
+    pending = sorted(path for path in scan.loads if path in present)
+    while pending:
+        contents = _read(tree, pending)
+        found: set[str] = set()
+        for path in pending:
+            scanned[path] = bzl = scan_bzl(contents[path])
+            workspace = _enclosing(posixpath.dirname(path), repositories.roots) or ""
+            package = _bzl_package(path, workspace, sorted_dirs)
+            for text in bzl.loads:
+                relative_to = "" if text.startswith(("//", "@")) else package
+                loaded = _loaded_file(text, relative_to, repositories.names[workspace])
+                if loaded is not None:
+                    loads.setdefault(path, set()).add(_join(workspace, loaded))
+            found |= loads.get(path, set())
+        pending = sorted((found & present) - set(scanned))
+    for start in sorted(set(scan.loads) & present):
+        loaders = scan.loads[start]
+        for path in _reachable(start, loads):
+            if path != start:
+                scan.loads.setdefault(path, set()).update(loaders)
+    for path in sorted(scanned):
+        _bzl_edges(scan, path, scanned[path], repositories, sorted_dirs)
+
+
+def _reachable(start: str, loads: Mapping[str, set[str]]) -> set[str]:
+    seen = {start}
+    stack = [start]
+    while stack:
+        for path in loads.get(stack.pop(), ()):
+            if path not in seen:
+                seen.add(path)
+                stack.append(path)
+    return seen
+
+
+def _bzl_package(path: str, workspace: str, sorted_dirs: list[str]) -> str:
+    """The workspace-relative package holding the ``.bzl`` file at ``path``."""
+    directory = _enclosing(posixpath.dirname(path), frozenset(sorted_dirs)) or workspace
+    return directory[len(workspace) + 1 :] if workspace else directory
+
+
+def _bzl_edges(
+    scan: _Scan, path: str, bzl: BzlFile, repositories: _Repositories, sorted_dirs: list[str]
+) -> None:
+    workspace = _enclosing(posixpath.dirname(path), repositories.roots) or ""
+    own_names = repositories.names[workspace]
+    deps = [
+        Dep(ref.package, text, 0, ref.repo, ref.prefix)
+        for text, ref in bzl.labels
+        if not ref.repo or ref.repo in own_names
+    ]
+    if bzl.local:  # Label(":x"), attr.label(default = ":x"): the .bzl file's own package
+        package = _bzl_package(path, workspace, sorted_dirs)
+        deps.append(Dep(package, f"//{package}:...", 0))
+    if not deps:
+        return
+    loaders = sorted(scan.loads.get(path, ()))
+    scan.approximate.add(
+        (
+            path,
+            f"{path} is loaded by {len(loaders)} BUILD file(s), which are taken to depend on "
+            "every label it names",
+        )
+    )
+    for dep in deps:
+        why = f"over-approximation: {path} names {dep.label}"
+        for target in _label_targets(dep, workspace, sorted_dirs):
+            scan.edges.extend((loader, target, why) for loader in loaders if loader != target)
+
+
+def _label_targets(dep: Dep, workspace: str, sorted_dirs: list[str]) -> list[str]:
+    """The directories ``dep`` can name: one, or every package under a computed prefix."""
+    target = _join(workspace, dep.package) if dep.package else workspace
+    if not dep.prefix:
+        return [target]
+    # A bare "//" prefix under a nested workspace starts at the workspace's root.
+    start = f"{workspace}/" if workspace and not dep.package else target
+    first = bisect.bisect_left(sorted_dirs, start)
+    found = []
+    for directory in itertools.islice(sorted_dirs, first, None):
+        if not directory.startswith(start):
+            break
+        found.append(directory)
+    return found or [target.rstrip("/")]
+
+
 @functools.lru_cache(maxsize=65536)
-def _loaded_file(text: str, package: str) -> str | None:
+def _loaded_file(text: str, package: str, own_names: frozenset[str]) -> str | None:
     """The workspace-relative .bzl file a ``load()`` label names, or None (external, invalid)."""
     try:
         label = parse_label(text, package)
     except ValueError:
         return None
-    return None if label.external else posixpath.join(label.package, label.name)
+    if label.external and label.repo not in own_names:
+        return None
+    return posixpath.join(label.package, label.name)
 
 
-def _add_loads(scan: _Scan, build: BuildFile, directory: str, package: str, workspace: str) -> None:
+def _add_loads(
+    scan: _Scan,
+    build: BuildFile,
+    directory: str,
+    package: str,
+    workspace: str,
+    own_names: frozenset[str],
+) -> None:
     for text, _symbols in build.loads:
         # An absolute label means the same file from every package: one cache entry.
-        loaded = _loaded_file(text, "" if text.startswith(("//", "@")) else package)
+        relative_to = "" if text.startswith(("//", "@")) else package
+        loaded = _loaded_file(text, relative_to, own_names)
         if loaded is not None:
             scan.loads.setdefault(_join(workspace, loaded), set()).add(directory)
 
@@ -246,11 +420,16 @@ def load_graph(
         raise ConfigError(f"unknown graph {mode!r}; expected one of {', '.join(GRAPH_MODES)}")
     scan = _scan(tree)
     edges = scan.edges
+    approximate = scan.approximate
     if mode == "bazel":
         workspace = bazel_workspace(tree)
         # Bazel answers for the root workspace; nested workspaces keep static edges.
         edges = [edge for edge in edges if scan.workspace_of.get(edge[0])]
         edges += bazel_query_edges(workspace, timeout)
+        nested = {root for root in scan.workspace_of.values() if root}
+        approximate = {
+            (path, why) for path, why in approximate if _enclosing(posixpath.dirname(path), nested)
+        }
     return PackageGraph(
         scan.packages,
         nodes=scan.nodes,
@@ -259,6 +438,7 @@ def load_graph(
         derivable=mode == "static" and isinstance(tree, GitTree) and not scan.linked,
         gate_sources=scan.gates,
         bazel_packages=scan.workspace_of,
+        approximate=tuple(why for _, why in sorted(approximate)),
     )
 
 
@@ -323,8 +503,11 @@ class PackageGraph:
         derivable: bool = False,
         gate_sources: Mapping[str, _GateSource] | None = None,
         bazel_packages: Iterable[str] = (),
+        approximate: tuple[str, ...] = (),
     ) -> None:
         self.packages = dict(packages)
+        # Why some edges over-approximate (a computed label, a loaded .bzl file's labels).
+        self.approximate = approximate
         # Built statically from a commit with no symlinked BUILD or matrix file:
         # ``derive_graph`` may hand this very graph to a head the diff leaves alone.
         self.derivable = derivable

@@ -76,6 +76,8 @@ class Selection:
     unmeasured: tuple[str, ...]
     # Every graph node reached, with or without a gate (Bazel packages included).
     affected: tuple[str, ...]
+    # Why the head graph over-approximates, if it does (``PackageGraph.approximate``).
+    approximate: tuple[str, ...] = ()
 
     @property
     def targets(self) -> tuple[str, ...]:
@@ -261,6 +263,7 @@ class _Selector:
             rows=tuple(self.rows[key] for key in sorted(self.rows)),
             unmeasured=tuple(sorted(self.unmeasured)),
             affected=tuple(sorted(affected)),
+            approximate=self.head.approximate,
         )
 
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
-from oracle_gate.bazel.labels import PSEUDO_LABELS, main_repo_package
+from oracle_gate.bazel.labels import label_ref
 from oracle_gate.errors import ConfigError
 
 __all__ = [
@@ -41,9 +41,7 @@ GATE_FUNCTION = "oracle_gate"
 INVARIANT_FUNCTION = "invariant"
 
 # Attributes whose strings are not dependencies (bazel query does not follow them).
-_NOT_DEPS = frozenset(
-    {"name", "visibility", "default_visibility", "tags", "licenses", "features", "testonly"}
-)
+_NOT_DEPS = frozenset({"name", "visibility", "default_visibility", "tags", "licenses"})
 # Calls whose arguments never name dependencies.
 _NOT_RULES = frozenset(
     {"load", "package", "package_group", "licenses", "workspace", "exports_files_visibility"}
@@ -229,9 +227,14 @@ def _function_name(node: ast.expr) -> str | None:
 class Dep:
     """An absolute label in a BUILD file: a dependency on another package."""
 
-    package: str  # workspace-relative package of the label
+    package: str  # workspace-relative package of the label (a prefix when ``prefix``)
     label: str  # as written
     line: int
+    # The repository as written: "" is the main one; the graph resolves the main
+    # repository's own name (``@<workspace name>//pkg``), which a BUILD file cannot know.
+    repo: str = ""
+    # A computed label's literal part (``"//libs/%s" % n``): any package under ``package``.
+    prefix: bool = False
 
 
 @dataclass(frozen=True)
@@ -246,6 +249,8 @@ class BuildFile:
     # The oracle_gate(...) calls (one is allowed; matrix.py says so if there are more).
     gates: tuple[Call, ...] = ()
     invariant_names: frozenset[str] = field(default_factory=lambda: frozenset({"invariant"}))
+    # Labels of a named repository (``@name//pkg``): the main one when it is its own name.
+    named_repo_deps: tuple[Dep, ...] = ()
 
 
 def _loads(call: ast.Call) -> tuple[str, tuple[tuple[str, str], ...]] | None:
@@ -347,11 +352,11 @@ def parse_build(text: bytes, path: str) -> BuildFile:
         if isinstance(value, Call):
             calls.append(value)
         for string, line in _dep_strings(value):
-            if not string.startswith(("//", "@")) or string in deps or string in PSEUDO_LABELS:
+            if not string.startswith(("//", "@")) or string in deps:
                 continue
-            package = main_repo_package(string)
-            if package is not None:
-                deps[string] = Dep(package=package, label=string, line=line)
+            ref = label_ref(string)
+            if ref is not None:
+                deps[string] = Dep(ref.package, string, line, ref.repo, ref.prefix)
     gate_names = {GATE_FUNCTION}
     invariant_names = {INVARIANT_FUNCTION}
     for _, symbols in loads:
@@ -364,7 +369,8 @@ def parse_build(text: bytes, path: str) -> BuildFile:
     return BuildFile(
         calls=tuple(calls),
         loads=tuple(loads),
-        deps=tuple(deps[key] for key in sorted(deps)),
+        deps=tuple(deps[key] for key in sorted(deps) if not deps[key].repo),
+        named_repo_deps=tuple(deps[key] for key in sorted(deps) if deps[key].repo),
         gates=tuple(gates),
         invariant_names=frozenset(invariant_names),
     )

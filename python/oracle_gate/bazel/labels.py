@@ -11,6 +11,8 @@ __all__ = [
     "PSEUDO_LABELS",
     "WORKSPACE_MARKERS",
     "Label",
+    "LabelRef",
+    "label_ref",
     "main_repo_package",
     "parse_label",
 ]
@@ -23,6 +25,8 @@ WORKSPACE_MARKERS = frozenset({"WORKSPACE", "WORKSPACE.bazel", "MODULE.bazel", "
 PSEUDO_LABELS = frozenset({"//conditions:default", "@bazel_tools//conditions:default"})
 _PACKAGE_NAME = re.compile(r"[^:\s\\]*")
 _REPO_NAME = re.compile(r"[A-Za-z0-9_.~+-]*")
+# Where a computed label's unknown part starts: a format marker ("%s", "{}").
+_FORMAT_MARKER = re.compile(r"[%{]")
 
 
 @dataclass(frozen=True, order=True)
@@ -114,3 +118,48 @@ def main_repo_package(text: str) -> str | None:
     except ValueError:
         return None
     return None if label.external else label.package
+
+
+@dataclass(frozen=True)
+class LabelRef:
+    """The package(s) a string written as an absolute label can name.
+
+    ``prefix`` is True for a piece of a computed label (``"//libs/%s" % n``,
+    ``"//libs/" + n``): it may name any package whose path starts with
+    ``package``, and the graph depends on all of them rather than miss one.
+    """
+
+    repo: str  # "" for the main repository (``//``, ``@//``, ``@@//``)
+    package: str
+    prefix: bool = False
+
+
+@functools.lru_cache(maxsize=262144)
+def label_ref(text: str) -> LabelRef | None:
+    """What an absolute label, complete or a computed label's literal part, can name.
+
+    None for strings that are no absolute label (``:name``, ``name``, prose).
+    ``//lib:`` (the name comes later) names package ``lib``; ``//libs/``,
+    ``//libs/%s`` and ``//libs/lib_{}`` name every package under that prefix.
+    """
+    if not text.startswith(("//", "@")) or text in PSEUDO_LABELS:
+        return None
+    repo, sep, rest = text.lstrip("@").partition("//")
+    if not sep or _REPO_NAME.fullmatch(repo) is None:
+        return None
+    package, colon, name = rest.partition(":")
+    marker = _FORMAT_MARKER.search(package)
+    if marker is not None:
+        return _ref(repo, package[: marker.start()], prefix=True)
+    if not colon and (not package or package.endswith("/")):
+        return _ref(repo, package, prefix=True)  # "//" + x, "//libs/" + x
+    if colon and (not name or _FORMAT_MARKER.search(name)):
+        return _ref(repo, package, prefix=False)  # "//lib:" + x, "//lib:%s" % x
+    parsed = main_repo_package("//" + rest)
+    return None if parsed is None else LabelRef(repo, parsed)
+
+
+def _ref(repo: str, package: str, prefix: bool) -> LabelRef | None:
+    if _PACKAGE_NAME.fullmatch(package) is None:
+        return None
+    return LabelRef(repo, package, prefix)

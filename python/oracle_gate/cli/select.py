@@ -45,6 +45,15 @@ def _print_selection(repo: Path, selection: Selection, explain: bool) -> None:
                 print(f"    why: {describe_chain(selected)}")
     for path in selection.unmeasured:
         print(f"unmeasured {path}: no row guards it (check rejects it)")
+    if selection.approximate:
+        # Over-approximation selects more, never less; --explain says where and why.
+        print(
+            f"the package graph is approximate in {len(selection.approximate)} place(s) "
+            "(edges assumed where BUILD files were not evaluated; --explain lists them)"
+        )
+        if explain:
+            for place in selection.approximate:
+                print(f"    approximate: {place}")
 
 
 def cmd_select(args: argparse.Namespace) -> int:

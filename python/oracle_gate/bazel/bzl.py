@@ -1,0 +1,55 @@
+"""What the static reader knows of ``.bzl`` files: the labels they name, and what they load.
+
+The static reader (``buildfile.py``) never runs a macro, so a dependency a
+loaded macro adds (``deps = deps + ["//helpers"]``), a loaded constant
+(``deps = COMMON_DEPS``) or a rule's private attribute default
+(``attr.label(default = "//tools:stamper")``) is invisible in the BUILD file.
+Instead, a package depends on every label its loaded ``.bzl`` files name,
+through every file they load in turn: an over-approximation, never a miss.
+String literals are found with a pattern, not a parser, so a ``.bzl`` file
+Python cannot parse is read all the same.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from oracle_gate.bazel.labels import LabelRef, label_ref
+
+__all__ = ["BzlFile", "scan_bzl"]
+
+# A Starlark string literal, single- or double-quoted, triple-quoted included
+# (a triple-quoted one is read as an empty string followed by its text).
+_STRING = re.compile(r""""((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)'""")
+_LOAD = re.compile(r"""\bload\(\s*["']([^"']+)["']""")
+
+
+@dataclass(frozen=True)
+class BzlFile:
+    """The labels one ``.bzl`` file names and the files it loads, as written."""
+
+    labels: tuple[tuple[str, LabelRef], ...]  # (as written, what it names)
+    # ``:name`` strings: ``Label(":x")`` and attribute defaults are in the file's package.
+    local: bool
+    loads: tuple[str, ...]
+
+
+def scan_bzl(text: bytes) -> BzlFile:
+    """The label-like strings and ``load()`` labels of one ``.bzl`` file's bytes."""
+    source = text.decode("utf-8", "replace")
+    labels: dict[str, LabelRef] = {}
+    local = False
+    for match in _STRING.finditer(source):
+        string = match.group(1) if match.group(1) is not None else match.group(2) or ""
+        if string.startswith(":") and len(string) > 1:
+            local = True
+            continue
+        ref = label_ref(string)
+        if ref is not None:
+            labels.setdefault(string, ref)
+    return BzlFile(
+        labels=tuple(sorted(labels.items())),
+        local=local,
+        loads=tuple(dict.fromkeys(_LOAD.findall(source))),
+    )
