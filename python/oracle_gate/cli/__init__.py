@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from oracle_gate import __version__, backend
 from oracle_gate.cli.check import cmd_check
 from oracle_gate.cli.demo import cmd_demo
+from oracle_gate.cli.explain import add_explain_arguments, cmd_explain
 from oracle_gate.cli.init import add_init_arguments, cmd_init
 from oracle_gate.cli.ledgers import add_freeze_arguments, add_seeds_arguments, cmd_freeze, cmd_seeds
 from oracle_gate.cli.lock import cmd_lock
@@ -114,6 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
             "init", "scaffold a package (invariants.yaml, property stubs, empty ledgers), or --root"
         )
     )
+    add_explain_arguments(
+        add("explain", "one path's lane, package and rows, the rule that decided it, what to do")
+    )
     add_freeze_arguments(
         commands.add_parser(
             "freeze", help="freeze, extend or thaw a flaky test in flake_freeze.yaml (humans only)"
@@ -136,6 +140,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "demo": cmd_demo,
     "select": cmd_select,
     "init": cmd_init,
+    "explain": cmd_explain,
     "freeze": cmd_freeze,
     "seeds": cmd_seeds,
 }
