@@ -32,6 +32,19 @@ class Facts:
     settings: Settings
     today: datetime.date
 
+    def read_pair(self, change: Change) -> tuple[bytes | None, bytes | None]:
+        """The changed file's bytes in the parent (at its old path) and in the head.
+
+        None on the side where it does not exist (added, deleted).
+        """
+        before = (
+            None
+            if change.kind is ChangeKind.ADDED
+            else self.parent.read_optional(change.old_path or change.path)
+        )
+        after = None if change.kind is ChangeKind.DELETED else self.head.read_optional(change.path)
+        return before, after
+
     def owners(self, path: str, package: Package | None) -> tuple[str, ...]:
         """Who must review a noted change to ``path``: the matrix's owners, then CODEOWNERS."""
         found = list(package.matrix.owners) if package else []

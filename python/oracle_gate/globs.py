@@ -10,7 +10,7 @@ import functools
 import re
 from collections.abc import Iterable
 
-__all__ = ["compile_glob", "matches_any", "validate_glob"]
+__all__ = ["compile_glob", "literal_directory", "matches_any", "validate_glob"]
 
 
 def validate_glob(pattern: str) -> str | None:
@@ -58,3 +58,18 @@ def compile_glob(pattern: str) -> re.Pattern[str]:
 def matches_any(path: str, patterns: Iterable[str]) -> bool:
     """Whether the package-relative ``path`` is selected by any of ``patterns``."""
     return any(compile_glob(pattern).fullmatch(path) for pattern in patterns)
+
+
+def literal_directory(pattern: str) -> str:
+    """The directory ``pattern`` is rooted in, before its first wildcard ("" for none).
+
+    ``tests/**/test_*.py`` -> ``tests/``; ``tests/test_a.py`` -> ``tests/``;
+    ``test_*.py`` -> ``""``.
+    """
+    segments = pattern.rstrip("/").split("/")[:-1]
+    literal: list[str] = []
+    for segment in segments:
+        if any(char in segment for char in "*?"):
+            break
+        literal.append(segment)
+    return "".join(f"{segment}/" for segment in literal)

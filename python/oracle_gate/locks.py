@@ -3,8 +3,8 @@
 The file format lives in ``config.lockfile``.
 
 A lock holds the BLAKE3 digest of every fixture file and of the canonical
-assertion surface of every test unit, keyed package-relative, as JSON with
-sorted keys. It never records which backend wrote it.
+assertion surface of every unit of the test files and test-support modules,
+keyed package-relative, as JSON with sorted keys. It never records which backend wrote it.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from oracle_gate.config.lockfile import (
     parse_lock,
     render_lock,
 )
+from oracle_gate.errors import SurfaceError
 from oracle_gate.globs import matches_any
 from oracle_gate.graph import PackageGraph, load_packages
 from oracle_gate.model import Package
@@ -37,6 +38,7 @@ __all__ = [
     "fixture_paths",
     "lock_statuses",
     "relock",
+    "support_paths",
     "test_paths",
     "write_locks",
 ]
@@ -60,6 +62,38 @@ def fixture_paths(files: list[str], package: Package) -> list[str]:
 def test_paths(files: list[str], package: Package) -> list[str]:
     """The package-relative test files whose assertion surface is locked."""
     return sorted(path for path in files if matches_any(path, package.matrix.tests))
+
+
+def support_paths(files: list[str], package: Package) -> list[str]:
+    """The package-relative test-support modules locked like tests (helpers, ``__init__.py``,
+    ``conftest.py``): Python files in the test folders that are not tests, fixtures or oracle code.
+    """
+    matrix = package.matrix
+    oracle = {module for row in matrix.rows for module in row.oracle_modules}
+    fixtures = set(fixture_paths(files, package))
+    return sorted(
+        path
+        for path in files
+        if path.endswith(".py")
+        and matrix.is_test_support(path)
+        and path not in oracle
+        and path not in fixtures
+    )
+
+
+def _support_units(tree: Tree, package: Package, support: list[str]) -> dict[str, str]:
+    """``surface_units`` of test-support modules, leaving out those Python cannot parse.
+
+    Such a module cannot be imported, only read as data (CPython keeps
+    ``badsyntax_*.py`` beside its tests); the diff still judges any change to it.
+    """
+    units: dict[str, str] = {}
+    for path in support:
+        try:
+            units.update(surface_units(tree, package, [path]))
+        except SurfaceError:
+            continue
+    return units
 
 
 def surface_units(tree: Tree, package: Package, tests: list[str]) -> dict[str, str]:
@@ -88,6 +122,7 @@ def compute_lock(tree: Tree, graph: PackageGraph, package: Package) -> Lock:
     fixtures = fixture_paths(files, package)
     digests = tree.digests([package.join(path) for path in fixtures])
     units = surface_units(tree, package, test_paths(files, package))
+    units.update(_support_units(tree, package, support_paths(files, package)))
     return Lock(
         fixtures=dict(zip(fixtures, digests, strict=True)),
         surface={key: blake3(text.encode()).hexdigest() for key, text in units.items()},

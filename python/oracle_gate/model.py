@@ -5,6 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum, IntEnum
 
+from oracle_gate.globs import literal_directory, matches_any
+
+CONFTEST = "conftest.py"
+
 
 class Lane(str, Enum):
     """The lane a touched path is judged in (SPEC §4). Values appear in JSON reports."""
@@ -121,6 +125,21 @@ class Matrix:
     deps: tuple[str, ...]
     rows: tuple[Row, ...]
     version: int = 1
+
+    @property
+    def test_folders(self) -> tuple[str, ...]:
+        """The directories the ``tests`` globs live in (``tests/``); never the package root."""
+        return tuple(sorted({literal_directory(g) for g in self.tests} - {""}))
+
+    def is_test_support(self, relative: str) -> bool:
+        """Whether a package-relative path is test support: in a test folder, not a test.
+
+        ``conftest.py`` anywhere in the package is test support too (pytest loads it
+        for every test below it).
+        """
+        if matches_any(relative, self.tests):
+            return False
+        return relative.startswith(self.test_folders) or relative.rsplit("/", 1)[-1] == CONFTEST
 
 
 @dataclass(frozen=True)

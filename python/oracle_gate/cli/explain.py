@@ -26,18 +26,21 @@ __all__ = ["LANE_RULES", "add_explain_arguments", "cmd_explain"]
 # What puts a path in each lane (docs/selection.md and docs/formats.md say it at length).
 LANE_RULES: dict[Lane, str] = {
     Lane.PRODUCTION: "code the patch may change if a row guards it: a file inside a package "
-    "that no oracle rule claims, or a source file outside every package",
-    Lane.TEST: "matches the package's 'tests' globs and exists in the parent: its assertion "
-    "surface is locked",
-    Lane.AGENT_TEST: "matches the package's 'tests' globs and is new in this patch: a test the "
-    "patch brings judges nothing",
+    "that no oracle rule claims, or a non-documentation file outside every package that the "
+    "root settings do not list in 'outside'",
+    Lane.TEST: "matches the package's 'tests' globs, or is test support (a file under a test "
+    "folder, conftest.py), and exists in the parent: it is locked",
+    Lane.AGENT_TEST: "matches the package's 'tests' globs or is test support, and is new in "
+    "this patch without patching anything at import: it judges nothing",
     Lane.FIXTURE: "matches the package's 'fixtures' globs or a row's 'fixtures'",
     Lane.LOCK: "is an oracle_gate.lock",
     Lane.LEDGER: "is a seeds.jsonl, flake_freeze.yaml or assumptions.yaml",
     Lane.MATRIX: "is an invariants.yaml, or a BUILD file that declares an oracle_gate() gate",
     Lane.PROPERTY: "is a module a row names in 'properties', 'partitions' or 'relations'",
-    Lane.HARNESS: "changes how tests are collected, run or judged (conftest.py, pytest and "
-    "coverage settings, CI files, BUILD/.bzl files, CODEOWNERS)",
+    Lane.HARNESS: "changes how tests are collected, run or judged (conftest.py, pytest, tox "
+    "and coverage settings at any depth, dependency manifests, .bazelrc files and what they "
+    "import, BUILD/.bzl files, CI files, CODEOWNERS, a module binding pytest_* names, a new "
+    "test module that patches at import)",
     Lane.DOCS: "is documentation (the 'docs' globs of the root settings) or ORACLE_CHANGELOG.md",
     Lane.OTHER: "never runs and never judges (repository metadata such as .gitignore, or a path "
     "the root settings list in 'outside')",

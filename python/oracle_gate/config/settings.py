@@ -21,7 +21,14 @@ from oracle_gate.repo.trees import GitTree
 # tomllib is standard from Python 3.11; tomli is the same parser for 3.10.
 tomllib: Any = importlib.import_module("tomllib" if sys.version_info >= (3, 11) else "tomli")
 
-__all__ = ["DEFAULT_DOCS", "NOTE_POLICIES", "SETTINGS_FILE", "Settings", "read_settings"]
+__all__ = [
+    "DEFAULT_DOCS",
+    "NOTE_POLICIES",
+    "SETTINGS_FILE",
+    "Settings",
+    "load_toml",
+    "read_settings",
+]
 
 SETTINGS_FILE = "oracle-gate.toml"
 PYPROJECT = "pyproject.toml"
@@ -58,6 +65,15 @@ class Settings:
     docs: tuple[str, ...] = DEFAULT_DOCS
     outside: tuple[str, ...] = ()
     path: str | None = None
+
+
+def load_toml(data: bytes) -> dict[str, Any] | None:
+    """``data`` as a TOML document, or None when it is not UTF-8 TOML."""
+    try:
+        document: dict[str, Any] = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    return document
 
 
 def _line_of(text: str, key: str) -> int | None:

@@ -2,36 +2,35 @@
 
 from __future__ import annotations
 
-import posixpath
-import re
-
+from oracle_gate.classify.python import hook_names, import_time_effects, same_code
 from oracle_gate.facts import Facts, LanedPath
-from oracle_gate.lanes.common import oracle_move
-from oracle_gate.model import ChangeKind, Finding
+from oracle_gate.lanes.common import oracle_move, summarize
+from oracle_gate.model import ChangeKind, Finding, Verdict
 
 __all__ = ["judge"]
 
-# pytest hooks that can rewrite outcomes, drop tests or skip them wholesale.
-_OUTCOME_HOOKS = re.compile(
-    r"\bdef\s+(pytest_runtest_makereport|pytest_runtest_call|pytest_runtest_protocol|"
-    r"pytest_collection_modifyitems|pytest_ignore_collect|pytest_report_teststatus|"
-    r"pytest_pyfunc_call|pytest_runtest_setup|pytest_deselected)\b"
-)
 
-
-def _hooks_added(laned: LanedPath, facts: Facts) -> list[str]:
-    if posixpath.basename(laned.path) != "conftest.py" or laned.change.kind is ChangeKind.DELETED:
-        return []
-    head = facts.head.read(laned.path).decode("utf-8", "replace")
-    old = laned.change.old_path or laned.path
-    parent = (facts.parent.read_optional(old) or b"").decode("utf-8", "replace")
-    before = set(_OUTCOME_HOOKS.findall(parent))
-    return sorted(set(_OUTCOME_HOOKS.findall(head)) - before)
+def _python_detail(before: bytes | None, after: bytes | None) -> str:
+    """What a harness module now does that it did not: hooks it binds, state it patches."""
+    if after is None:
+        return ""
+    detail = ""
+    hooks = sorted(hook_names(after) - (hook_names(before) if before is not None else set()))
+    if hooks:
+        detail += f" and binds {', '.join(hooks)}, which pytest calls to collect, run or report"
+    if before is None:
+        effects = import_time_effects(after)
+        if effects:
+            detail += f" and changes shared state on import ({summarize(effects, '; ')})"
+    return detail
 
 
 def judge(laned: LanedPath, facts: Facts) -> list[Finding]:
+    before, after = facts.read_pair(laned.change)
+    is_python = laned.path.endswith(".py")
+    if is_python and laned.change.kind is ChangeKind.MODIFIED and same_code(before, after):
+        return [laned.finding(Verdict.PASS, "harness module unchanged but for comments or layout")]
     what = f"test harness {laned.change.kind.value}"
-    hooks = _hooks_added(laned, facts)
-    if hooks:
-        what += f" and defines {', '.join(hooks)}, which can rewrite or drop test outcomes"
+    if is_python:
+        what += _python_detail(before, after)
     return [oracle_move(laned, facts, f"{what}: how tests are collected or judged moved")]

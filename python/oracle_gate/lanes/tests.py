@@ -9,6 +9,7 @@ import tokenize
 from collections import Counter
 
 from oracle_gate import backend
+from oracle_gate.classify.python import same_code
 from oracle_gate.facts import Facts, LanedPath
 from oracle_gate.lanes.common import oracle_move, summarize
 from oracle_gate.model import ChangeKind, Finding, Verdict
@@ -79,7 +80,29 @@ def _only_weakened(before: str, after: str) -> bool:
     )
 
 
+def _is_support(laned: LanedPath) -> bool:
+    """Whether the path is test support (helpers, ``__init__.py``, data beside the tests)."""
+    package = laned.package
+    return package is not None and package.matrix.is_test_support(package.relative(laned.path))
+
+
+def _judge_support(laned: LanedPath, facts: Facts) -> list[Finding]:
+    """Test support that existed in the parent: any change but comments and layout moves it.
+
+    Tests import it, so a changed helper changes what existing tests check.
+    """
+    before, after = facts.read_pair(laned.change)
+    if laned.change.kind is ChangeKind.MODIFIED and (
+        before == after or (laned.path.endswith(".py") and same_code(before, after))
+    ):
+        return [laned.finding(Verdict.PASS, "test support unchanged but for comments or layout")]
+    verb = laned.change.kind.value
+    return [oracle_move(laned, facts, f"test support {verb}: what existing tests rely on moved")]
+
+
 def judge_test(laned: LanedPath, facts: Facts) -> list[Finding]:
+    if _is_support(laned):
+        return _judge_support(laned, facts)
     old_path = laned.change.old_path or laned.path
     # Each side read once, for both the surface and the weakening markers.
     before_source = facts.parent.read_optional(old_path)

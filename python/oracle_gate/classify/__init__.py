@@ -1,0 +1,197 @@
+"""Which lane each changed path belongs to (SPEC §4): exactly one per path, failing closed.
+
+Inside a package a path is production unless it is proven to be something
+else; outside every package a path that is not documentation is production (and
+so unmeasured) unless the root settings list it in ``outside``. The rules,
+in the order they apply, are written out in docs/design.md ("Classification").
+"""
+
+from __future__ import annotations
+
+import functools
+import posixpath
+
+from oracle_gate.bazel.labels import BUILD_NAMES
+from oracle_gate.classify.harness import bazelrc_imports, harness_by_name, pyproject_is_harness
+from oracle_gate.classify.python import hook_names, import_time_effects
+from oracle_gate.config.ledgers import ASSUMPTIONS_FILE, FREEZE_FILE, SEEDS_FILE
+from oracle_gate.config.lockfile import LOCK_FILE
+from oracle_gate.config.matrix import MATRIX_FILE
+from oracle_gate.config.notes import CHANGELOG_FILE
+from oracle_gate.facts import Facts, LanedPath
+from oracle_gate.globs import matches_any
+from oracle_gate.model import Change, ChangeKind, Lane, Package
+
+__all__ = ["classify", "is_docs"]
+
+_LEDGER_FILES = frozenset({SEEDS_FILE, FREEZE_FILE, ASSUMPTIONS_FILE})
+# Files that neither run nor judge anything, wherever they are.
+_OTHER_NAMES = frozenset({".gitignore", ".editorconfig", ".mailmap"})
+# Files Python can import: never documentation, whatever a docs glob says.
+_PYTHON_SUFFIXES = (".py", ".pyi", ".pyx", ".pxd", ".so", ".pyd")
+# When the parent's and the head's matrices put a path in different lanes, the
+# first lane here wins, so changing a glob can never move a path to a laxer lane.
+_PRECEDENCE = (
+    Lane.PROPERTY,
+    Lane.FIXTURE,
+    Lane.TEST,
+    Lane.HARNESS,
+    Lane.AGENT_TEST,
+    Lane.PRODUCTION,
+    Lane.DOCS,
+)
+
+
+def is_docs(path: str, globs: tuple[str, ...]) -> bool:
+    """Whether ``path`` (package- or repo-relative) is documentation under ``globs``."""
+    return not path.endswith(_PYTHON_SUFFIXES) and matches_any(path, globs)
+
+
+def _looks_like_test(path: str) -> bool:
+    """Whether pytest collects ``path`` by default (``test_*.py``, ``*_test.py``)."""
+    name = posixpath.basename(path)
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+
+
+class _Classifier:
+    """Lanes for one diff; what is read from whole trees is read once, on first need."""
+
+    def __init__(self, facts: Facts) -> None:
+        self.facts = facts
+
+    @functools.cached_property
+    def bazelrc_files(self) -> frozenset[str]:
+        """Every ``.bazelrc`` and every file one imports, in either tree."""
+        return bazelrc_imports(self.facts.parent) | bazelrc_imports(self.facts.head)
+
+    def laned(self, change: Change) -> list[LanedPath]:
+        """The change in its lane."""
+        return [self._one(change)]
+
+    def _one(self, change: Change) -> LanedPath:
+        owner, parent = self._packages_of(change)
+        return LanedPath(change=change, lane=self._lane_of(change, owner, parent), package=owner)
+
+    def _packages_of(self, change: Change) -> tuple[Package | None, Package | None]:
+        """(owner, the same package in the parent): the head's owner, else the parent's."""
+        facts = self.facts
+        head = facts.head_graph.package_of(change.path)
+        parent = facts.parent_graph.package_of(change.old_path or change.path)
+        if head is None:
+            return parent, parent
+        return head, parent if parent is not None and parent.path == head.path else None
+
+    def _lane_of(self, change: Change, owner: Package | None, parent: Package | None) -> Lane:
+        path = change.path
+        name = posixpath.basename(path)
+        fixed = self._oracle_file_lane(change, name)
+        if fixed is not None:
+            return fixed
+        if name == "pyproject.toml":
+            harness = pyproject_is_harness(*self.facts.read_pair(change))
+            return Lane.HARNESS if harness else Lane.OTHER
+        if harness_by_name(path) or path in self.bazelrc_files:
+            return Lane.HARNESS
+        if owner is not None:
+            lane = self._package_lane(change, owner, parent)
+        else:
+            lane = self._outside_lane(change)
+        if path.endswith(".py"):
+            return self._python_lane(change, lane)
+        return lane
+
+    def _oracle_file_lane(self, change: Change, name: str) -> Lane | None:
+        """The lane of the gate's own files, known by name alone."""
+        if name == LOCK_FILE:
+            return Lane.LOCK
+        if name in _LEDGER_FILES:
+            return Lane.LEDGER
+        if name == MATRIX_FILE:
+            return Lane.MATRIX
+        if name in BUILD_NAMES and self._declares_gate(change):
+            return Lane.MATRIX
+        if name == CHANGELOG_FILE:
+            return Lane.DOCS
+        return None
+
+    def _declares_gate(self, change: Change) -> bool:
+        """Whether this BUILD file declares a package's matrix on either side.
+
+        The parent side counts too: removing the gate call is the matrix shrinking.
+        """
+        facts = self.facts
+        return (
+            facts.head_graph.matrix_declared_by(change.path) is not None
+            or facts.parent_graph.matrix_declared_by(change.old_path or change.path) is not None
+        )
+
+    def _lane_in(self, change: Change, package: Package) -> Lane:
+        """The lane one matrix gives the path (the parent's or the head's)."""
+        relative = package.relative(change.path)
+        matrix = package.matrix
+        is_new = change.kind is ChangeKind.ADDED
+        if any(relative in row.oracle_modules for row in matrix.rows):
+            return Lane.PROPERTY
+        fixtures = [*matrix.fixtures, *(g for row in matrix.rows for g in row.fixtures)]
+        if matches_any(relative, fixtures):
+            return Lane.FIXTURE
+        if matches_any(relative, matrix.tests):
+            return Lane.AGENT_TEST if is_new else Lane.TEST
+        if is_docs(relative, self.facts.settings.docs):
+            return Lane.DOCS
+        if matrix.is_test_support(relative):
+            return Lane.AGENT_TEST if is_new else Lane.TEST
+        return Lane.PRODUCTION
+
+    def _package_lane(self, change: Change, owner: Package, parent: Package | None) -> Lane:
+        """The lane inside a package, judged by the parent's and the head's matrices.
+
+        A path that existed as production in the parent stays production whatever
+        the head's globs say (the matrix lane reports the widening as a narrowing).
+        """
+        lanes = {self._lane_in(change, owner)}
+        if parent is not None and parent is not owner:
+            parent_lane = self._lane_in(change, parent)
+            if parent_lane is Lane.PRODUCTION and change.kind is not ChangeKind.ADDED:
+                return Lane.PRODUCTION
+            lanes.add(parent_lane)
+        return min(lanes, key=_PRECEDENCE.index)
+
+    def _outside_lane(self, change: Change) -> Lane:
+        """Outside every package: docs, inert files and ``outside`` globs pass; the rest is
+        production, and no row guards it."""
+        path = change.path
+        settings = self.facts.settings
+        if is_docs(path, settings.docs):
+            return Lane.DOCS
+        if posixpath.basename(path) in _OTHER_NAMES or matches_any(path, settings.outside):
+            return Lane.OTHER
+        if _looks_like_test(path):
+            return Lane.TEST if change.kind is not ChangeKind.ADDED else Lane.AGENT_TEST
+        return Lane.PRODUCTION
+
+    def _python_lane(self, change: Change, lane: Lane) -> Lane:
+        """Harness by meaning: a module that binds pytest hooks, or a new test or support
+        module (or any new module pytest collects) that changes shared state on import.
+
+        An existing test file may keep hooks pytest honours in test modules
+        (``pytest_generate_tests``); only a change to which hooks it binds moves it.
+        """
+        before, after = self.facts.read_pair(change)
+        hooks_before = hook_names(before) if before is not None else frozenset()
+        hooks_after = hook_names(after) if after is not None else frozenset()
+        if lane is Lane.TEST:
+            return Lane.HARNESS if hooks_before != hooks_after else lane
+        if hooks_before or hooks_after:
+            return Lane.HARNESS
+        collected = change.kind is ChangeKind.ADDED and _looks_like_test(change.path)
+        if (lane is Lane.AGENT_TEST or collected) and after and import_time_effects(after):
+            return Lane.HARNESS
+        return lane
+
+
+def classify(facts: Facts) -> tuple[LanedPath, ...]:
+    """Every changed path in exactly one lane, sorted by path (a rename may give two)."""
+    classifier = _Classifier(facts)
+    laned = [lp for change in facts.diff.changes for lp in classifier.laned(change)]
+    return tuple(sorted(laned, key=lambda lp: lp.path))

@@ -1,0 +1,202 @@
+"""Harness files by name and by content: whatever changes how tests are collected, run or judged.
+
+Names count at any depth (a ``pytest.ini`` in a subdirectory is still read by
+pytest run from there). Content counts where names cannot tell: a
+pyproject.toml is harness unless only its inert parts moved, and any file a
+``.bazelrc`` imports is as much Bazel configuration as the ``.bazelrc`` itself.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from typing import Any
+
+from oracle_gate.config.settings import SETTINGS_FILE, load_toml
+from oracle_gate.repo.trees import GitTree
+
+__all__ = ["bazelrc_imports", "harness_by_name", "pyproject_is_harness"]
+
+_NAMES = frozenset(
+    {
+        # pytest, tox, nox, coverage: every file they read their configuration from
+        "conftest.py",
+        "pytest.ini",
+        ".pytest.ini",
+        "pytest.toml",
+        ".pytest.toml",
+        "tox.ini",
+        "tox.toml",
+        "setup.cfg",
+        "setup.py",
+        "noxfile.py",
+        ".coveragerc",
+        # Bazel: the workspace, its flags, its wrapper, what it ignores
+        ".bazelrc",
+        ".bazelversion",
+        ".bazelignore",
+        "BUILD",
+        "BUILD.bazel",
+        "WORKSPACE",
+        "WORKSPACE.bazel",
+        "WORKSPACE.bzlmod",
+        "MODULE.bazel",
+        # the interpreter and what it loads before any test
+        "sitecustomize.py",
+        "usercustomize.py",
+        ".python-version",
+        # dependency manifests and lock files
+        "Pipfile",
+        "environment.yml",
+        "environment.yaml",
+        "package.json",
+        "go.mod",
+        "go.sum",
+        "Cargo.toml",
+        "Gemfile",
+        # who reviews, how git checks files out, how CI runs, the gate's own policy
+        "CODEOWNERS",
+        ".gitattributes",
+        "Makefile",
+        "Jenkinsfile",
+        ".gitlab-ci.yml",
+        ".travis.yml",
+        "azure-pipelines.yml",
+        "bitbucket-pipelines.yml",
+        SETTINGS_FILE,
+    }
+)
+_SUFFIXES = (".bzl", ".bazelrc", ".pth", ".lock")
+_DIRS = (
+    ".ci/",
+    ".github/workflows/",
+    ".github/actions/",
+    ".buildkite/",
+    ".circleci/",
+    ".gitlab/",
+)
+# requirements.txt, requirements-dev.in, test-requirements.txt, constraints.txt, ...
+_MANIFEST = re.compile(
+    r"(requirements|constraints)[^/]*\.(txt|in)$|(^|/)requirements/[^/]*\.(txt|in)$"
+    r"|(^|/)pylock(\.[^/]*)?\.toml$"
+)
+# Bazel's wrapper: ``tools/bazel`` at a workspace root runs instead of bazel itself.
+_BAZEL_WRAPPER = re.compile(r"(^|/)tools/bazel(\.exe)?$")
+_RC_IMPORT = re.compile(r"^[ \t]*(?:try-)?import[ \t]+(\S+)", re.MULTILINE)
+_WORKSPACE_TOKEN = "%workspace%"
+
+# pyproject.toml parts that change neither what is installed nor how tests
+# run: package metadata and the configuration of linters and formatters.
+_INERT_PROJECT_KEYS = frozenset(
+    {
+        "name",
+        "version",
+        "description",
+        "readme",
+        "authors",
+        "maintainers",
+        "keywords",
+        "classifiers",
+        "urls",
+        "license",
+        "license-files",
+    }
+)
+_INERT_TOOLS = frozenset(
+    {
+        "black",
+        "isort",
+        "ruff",
+        "mypy",
+        "pyright",
+        "pylint",
+        "flake8",
+        "codespell",
+        "pydocstyle",
+        "docformatter",
+        "bandit",
+        "towncrier",
+        "commitizen",
+        "bumpversion",
+    }
+)
+
+
+def harness_by_name(path: str) -> bool:
+    """Whether ``path``'s name or directory alone makes it harness."""
+    name = posixpath.basename(path)
+    return (
+        name in _NAMES
+        or name.startswith(".bazelrc")
+        or name.endswith(_SUFFIXES)
+        or path.startswith(_DIRS)
+        or _MANIFEST.search(path) is not None
+        or _BAZEL_WRAPPER.search(path) is not None
+    )
+
+
+def _without_inert(document: dict[str, Any]) -> dict[str, Any]:
+    meaning = dict(document)
+    project = meaning.get("project")
+    if isinstance(project, dict):
+        meaning["project"] = {k: v for k, v in project.items() if k not in _INERT_PROJECT_KEYS}
+    tool = meaning.get("tool")
+    if isinstance(tool, dict):
+        meaning["tool"] = {k: v for k, v in tool.items() if k not in _INERT_TOOLS}
+    return meaning
+
+
+def _pyproject_meaning(text: bytes | None) -> object:
+    """What of a pyproject.toml can change a test run; the whole text when it is not TOML."""
+    if text is None:
+        return None
+    document = load_toml(text)
+    return text if document is None else _without_inert(document)
+
+
+def pyproject_is_harness(before: bytes | None, after: bytes | None) -> bool:
+    """Whether a pyproject.toml edit moved anything but metadata and linter settings.
+
+    Dependencies, optional dependencies, entry points (``pytest11``), scripts,
+    the build system, ``[tool.pytest]``, ``[tool.coverage]``, this gate's own
+    ``[tool.oracle-gate]`` and every tool not known to be inert count.
+    """
+    return _pyproject_meaning(before) != _pyproject_meaning(after)
+
+
+def _import_target(line: str, workspace: str) -> str | None:
+    """The repo-relative file a ``.bazelrc`` import names, None when outside the repository."""
+    target = line.strip('"')
+    if target.startswith(_WORKSPACE_TOKEN):
+        target = target[len(_WORKSPACE_TOKEN) :].lstrip("/")
+    elif target.startswith("/"):
+        return None
+    joined = posixpath.normpath(posixpath.join(workspace, target))
+    return None if joined.startswith("..") else joined
+
+
+def bazelrc_imports(tree: GitTree) -> frozenset[str]:
+    """Every ``.bazelrc`` of the tree and every file they import, transitively.
+
+    Both ``import`` and ``try-import`` count; ``%workspace%`` is the directory of
+    the ``.bazelrc`` the chain started from.
+    """
+    todo = [
+        (path, posixpath.dirname(path))
+        for path in tree.files()
+        if posixpath.basename(path) == ".bazelrc"
+    ]
+    seen: set[str] = set()
+    while todo:
+        path, workspace = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        text = tree.read_optional(path)
+        if text is None:
+            continue
+        for target in _RC_IMPORT.findall(text.decode("utf-8", "replace")):
+            found = _import_target(target, workspace)
+            if found is not None:
+                todo.append((found, workspace))
+    return frozenset(seen)

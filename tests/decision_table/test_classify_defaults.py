@@ -1,0 +1,130 @@
+"""Classification fails closed: production unless proven otherwise, inside and outside packages."""
+
+from __future__ import annotations
+
+import pytest
+
+from gitrepo import GitRepo
+from oracle_gate.model import Lane, Verdict
+from oracle_gate.report import Report
+
+PKG = "libs/intervals"
+
+
+def _entry(report: Report, path: str) -> tuple[Lane, Verdict]:
+    entry = next(p for p in report.paths if p.path == path)
+    return entry.lane, entry.verdict
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        f"{PKG}/intervals/limits.txt",  # data production code reads
+        f"{PKG}/intervals/notes.adoc",
+        f"{PKG}/README.py",  # a README* name, but Python can import it
+        f"{PKG}/docs/helpers.py",  # docs/** holds it, but it is importable
+        f"{PKG}/LICENSE_check.pyx",
+        f"{PKG}/NOTICE",
+    ],
+)
+def test_unproven_path_inside_a_package_is_unmeasured_production(
+    example_repo: tuple[GitRepo, str], path: str
+) -> None:
+    repo, base = example_repo
+    repo.write(path, "LIMIT = 10\n")
+    report = repo.judge_paths(base, repo.commit("add a file"))
+    assert _entry(report, path) == (Lane.PRODUCTION, Verdict.REJECT)
+    assert "unmeasured module" in " ".join(f.reason for f in report.findings)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "tools/release",  # no suffix: once "other"
+        "notes.txt",
+        "data/limits.bin",
+        "NOTICE",
+        "tools/migrate.py",
+    ],
+)
+def test_path_outside_every_package_is_unmeasured_unless_listed(
+    example_repo: tuple[GitRepo, str], path: str
+) -> None:
+    repo, base = example_repo
+    repo.write(path, "x\n")
+    report = repo.judge_paths(base, repo.commit("add a file outside packages"))
+    assert _entry(report, path) == (Lane.PRODUCTION, Verdict.REJECT)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        f"{PKG}/docs/diagram.png",
+        f"{PKG}/docs/guide/usage.rst",
+        f"{PKG}/intervals/py.typed",
+        f"{PKG}/CHANGELOG",
+        f"{PKG}/README.rst",
+        f"{PKG}/tests/README.md",
+        "docs/architecture.svg",
+        "LICENSE",
+    ],
+)
+def test_documentation_passes_without_rows(example_repo: tuple[GitRepo, str], path: str) -> None:
+    repo, base = example_repo
+    repo.write(path, b"\x89PNG\r\n\x1a\n" if path.endswith(".png") else "words\n")
+    report = repo.gate(base, repo.commit("docs"))
+    assert _entry(report, path) == (Lane.DOCS, Verdict.PASS)
+    assert report.docs_only
+
+
+def test_outside_globs_from_the_parent_settings_let_a_path_pass(
+    example_repo: tuple[GitRepo, str],
+) -> None:
+    repo, _ = example_repo
+    repo.write("oracle-gate.toml", 'outside = ["tools/**"]\n')
+    base = repo.commit("settings")
+    repo.write("tools/migrate.py", "print('x')\n")
+    repo.write("scripts/run.sh", "echo x\n")
+    report = repo.judge_paths(base, repo.commit("scripts"))
+    assert _entry(report, "tools/migrate.py") == (Lane.OTHER, Verdict.PASS)
+    assert _entry(report, "scripts/run.sh") == (Lane.PRODUCTION, Verdict.REJECT)
+
+
+def test_outside_globs_added_by_the_patch_itself_do_not_count(
+    example_repo: tuple[GitRepo, str],
+) -> None:
+    repo, base = example_repo
+    repo.write("oracle-gate.toml", 'outside = ["**"]\n')
+    repo.write("tools/migrate.py", "print('x')\n")
+    report = repo.judge_paths(base, repo.commit("allow everything"))
+    assert _entry(report, "tools/migrate.py") == (Lane.PRODUCTION, Verdict.REJECT)
+    assert _entry(report, "oracle-gate.toml") == (Lane.HARNESS, Verdict.REJECT)
+
+
+def test_outside_globs_never_exempt_harness_files(example_repo: tuple[GitRepo, str]) -> None:
+    repo, _ = example_repo
+    repo.write("oracle-gate.toml", 'outside = ["tools/**"]\n')
+    base = repo.commit("settings")
+    repo.write("tools/bazel", "#!/bin/sh\nexit 0\n")
+    report = repo.judge_paths(base, repo.commit("wrapper"))
+    assert _entry(report, "tools/bazel") == (Lane.HARNESS, Verdict.REJECT)
+
+
+def test_docs_globs_come_from_the_parent_settings(example_repo: tuple[GitRepo, str]) -> None:
+    repo, _ = example_repo
+    repo.write("oracle-gate.toml", 'docs = ["**/*.md", "**/*.txt"]\n')
+    base = repo.commit("settings: .txt is documentation here")
+    repo.write(f"{PKG}/notes.txt", "words\n")
+    repo.write(f"{PKG}/docs/diagram.png", "png\n")  # docs/** is no longer listed
+    report = repo.judge_paths(base, repo.commit("notes"))
+    assert _entry(report, f"{PKG}/notes.txt") == (Lane.DOCS, Verdict.PASS)
+    assert _entry(report, f"{PKG}/docs/diagram.png") == (Lane.PRODUCTION, Verdict.REJECT)
+
+
+def test_root_pyproject_dependency_change_is_harness(example_repo: tuple[GitRepo, str]) -> None:
+    repo, _ = example_repo
+    repo.write("pyproject.toml", '[project]\nname = "x"\ndependencies = ["hypothesis==6.100"]\n')
+    base = repo.commit("pyproject")
+    repo.replace("pyproject.toml", "6.100", "6.1")
+    report = repo.judge_paths(base, repo.commit("pin an old hypothesis"))
+    assert _entry(report, "pyproject.toml") == (Lane.HARNESS, Verdict.REJECT)
