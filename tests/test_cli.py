@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 
 import pytest
 
@@ -186,3 +188,22 @@ def test_check_and_select_take_the_same_graph(
     codec.commit("tweak")
     assert main([command, "--repo", str(codec.path), "--base", base, "--graph", "bazel"]) == 2
     assert "--graph=bazel needs a Bazel workspace" in capsys.readouterr().err
+
+
+def test_check_output_writes_more_formats_from_one_run(codec: GitRepo) -> None:
+    base = codec.git("rev-parse", "HEAD").strip()
+    codec.write(f"{PKG}/testdata/golden.txt", "level=4\n")
+    codec.commit("agent: edit a fixture")
+    outputs = ("--output", "junit:out.xml", "--output", "markdown:out.md")
+    done = run("check", "--base", base, "--format", "json", *outputs, cwd=codec.path)
+    assert done.returncode == 1
+    assert json.loads(done.stdout)["verdict"] == "reject"
+    assert ET.parse(codec.path / "out.xml").getroot().tag == "testsuites"
+    assert (codec.path / "out.md").read_text().startswith("## oracle-gate: ❌")
+
+
+@pytest.mark.parametrize("value", ["yaml:out.txt", "junit:", "junit"])
+def test_check_output_needs_a_known_format_and_a_file(codec: GitRepo, value: str) -> None:
+    done = run("check", "--repo", str(codec.path), "--base", "HEAD", "--output", value)
+    assert done.returncode == 2
+    assert "expected FORMAT:FILE" in done.stderr

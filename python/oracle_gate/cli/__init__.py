@@ -12,7 +12,7 @@ import traceback
 from collections.abc import Callable, Sequence
 
 from oracle_gate import __version__, backend
-from oracle_gate.cli.check import cmd_check
+from oracle_gate.cli.check import add_output_files, cmd_check
 from oracle_gate.cli.demo import cmd_demo
 from oracle_gate.cli.explain import add_explain_arguments, cmd_explain
 from oracle_gate.cli.init import add_init_arguments, cmd_init
@@ -69,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="also append new counterexamples to the working tree's seeds.jsonl (once each)",
     )
     add_graph(check_parser)
+    add_output_files(check_parser)
 
     lock_parser = add("lock", "verify oracle_gate.lock files against the tree, or rewrite them")
     lock_parser.add_argument(
