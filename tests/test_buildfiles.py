@@ -240,13 +240,23 @@ def test_gate_call_becomes_a_matrix_with_evaluated_globs() -> None:
             ('globs = ["intervals/**/*.py"]', "globs = []"),
             "row 'merge_ranges_contract' has no globs",
         ),
-        (('"props.py:prop_idempotent"', '"props"'), ":9: properties entry 'props' is not of"),
-        (('"examples": 80', '"examples": 0'), ":10: budget.examples of row"),
-        (('lock = "oracle_gate.lock"', 'lock = "other.lock"'), ":15: lock = 'other.lock' is not"),
+        (
+            ('"props.py:prop_idempotent"', '"props"'),
+            ":9: row 'merge_ranges_contract': properties entry 'props' is not of",
+        ),
+        (
+            ('"examples": 80', '"examples": 0'),
+            ":10: row 'merge_ranges_contract': budget examples must",
+        ),
+        (
+            ('lock = "oracle_gate.lock"', 'lock = "other.lock"'),
+            ":15: lock must be the file 'oracle_gate.lock' at the root of package "
+            "'libs/intervals', found 'other.lock'",
+        ),
         (("rows = [", "rows = ROWS + ["), ':5: rows is "ROWS + [invariant('),
         (('"//libs/codec:oracle_gate"', '"@other//libs:g"'), ":17: deps entry '@other//libs:g'"),
         (('name = "oracle_gate",\n', ""), ":3: oracle_gate() needs a string name"),
-        (("invariant(\n", "struct(\n"), ":5: each entry of rows must be an invariant(...)"),
+        (("invariant(\n", "struct(\n"), ":6: rows[0] is not an invariant(...)"),
     ],
 )
 def test_gate_declaration_errors_name_the_build_file_and_line(

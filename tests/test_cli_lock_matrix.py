@@ -159,7 +159,7 @@ def test_manifest_breaking_the_schema_is_a_gate_error_naming_file_and_line(
     assert lock("--label", LABEL, "--junit", str(junit)) == 2
     err = capsys.readouterr().err
     assert f"oracle-gate: error: {PKG}/oracle_gate.matrix.json:" in err
-    assert "row has no id" in err
+    assert "rows[0] has no id; every row needs an id unique in the package" in err
     assert "<error message=" in junit.read_text()
 
 

@@ -51,18 +51,18 @@ def test_valid_matrix_parses_every_field() -> None:
         (
             b"version: 1\nrows:\n  - id: a\n    globs: ['x']\n    budget: {examples: 1.5}\n",
             5,
-            "budget.examples of row 'a' must be an integer of at least 1, found 1.5",
+            "row 'a': budget examples must be an integer of at least 1, found 1.5",
         ),
         (
             b"version: 1\nrows:\n  - id: a\n    globs: ['x']\n    budget: {examples: '5'}\n",
             5,
-            "budget.examples of row 'a' must be an integer of at least 1, found '5'",
+            "row 'a': budget examples must be an integer of at least 1, found '5'",
         ),
         (
             b"version: 1\nrows:\n  - id: a\n    globs: ['x']\n    budget:\n"
             b"      examples: 3\n      seconds: 0\n",
             7,
-            "budget.seconds of row 'a' must be a positive number, found 0",
+            "row 'a': budget seconds must be a positive number, found 0",
         ),
     ],
 )
@@ -92,9 +92,9 @@ oracle_gate(
 @pytest.mark.parametrize(
     ("budget", "message"),
     [
-        ("{examples: 0}", "budget.examples of row 'a' must be an integer of at least 1, found 0"),
-        ("{seconds: -1}", "budget.seconds of row 'a' must be a positive number, found -1"),
-        ("{}", "row id 'a' is declared twice; row ids must be unique"),
+        ("{examples: 0}", "row 'a': budget examples must be an integer of at least 1, found 0"),
+        ("{seconds: -1}", "row 'a': budget seconds must be a positive number, found -1"),
+        ("{}", "row id 'a' is declared twice; row ids must be unique in a package"),
     ],
 )
 def test_yaml_and_build_readers_report_a_row_mistake_alike(budget: str, message: str) -> None:

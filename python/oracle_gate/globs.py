@@ -10,20 +10,28 @@ import functools
 import re
 from collections.abc import Iterable
 
-__all__ = ["compile_glob", "literal_directory", "matches_any", "validate_glob"]
+__all__ = ["GLOB_PROBLEMS", "compile_glob", "literal_directory", "matches_any", "validate_glob"]
+
+# What validate_glob says; rules/private/schema.bzl has the same words.
+GLOB_PROBLEMS = {
+    "empty": "is empty",
+    "absolute": "is absolute; globs are relative to the package directory",
+    "segment": "has an empty, '.' or '..' segment",
+    "star_star": "uses '**' inside a segment; '**' must be a whole path segment",
+}
 
 
 def validate_glob(pattern: str) -> str | None:
     """Why ``pattern`` is not a valid package glob, or None when it is."""
     if not pattern:
-        return "is empty"
+        return GLOB_PROBLEMS["empty"]
     if pattern.startswith("/"):
-        return "is absolute; globs are relative to the package directory"
+        return GLOB_PROBLEMS["absolute"]
     segments = pattern.rstrip("/").split("/")
     if any(segment in ("", ".", "..") for segment in segments):
-        return "has an empty, '.' or '..' segment"
+        return GLOB_PROBLEMS["segment"]
     if any("**" in segment and segment != "**" for segment in segments):
-        return "uses '**' inside a segment; '**' must be a whole path segment"
+        return GLOB_PROBLEMS["star_star"]
     return None
 
 

@@ -1,16 +1,19 @@
 """The `oracle_gate` macro and the `oracle_gate_test` rule behind it (SPEC §8).
 
-A gate target runs one package's hermetic checks: the fixtures and the
-assertion surface of the tests match `oracle_gate.lock`, the ledgers parse,
-and each matrix row's one-tree checks (seed replay, known-bad seeds,
-partitions, budgeted properties) pass. The rule serialises the matrix declared in BUILD into a JSON manifest
-with exactly the `invariants.yaml` schema, and writes a bash launcher that
-runs the oracle-gate Python driver, shipped as runfiles, with the system
-`python3`. No sh_test, py_test or external rule set is involved, so the rule
-loads under WORKSPACE (Bazel 4 to 6) and bzlmod (Bazel 7+).
+A gate target runs one package's checks that need only that package's tree:
+the fixtures and the assertion surface of the tests match `oracle_gate.lock`,
+the ledgers parse, and each matrix row's one-tree checks (seed replay,
+known-bad seeds, partitions, budgeted properties) pass. The macro checks the
+declared matrix (`matrix.bzl`, in the words of the Python readers) and hands
+it to the rule as plain attributes; the rule writes a JSON manifest with
+exactly the `invariants.yaml` schema and a bash launcher that runs the
+oracle-gate driver, shipped as runfiles, with the interpreter that
+`oracle_gate_python` recorded. No sh_test, py_test or external rule set is
+involved, so the rule loads under WORKSPACE (Bazel 4 to 6) and bzlmod (Bazel 7+).
 """
 
-load(":invariant.bzl", "INVARIANT_KIND")
+load(":matrix.bzl", "check_matrix", "message", "path_problem", "shown")
+load(":schema.bzl", "GATE_FILES")
 
 OracleGateInfo = provider(
     doc = "What an `oracle_gate` target tells the gates that depend on it.",
@@ -23,149 +26,51 @@ OracleGateInfo = provider(
     },
 )
 
-_LOCK_FILE = "oracle_gate.lock"
-
-# Lock and ledger attributes -> the only file name the driver reads each under.
-_FILE_ATTRS = {
-    "lock": _LOCK_FILE,
-    "seeds": "seeds.jsonl",
-    "freeze": "flake_freeze.yaml",
-    "assumptions": "assumptions.yaml",
-}
-
-_ID_FIRST = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-_ID_CHARS = _ID_FIRST + "_.-"
-_NAME_FIRST = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"
-_NAME_CHARS = _NAME_FIRST + "0123456789"
-_MODULE_CHARS = _ID_FIRST + "_./-"
-
-_ORACLE_KINDS = ("properties", "partitions", "relations")
-_BUDGET_KEYS = ("examples", "seconds")
+_LOCK = "lock"
 
 # ---------------------------------------------------------------------------
-# Loading phase: the macro only gathers data. Every check happens in the rule,
-# at analysis time, so each mistake is reported with the target's label.
+# Loading phase: the macro checks the matrix (it alone can glob) and passes
+# the first mistake to the rule, which reports it with the target's label.
 # ---------------------------------------------------------------------------
-
-def _path_problem(entry):
-    """Why `entry` is not a package-relative path or glob pattern, or None."""
-    if type(entry) != "string":
-        return "must be a string, found %s" % type(entry)
-    if not entry:
-        return "is empty"
-    if entry.startswith("/") or entry.startswith(":") or entry.startswith("@"):
-        return "must be a package-relative path or glob pattern, not a label or an absolute path"
-    for segment in entry.rstrip("/").split("/"):
-        if segment in ("", ".", ".."):
-            return "has an empty, '.' or '..' segment"
-        if "**" in segment and segment != "**":
-            return "uses '**' inside a segment; '**' must be a whole path segment"
-    return None
-
-def _is_pattern(entry):
-    return "*" in entry or "?" in entry or entry.endswith("/")
-
-def _gather(entries):
-    """Each entry with its problem (or None) and the package files it matches.
-
-    Returns `[[entry, problem, [file, ...]], ...]`, or None when `entries` is
-    not a list; the rule reports both. Literal paths (what `glob()` returns)
-    are looked up in one `glob` call; each pattern gets its own call, so the
-    rule can name the one that matched nothing.
-    """
-    if type(entries) != "list":
-        return None
-    problems = [_path_problem(entry) for entry in entries]
-    literals = [
-        entry
-        for entry, problem in zip(entries, problems)
-        if problem == None and not _is_pattern(entry)
-    ]
-    existing = {}
-    if literals:
-        for path in native.glob(literals, allow_empty = True):
-            existing[path] = True
-    gathered = []
-    for entry, problem in zip(entries, problems):
-        if problem != None:
-            # repr() keeps non-string entries (a Label, a number) JSON-encodable.
-            gathered.append([entry if type(entry) == "string" else repr(entry), problem, []])
-        elif _is_pattern(entry):
-            pattern = entry + "**" if entry.endswith("/") else entry
-            gathered.append([entry, None, native.glob([pattern], allow_empty = True)])
-        else:
-            gathered.append([entry, None, [entry] if entry in existing else []])
-    return gathered
-
-def _gather_refs(refs):
-    """Oracle references `file.py:NAME`: `[[ref, [module file if it exists]], ...]`."""
-    if type(refs) != "list":
-        return None
-    modules = [
-        ref.split(":")[0] if type(ref) == "string" and ref.count(":") == 1 else None
-        for ref in refs
-    ]
-    exists = {}
-    for module, problem, matches in _gather([m for m in modules if m != None]):
-        if problem == None and matches:
-            exists[module] = True
-    return [
-        [ref if type(ref) == "string" else repr(ref), [module] if module in exists else []]
-        for ref, module in zip(refs, modules)
-    ]
-
-def _gather_row(row):
-    if type(row) != "struct" or getattr(row, "kind", None) != INVARIANT_KIND:
-        return {"invariant": False, "found": type(row)}
-    budget_ok = row.budget == None or type(row.budget) == "dict"
-    gathered = {
-        "invariant": True,
-        "id": row.id,
-        "globs": _gather(row.globs),
-        "fixtures": _gather(row.fixtures),
-        "budget": row.budget if budget_ok else type(row.budget),
-        "budget_ok": budget_ok,
-    }
-    for kind in _ORACLE_KINDS:
-        gathered[kind] = _gather_refs(getattr(row, kind))
-    return gathered
 
 def _is_label(value):
     return value.startswith("//") or value.startswith("@") or value.startswith(":")
 
-def _local_file(value, expected_name):
-    """A lock or ledger argument: `(attribute value, [given, reason] or None)`.
+def _local_file(attr_name, value, package):
+    """A lock or ledger argument: `(attribute value, problem or None)`.
 
     Labels go to the rule attribute, which checks their package at analysis
-    time. A path that is not `expected_name` at the package root, or an
-    explicitly named file that does not exist, goes to the rule as data, so
-    it can fail with the target's label. A lock that does not exist yet is
-    not an error here: the launcher reports it MISSING with the command that
-    writes it.
+    time. A path must be the expected name at the package root; an explicitly
+    named ledger must exist. A lock that does not exist yet is not an error
+    here: the launcher reports it missing with the command that writes it.
     """
+    expected = GATE_FILES[attr_name]
     implicit = value == None
     if implicit:
-        value = expected_name
+        value = expected
     if type(value) != "string":
-        return None, [repr(value), "type"]
+        return None, message("file_name", attr_name, expected, package, shown(value))
     if _is_label(value):
         return value, None
-    if _path_problem(value) != None:
-        return None, [value, "outside"]
-    if value != expected_name:
-        return None, [value, "name"]
+    if path_problem(value) != None:
+        return None, message("file_outside", attr_name, shown(value), package, expected)
+    if value != expected:
+        return None, message("file_name", attr_name, expected, package, shown(value))
     if native.glob([value], allow_empty = True):
         return value, None
-    if implicit or expected_name == _LOCK_FILE:
+    if implicit or attr_name == _LOCK:
         return None, None
-    return None, [value, "missing"]
+    return None, message("file_missing", attr_name, value, package)
+
+def _budget_attr(rows, key):
+    return {row["id"]: str(row["budget"][key]) for row in rows if key in row["budget"]}
 
 def oracle_gate(
         name,
         rows = [],
         tests = [],
         fixtures = [],
-        lock = _LOCK_FILE,
+        lock = GATE_FILES["lock"],
         seeds = None,
         freeze = None,
         assumptions = None,
@@ -177,15 +82,19 @@ def oracle_gate(
     `bazel test //pkg:<name>` checks that every fixture and every test's
     assertion surface still match `oracle_gate.lock`, that the ledgers
     parse, and runs each row's one-tree checks (seed replay, known-bad seeds,
-    partitions, budgeted properties); it writes JUnit to `$XML_OUTPUT_FILE`. `bazel build //pkg:<name>`
-    writes the matrix as `<name>.matrix.json`, in the invariants.yaml schema,
-    for `oracle-gate lock --write --matrix`.
+    partitions, budgeted properties); it writes JUnit to `$XML_OUTPUT_FILE`.
+    `bazel build //pkg:<name>` writes the matrix as `<name>.matrix.json`, in
+    the invariants.yaml schema, for `oracle-gate lock --write --matrix`.
+
+    A mistake in the declaration is an analysis error of the target, worded
+    exactly as `oracle-gate check` words it for the same BUILD file.
 
     Args:
       name: the target name, usually `oracle_gate`.
       rows: the matrix rows, each an `invariant(...)`.
       tests: the test files whose assertion surface is locked: package-relative
-        paths (for example from `glob()`) or glob patterns.
+        paths (for example from `glob()`) or glob patterns. Each entry must
+        match at least one file.
       fixtures: the fixture files whose BLAKE3 digests are locked: paths or
         patterns, as for `tests`.
       lock: the package's lockfile; must be `oracle_gate.lock` at the root of
@@ -211,37 +120,36 @@ def oracle_gate(
     if "oracle_gate" not in tags:
         tags = tags + ["oracle_gate"]
     visibility = kwargs.pop("visibility", ["//visibility:public"])
+    package = native.package_name()
 
+    matrix, srcs, problem = check_matrix(owners, tests, fixtures, rows, package)
     files = {}
-    problems = {}
     given = {"lock": lock, "seeds": seeds, "freeze": freeze, "assumptions": assumptions}
-    for attr_name, expected_name in _FILE_ATTRS.items():
-        files[attr_name], problems[attr_name] = _local_file(given[attr_name], expected_name)
-
-    declared = {
-        "owners": owners,
-        "tests": _gather(tests),
-        "fixtures": _gather(fixtures),
-        "rows": [_gather_row(row) for row in rows] if type(rows) == "list" else None,
-        "files": problems,
-    }
-
-    srcs = {}
-    groups = [declared["tests"], declared["fixtures"]]
-    for row in declared["rows"] or []:
-        if row["invariant"]:
-            groups.extend([row["globs"], row["fixtures"]])
-            for kind in _ORACLE_KINDS:
-                groups.append([[ref, None, matches] for ref, matches in row[kind] or []])
-    for group in groups:
-        for _, _, matches in group or []:
-            for path in matches:
-                srcs[path] = True
+    for attr_name in GATE_FILES:
+        files[attr_name], file_problem = _local_file(attr_name, given[attr_name], package)
+        problem = problem or file_problem
+    if matrix == None:
+        matrix = struct(owners = [], tests = [], test_files = [], fixtures = [], fixture_files = [], rows = [])
+        srcs = []
 
     oracle_gate_test(
         name = name,
-        matrix = json.encode(declared),
-        srcs = sorted(srcs.keys()),
+        problem = problem or "",
+        owners = matrix.owners,
+        tests = matrix.tests,
+        test_files = matrix.test_files,
+        fixtures = matrix.fixtures,
+        fixture_files = matrix.fixture_files,
+        rows = [row["id"] for row in matrix.rows],
+        row_globs = {row["id"]: row["globs"] for row in matrix.rows},
+        row_properties = {row["id"]: row["properties"] for row in matrix.rows if row["properties"]},
+        row_partitions = {row["id"]: row["partitions"] for row in matrix.rows if row["partitions"]},
+        row_relations = {row["id"]: row["relations"] for row in matrix.rows if row["relations"]},
+        row_fixtures = {row["id"]: row["fixtures"] for row in matrix.rows if row["fixtures"]},
+        row_fixture_files = {row["id"]: row["fixture_files"] for row in matrix.rows if row["fixture_files"]},
+        row_examples = _budget_attr(matrix.rows, "examples"),
+        row_seconds = _budget_attr(matrix.rows, "seconds"),
+        srcs = srcs,
         lock = files["lock"],
         seeds = files["seeds"],
         freeze = files["freeze"],
@@ -253,7 +161,8 @@ def oracle_gate(
     )
 
 # ---------------------------------------------------------------------------
-# Analysis phase: validate, write the manifest and the launcher.
+# Analysis phase: report the macro's finding, check what only labels tell,
+# write the manifest and the launcher.
 # ---------------------------------------------------------------------------
 
 def _display(label):
@@ -266,147 +175,47 @@ def _display(label):
         return "@%s//%s:%s" % (label.workspace_name, label.package, label.name)
     return "//%s:%s" % (label.package, label.name)
 
-def _only_chars(text, first, rest):
-    if not text or text[0] not in first:
-        return False
-    for i in range(1, len(text)):
-        if text[i] not in rest:
-            return False
-    return True
-
-def _files(where, what, gathered, package):
-    """Validated entries as written, and the sorted files they match."""
-    if gathered == None:
-        fail("%s: %s must be a list of package-relative paths or glob patterns" % (where, what))
-    entries = []
-    files = {}
-    for entry, problem, matches in gathered:
-        if problem != None:
-            fail("%s: %s entry %s %s" % (where, what, repr(entry), problem))
-        if not matches:
-            hint = "" if _is_pattern(entry) else "; to name everything below a directory, end it with '/'"
-            fail("%s: %s entry '%s' matches no file in package '%s'%s" % (where, what, entry, package, hint))
-        entries.append(entry)
-        for path in matches:
-            files[path] = True
-    return entries, sorted(files.keys())
-
-def _refs(where, what, gathered, package):
-    if gathered == None:
-        fail("%s: %s must be a list of 'file.py:NAME' strings" % (where, what))
-    refs = []
-    for ref, matches in gathered:
-        module, _, name = ref.partition(":")
-        well_formed = (
-            ref.count(":") == 1 and
-            module.endswith(".py") and
-            _only_chars(module, _MODULE_CHARS, _MODULE_CHARS) and
-            _path_problem(module) == None and
-            _only_chars(name, _NAME_FIRST, _NAME_CHARS)
-        )
-        if not well_formed:
-            fail("%s: %s entry %s is not of the form 'file.py:NAME'" % (where, what, repr(ref)))
-        if not matches:
-            fail("%s: %s entry '%s' names %s, which is not a file in package '%s'" % (where, what, ref, module, package))
-        refs.append(ref)
-    return refs
-
-def _budget(where, row):
-    if not row["budget_ok"]:
-        fail("%s: budget must be a dict like {\"examples\": 80, \"seconds\": 20}, found %s" % (where, row["budget"]))
-    budget = row["budget"]
-    if budget == None:
+def _in_package(ctx, label, attr_name):
+    """The File of a lock or ledger label, checked to be the package's own."""
+    target = getattr(ctx.attr, attr_name)
+    if target == None:
         return None
-    for key in budget:
-        if key not in _BUDGET_KEYS:
-            fail("%s: unknown budget key %s; expected examples, seconds" % (where, repr(key)))
-    examples = budget.get("examples")
-    if examples != None and (type(examples) != "int" or examples < 1):
-        fail("%s: budget examples must be an integer of at least 1, found %s" % (where, repr(examples)))
-    seconds = budget.get("seconds")
-    if seconds != None and (type(seconds) not in ("int", "float") or seconds <= 0):
-        fail("%s: budget seconds must be a positive number, found %s" % (where, repr(seconds)))
-    return {key: budget[key] for key in _BUDGET_KEYS if key in budget}
-
-def _rows(label, declared_rows, package):
-    if declared_rows == None:
-        fail("%s: rows must be a list of invariant(...) rows" % label)
-    rows = []
-    seen = {}
-    for index, row in enumerate(declared_rows):
-        if not row["invariant"]:
-            fail("%s: rows[%d] is a %s, not an invariant(...)" % (label, index, row["found"]))
-        row_id = row["id"]
-        if row_id == None:
-            fail("%s: rows[%d] has no id; every invariant(...) needs an id unique in the package" % (label, index))
-        if type(row_id) != "string" or not _only_chars(row_id, _ID_FIRST, _ID_CHARS):
-            fail("%s: row id %s may only hold letters, digits, _ . - (and must start with a letter or digit)" % (label, repr(row_id)))
-        if row_id in seen:
-            fail("%s: row id '%s' is declared twice; row ids must be unique in a package" % (label, row_id))
-        seen[row_id] = True
-        where = "%s: row '%s'" % (label, row_id)
-        globs, _ = _files(where, "globs", row["globs"], package)
-        if not globs:
-            fail("%s has no globs; every row guards at least one production path" % where)
-        _, fixtures = _files(where, "fixtures", row["fixtures"], package)
-        entry = {"id": row_id, "globs": globs, "fixtures": fixtures}
-        for kind in _ORACLE_KINDS:
-            entry[kind] = _refs(where, kind, row[kind], package)
-        budget = _budget(where, row)
-        if budget != None:
-            entry["budget"] = budget
-        rows.append(entry)
-    return rows
-
-def _in_package(ctx, label, attr_name, expected_name, problem):
-    """The File of a lock or ledger attribute, checked to be `expected_name` at the package root.
-
-    `problem` is what the macro found wrong with a path it could not pass on
-    as a label: `[given, reason]`, or None.
-    """
+    expected = GATE_FILES[attr_name]
     package = ctx.label.package
-    if problem != None:
-        given, reason = problem
-        # A "type" problem's `given` is already the repr of the value.
-        shown = given if reason in ("type", "missing") else repr(given)
-    else:
-        target = getattr(ctx.attr, attr_name)
-        if target == None:
-            return None
-        shown = _display(target.label)
-        file = getattr(ctx.file, attr_name)
-        if target.label.workspace_name != ctx.label.workspace_name or target.label.package != package:
-            reason = "outside"
-        elif not file.is_source:
-            reason = "generated"
-        elif target.label.name != expected_name:
-            reason = "name"
-        else:
-            return file
-    if reason == "outside":
-        fail("%s: %s %s is outside the package '%s'; each package owns its own %s at its root" % (
-            label,
-            attr_name,
-            shown,
-            package,
-            expected_name,
-        ))
-    if reason == "missing":
-        fail("%s: %s '%s' does not exist in package '%s'" % (label, attr_name, shown, package))
-    if reason == "generated":
-        fail("%s: %s %s is generated; it must be the source file %s that humans review" % (
-            label,
-            attr_name,
-            shown,
-            expected_name,
-        ))
-    fail("%s: %s must be the file '%s' at the root of package '%s', found %s" % (
-        label,
-        attr_name,
-        expected_name,
-        package,
-        shown,
-    ))
+    file = getattr(ctx.file, attr_name)
+    given = shown(_display(target.label))
+    if target.label.workspace_name != ctx.label.workspace_name or target.label.package != package:
+        fail("%s: %s" % (label, message("file_outside", attr_name, given, package, expected)))
+    if not file.is_source:
+        fail("%s: %s" % (label, message("file_generated", attr_name, given, expected)))
+    if target.label.name != expected:
+        fail("%s: %s" % (label, message("file_name", attr_name, expected, package, given)))
+    return file
+
+def _number(text):
+    return int(text) if text.lstrip("-").isdigit() else float(text)
+
+def _manifest_rows(attr):
+    """The rows of the structured attributes, in the invariants.yaml schema."""
+    rows = []
+    for row_id in attr.rows:
+        row = {
+            "id": row_id,
+            "globs": attr.row_globs[row_id],
+            "fixtures": attr.row_fixture_files.get(row_id, []),
+        }
+        row["properties"] = attr.row_properties.get(row_id, [])
+        row["partitions"] = attr.row_partitions.get(row_id, [])
+        row["relations"] = attr.row_relations.get(row_id, [])
+        budget = {}
+        if row_id in attr.row_examples:
+            budget["examples"] = _number(attr.row_examples[row_id])
+        if row_id in attr.row_seconds:
+            budget["seconds"] = _number(attr.row_seconds[row_id])
+        if budget:
+            row["budget"] = budget
+        rows.append(row)
+    return rows
 
 def _rlocation(ctx, file):
     """The path of `file` below the runfiles directory."""
@@ -419,42 +228,30 @@ def _shell_quote(text):
 
 def _oracle_gate_test_impl(ctx):
     label = _display(ctx.label)
-    package = ctx.label.package
-    declared = json.decode(ctx.attr.matrix)
-
-    owners = declared["owners"]
-    if type(owners) != "list" or [o for o in owners if type(o) != "string"]:
-        fail("%s: owners must be a list of strings such as \"@intervals-team\"" % label)
-    _, test_files = _files(label, "tests", declared["tests"], package)
-    _, fixture_files = _files(label, "fixtures", declared["fixtures"], package)
-    rows = _rows(label, declared["rows"], package)
-
+    if ctx.attr.problem:
+        fail("%s: %s" % (label, ctx.attr.problem))
+    files = {attr_name: _in_package(ctx, label, attr_name) for attr_name in GATE_FILES}
     deps = []
     for dep in ctx.attr.deps:
         if dep.label.workspace_name != ctx.label.workspace_name:
-            fail("%s: deps entry %s is in another repository; gate deps must be in this one" % (label, _display(dep.label)))
+            fail("%s: %s" % (label, message("dep_repository", shown(_display(dep.label)))))
         deps.append("//%s:%s" % (dep.label.package, dep.label.name))
+    package = ctx.label.package
 
-    problems = declared["files"]
-    files = {
-        attr_name: _in_package(ctx, label, attr_name, file_name, problems[attr_name])
-        for attr_name, file_name in _FILE_ATTRS.items()
-    }
-
-    # Exactly the invariants.yaml schema, so oracle_gate.matrix.parse_matrix
-    # reads it. tests and fixtures are the files the declared entries match
-    # (literal paths are valid globs); row globs stay as written, because
-    # they guard production paths that later patches may add.
+    # Exactly the invariants.yaml schema, so config.matrix.parse_matrix reads
+    # it. tests and fixtures are the files the declared entries match (literal
+    # paths are valid globs); row globs stay as written, because they guard
+    # production paths that later patches may add.
     manifest = ctx.actions.declare_file(ctx.label.name + ".matrix.json")
     ctx.actions.write(
         output = manifest,
         content = json.encode_indent({
             "version": 1,
-            "owners": owners,
-            "tests": test_files,
-            "fixtures": fixture_files,
+            "owners": ctx.attr.owners,
+            "tests": ctx.attr.test_files,
+            "fixtures": ctx.attr.fixture_files,
             "deps": sorted(deps),
-            "rows": rows,
+            "rows": _manifest_rows(ctx.attr),
         }, indent = "  ") + "\n",
     )
 
@@ -494,14 +291,27 @@ def _oracle_gate_test_impl(ctx):
 
 oracle_gate_test = rule(
     implementation = _oracle_gate_test_impl,
-    doc = "One package's oracle-gate checks as a Bazel test. Use the `oracle_gate` macro.",
+    doc = "One package's oracle-gate checks as a Bazel test. Use the `oracle_gate` macro, " +
+          "which checks the matrix and fills these attributes.",
     test = True,
     attrs = {
-        "matrix": attr.string(
-            mandatory = True,
-            doc = "JSON from the macro: the declared owners, tests, fixtures and rows, each " +
-                  "path entry paired with the files it matched at loading time.",
+        "problem": attr.string(
+            doc = "The first mistake the macro found in the declaration, reported at analysis time.",
         ),
+        "owners": attr.string_list(doc = "The owners whose review an oracle change needs."),
+        "tests": attr.string_list(doc = "The `tests` entries as written (paths or patterns)."),
+        "test_files": attr.string_list(doc = "The package files `tests` matched."),
+        "fixtures": attr.string_list(doc = "The `fixtures` entries as written."),
+        "fixture_files": attr.string_list(doc = "The package files `fixtures` matched."),
+        "rows": attr.string_list(doc = "The row ids, in order; the `row_*` attributes are keyed by them."),
+        "row_globs": attr.string_list_dict(doc = "Row id -> the production paths it guards, as written."),
+        "row_properties": attr.string_list_dict(doc = "Row id -> its `file.py:NAME` properties."),
+        "row_partitions": attr.string_list_dict(doc = "Row id -> its `file.py:NAME` partition tables."),
+        "row_relations": attr.string_list_dict(doc = "Row id -> its `file.py:NAME` relation tables."),
+        "row_fixtures": attr.string_list_dict(doc = "Row id -> its `fixtures` entries as written."),
+        "row_fixture_files": attr.string_list_dict(doc = "Row id -> the package files its `fixtures` matched."),
+        "row_examples": attr.string_dict(doc = "Row id -> its budget's `examples`, when given."),
+        "row_seconds": attr.string_dict(doc = "Row id -> its budget's `seconds`, when given."),
         "srcs": attr.label_list(
             allow_files = True,
             doc = "Every file the matrix names: tests, fixtures, guarded sources, oracle modules.",

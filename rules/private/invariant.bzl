@@ -1,8 +1,6 @@
 """The `invariant()` helper: one row of a package's invariant matrix (SPEC §3.1)."""
 
-# Marks the structs invariant() returns, so the oracle_gate macro can tell a
-# row from a dict or a typo.
-INVARIANT_KIND = "oracle_gate_invariant"
+load(":matrix.bzl", "INVARIANT_KIND")
 
 def invariant(
         id = None,
@@ -14,8 +12,9 @@ def invariant(
         budget = None):
     """One invariant row of an `oracle_gate` matrix.
 
-    Nothing is checked here: the `oracle_gate_test` rule validates every row at
-    analysis time, so a mistake is reported with the gate target's label.
+    Nothing is checked here: the `oracle_gate` macro checks every row, and the
+    `oracle_gate_test` rule reports the first mistake at analysis time with
+    the gate target's label, in the same words as `oracle-gate check`.
 
     Args:
       id: the row id, unique within the package: letters, digits, `_`, `.`

@@ -11,6 +11,7 @@ shut down when the module ends.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -25,6 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from oracle_gate.bazel.buildfile import parse_build
+from oracle_gate.config.matrix import gate_matrix, parse_matrix
+from oracle_gate.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKSPACES = Path(__file__).resolve().parent / "workspaces"
@@ -75,7 +80,9 @@ class Bazel:
         ]
 
     def run(self, command: str, *args: str) -> Run:
-        flags = [self.override, "--color=no", "--curses=no", "--nosandbox_debug"]
+        flags = [self.override, "--color=no", "--curses=no"]
+        if command in ("build", "test"):
+            flags.append("--nosandbox_debug")  # query does not know it
         done = subprocess.run(
             [str(BAZEL), *self.startup(), command, *flags, *args],
             cwd=self.workspace,
@@ -271,6 +278,22 @@ def test_docstring_only_edit_of_a_test_reruns_the_gate_and_passes(
     assert "PASS: //libs/codec:oracle_gate" in workspace_bazel.testlog("//libs/codec:oracle_gate")
 
 
+def test_query_output_build_shows_the_rows_as_attributes(workspace_bazel: Bazel) -> None:
+    run = workspace_bazel.run("query", "--output=build", "//libs/intervals:oracle_gate")
+    assert run.returncode == 0, run.output
+    shown = run.output
+    assert 'rows = ["merge_ranges_contract"]' in shown
+    assert 'row_globs = {"merge_ranges_contract": ["intervals/**/*.py"]}' in shown
+    assert 'row_partitions = {"merge_ranges_contract": ["partitions.py:PARTITIONS"]}' in shown
+    assert '"props.py:prop_idempotent", "props.py:prop_permutation_invariant"' in shown
+    assert 'row_examples = {"merge_ranges_contract": "80"}' in shown
+    assert 'row_fixtures = {"merge_ranges_contract": ["testdata/ranges/"]}' in shown
+    assert 'tests = ["tests/**/test_*.py"]' not in shown  # glob() arrives expanded
+    assert 'problem = ""' in shown or "problem =" not in shown
+    # The matrix travels as attributes, never as one opaque JSON string.
+    assert "matrix =" not in shown
+
+
 BAD_PACKAGES = {
     "no_id": (
         'oracle_gate(name = "oracle_gate", rows = [invariant(globs = ["m.py"])])',
@@ -290,7 +313,7 @@ BAD_PACKAGES = {
     "lock_outside": (
         'oracle_gate(name = "oracle_gate", lock = "../../libs/codec/oracle_gate.lock",\n'
         '    rows = [invariant(id = "r", globs = ["m.py"])])',
-        '//bad/lock_outside:oracle_gate: lock "../../libs/codec/oracle_gate.lock" is outside '
+        "//bad/lock_outside:oracle_gate: lock '../../libs/codec/oracle_gate.lock' is outside "
         "the package 'bad/lock_outside'",
     ),
 }
@@ -485,3 +508,275 @@ def test_second_machine_gets_gate_results_from_the_remote_cache(
     for gate in GATES:
         assert _status(second, gate).endswith("PASSED"), second.output
     assert "Executed 0 out of 3 tests" in second.output
+
+
+# --- One schema: the same mistakes through gate.bzl and both Python readers ---------------
+#
+# Each case is one mistake in plain values. It becomes a BUILD package whose
+# oracle_gate(...) Bazel analyses, the same BUILD file read by the static reader
+# (config.matrix.gate_matrix), and, where the mistake can be written in YAML, an
+# invariants.yaml (config.matrix.parse_matrix). All must say exactly the expected
+# message, so the schema (config/schema.py, copied into rules/private/schema.bzl)
+# cannot drift between them.
+
+ROW = {"id": "r", "globs": ["m.py"]}
+
+
+@dataclass(frozen=True)
+class AsDict:
+    """A rows entry written as a dict literal instead of an invariant(...) call."""
+
+    fields: dict[str, object]
+
+
+def row(**fields: object) -> dict[str, object]:
+    """ROW with ``fields`` replaced (a None value drops the field)."""
+    merged = {**ROW, **fields}
+    return {key: value for key, value in merged.items() if value is not None}
+
+
+# name -> (gate arguments as plain values, expected message, also in YAML?)
+CASES: dict[str, tuple[dict[str, object], str, bool]] = {
+    "no_id": (
+        {"rows": [row(id=None)]},
+        "rows[0] has no id; every row needs an id unique in the package",
+        True,
+    ),
+    "bad_id": (
+        {"rows": [row(id="bad id")]},
+        "row id 'bad id' may only hold letters, digits, _ . - "
+        "and must start with a letter or digit",
+        True,
+    ),
+    "id_not_string": (
+        {"rows": [row(id=5)]},
+        "row id 5 may only hold letters, digits, _ . - and must start with a letter or digit",
+        True,
+    ),
+    "twice": (
+        {"rows": [row(), row(globs=["*.py"])]},
+        "row id 'r' is declared twice; row ids must be unique in a package",
+        True,
+    ),
+    "no_globs": (
+        {"rows": [row(globs=None)]},
+        "row 'r' has no globs; every row guards at least one production path",
+        True,
+    ),
+    "globs_not_a_list": (
+        {"rows": [row(globs="m.py")]},
+        "row 'r': globs must be a list, found 'm.py'",
+        True,
+    ),
+    "glob_not_a_string": (
+        {"rows": [row(globs=[5])]},
+        "row 'r': globs entry 5 is not a string",
+        True,
+    ),
+    "glob_dot_dot": (
+        {"rows": [row(globs=["../m.py"])]},
+        "row 'r': globs entry '../m.py' has an empty, '.' or '..' segment",
+        True,
+    ),
+    "glob_absolute": (
+        {"rows": [row(globs=["/m.py"])]},
+        "row 'r': globs entry '/m.py' is absolute; globs are relative to the package directory",
+        True,
+    ),
+    "glob_label": (
+        {"rows": [row(globs=[":m.py"])]},
+        "row 'r': globs entry ':m.py' is a label; "
+        "name the package's files by package-relative path",
+        True,
+    ),
+    "glob_star_star": (
+        {"rows": [row(globs=["a**/m.py"])]},
+        "row 'r': globs entry 'a**/m.py' uses '**' inside a segment; "
+        "'**' must be a whole path segment",
+        True,
+    ),
+    "ref_form": (
+        {"rows": [row(properties=["props"])]},
+        "row 'r': properties entry 'props' is not of the form 'file.py:NAME'",
+        True,
+    ),
+    "ref_outside": (
+        {"rows": [row(partitions=["../props.py:P"])]},
+        "row 'r': partitions entry '../props.py:P' is not of the form 'file.py:NAME'",
+        True,
+    ),
+    "ref_two_colons": (
+        {"rows": [row(relations=["props.py:A:B"])]},
+        "row 'r': relations entry 'props.py:A:B' is not of the form 'file.py:NAME'",
+        True,
+    ),
+    "fixture_dot_dot": (
+        {"rows": [row(fixtures=["../data/"])]},
+        "row 'r': fixtures entry '../data/' has an empty, '.' or '..' segment",
+        True,
+    ),
+    "budget_not_a_mapping": (
+        {"rows": [row(budget=5)]},
+        "row 'r': budget must be a mapping with keys examples, seconds, found 5",
+        True,
+    ),
+    "budget_key": (
+        {"rows": [row(budget={"exampels": 3})]},
+        "row 'r': budget has unknown key 'exampels'; expected examples, seconds",
+        True,
+    ),
+    "examples_zero": (
+        {"rows": [row(budget={"examples": 0})]},
+        "row 'r': budget examples must be an integer of at least 1, found 0",
+        True,
+    ),
+    "examples_fraction": (
+        {"rows": [row(budget={"examples": 1.5})]},
+        "row 'r': budget examples must be an integer of at least 1, found 1.5",
+        True,
+    ),
+    "examples_string": (
+        {"rows": [row(budget={"examples": "5"})]},
+        "row 'r': budget examples must be an integer of at least 1, found '5'",
+        True,
+    ),
+    "seconds_negative": (
+        {"rows": [row(budget={"seconds": -1})]},
+        "row 'r': budget seconds must be a positive number, found -1",
+        True,
+    ),
+    "seconds_zero": (
+        {"rows": [row(budget={"seconds": 0.0})]},
+        "row 'r': budget seconds must be a positive number, found 0.0",
+        True,
+    ),
+    "owners_not_a_list": (
+        {"owners": "@team", "rows": [row()]},
+        "owners must be a list, found '@team'",
+        True,
+    ),
+    "test_outside": (
+        {"tests": ["../t.py"], "rows": [row()]},
+        "tests entry '../t.py' has an empty, '.' or '..' segment",
+        True,
+    ),
+    "rows_not_a_list": (
+        {"rows": "r"},
+        "rows must be a list, found 'r'",
+        True,
+    ),
+    # BUILD only: a row that is not an invariant() call, and the lock and ledgers.
+    "row_not_invariant": (
+        {"rows": [AsDict({"id": "r"})]},
+        "rows[0] is not an invariant(...)",
+        False,
+    ),
+    "lock_name": (
+        {"lock": "other.lock", "rows": [row()]},
+        "lock must be the file 'oracle_gate.lock' at the root of package 'cmp/lock_name', "
+        "found 'other.lock'",
+        False,
+    ),
+    "lock_outside": (
+        {"lock": "../oracle_gate.lock", "rows": [row()]},
+        "lock '../oracle_gate.lock' is outside the package 'cmp/lock_outside'; "
+        "each package owns its own oracle_gate.lock at its root",
+        False,
+    ),
+    # (A label into another package is refused by Bazel's visibility check first.)
+    "lock_label_name": (
+        {"lock": ":other.lock", "rows": [row()]},
+        "lock must be the file 'oracle_gate.lock' at the root of package 'cmp/lock_label_name', "
+        "found '//cmp/lock_label_name:other.lock'",
+        False,
+    ),
+    "seeds_missing": (
+        {"seeds": "seeds.jsonl", "rows": [row()]},
+        "seeds 'seeds.jsonl' does not exist in package 'cmp/seeds_missing'",
+        False,
+    ),
+    "assumptions_name": (
+        {"assumptions": "assume.yaml", "rows": [row()]},
+        "assumptions must be the file 'assumptions.yaml' at the root of package "
+        "'cmp/assumptions_name', found 'assume.yaml'",
+        False,
+    ),
+}
+
+
+def _starlark(value: object) -> str:
+    """Plain values as a Starlark literal; a row dict becomes an invariant(...) call."""
+    return json.dumps(value)
+
+
+def _row_call(item: object) -> str:
+    if isinstance(item, AsDict):
+        return _starlark(item.fields)
+    assert isinstance(item, dict)
+    return "invariant(" + ", ".join(f"{k} = {_starlark(v)}" for k, v in item.items()) + ")"
+
+
+def _build_file(fields: dict[str, object]) -> str:
+    arguments = ['    name = "oracle_gate",']
+    for key, value in fields.items():
+        if key == "rows" and isinstance(value, list):
+            calls = [_row_call(item) for item in value]
+            arguments.append(f"    rows = [{', '.join(calls)}],")
+        else:
+            arguments.append(f"    {key} = {_starlark(value)},")
+    return (
+        'load("@oracle_gate//rules:defs.bzl", "invariant", "oracle_gate")\n\n'
+        "oracle_gate(\n" + "\n".join(arguments) + "\n)\n"
+    )
+
+
+def _yaml(fields: dict[str, object]) -> bytes:
+    return json.dumps({"version": 1, **fields}, indent=2).encode()
+
+
+PACKAGE_FILES = ("m.py", "props.py", "other.lock")
+
+
+def test_bazel_and_both_python_readers_word_every_mistake_alike(
+    workspace_bazel: Bazel,
+) -> None:
+    root = workspace_bazel.workspace / "cmp"
+    python_says: dict[str, list[str]] = {}
+    for name, (fields, _, in_yaml) in CASES.items():
+        package = root / name
+        package.mkdir(parents=True)
+        for file in PACKAGE_FILES:
+            (package / file).write_text("P = 1\n")
+        text = _build_file(fields)
+        (package / "BUILD.bazel").write_text(text)
+        said = []
+        with pytest.raises(ConfigError) as from_build:
+            gate_matrix(
+                parse_build(text.encode(), f"cmp/{name}/BUILD.bazel"),
+                f"cmp/{name}/BUILD.bazel",
+                f"cmp/{name}",
+                "",
+                lambda: [*PACKAGE_FILES, "BUILD.bazel"],
+            )
+        said.append(from_build.value.message)
+        if in_yaml:
+            with pytest.raises(ConfigError) as from_yaml:
+                parse_matrix(_yaml(fields), f"cmp/{name}/invariants.yaml")
+            said.append(from_yaml.value.message)
+        python_says[name] = said
+    try:
+        run = workspace_bazel.run("build", "--keep_going", "//cmp/...")
+    finally:
+        shutil.rmtree(root)
+    assert run.returncode == 1, run.output
+    bazel_says = dict(
+        re.findall(r"^Error in fail: //cmp/(\w+):oracle_gate: (.*)$", run.output, re.M)
+    )
+    mismatches = {}
+    for name, (_, expected, _) in CASES.items():
+        said = {"bazel": bazel_says.get(name), "build": python_says[name][0]}
+        if len(python_says[name]) > 1:
+            said["yaml"] = python_says[name][1]
+        if set(said.values()) != {expected}:
+            mismatches[name] = said
+    assert not mismatches, json.dumps(mismatches, indent=2)
