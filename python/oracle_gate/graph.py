@@ -398,7 +398,10 @@ def load_packages(tree: Tree) -> dict[str, Package]:
 
 
 def load_graph(
-    tree: Tree, mode: str = "static", timeout: float = BAZEL_TIMEOUT_SECONDS
+    tree: Tree,
+    mode: str = "static",
+    timeout: float = BAZEL_TIMEOUT_SECONDS,
+    former: frozenset[str] = frozenset(),
 ) -> PackageGraph:
     """The package graph of ``tree``.
 
@@ -409,10 +412,13 @@ def load_graph(
             which needs ``bazel`` on PATH and the working tree checked out, clean,
             at ``tree``'s commit.
         timeout: seconds ``bazel query`` may take.
+        former: the parent's package directories, when ``tree`` is a head: a
+            ``deps`` entry naming one the patch removed is still an edge (the
+            matrix lane rejects the removal), not an error.
 
     Raises:
         ConfigError: a matrix or BUILD file is invalid, or a ``deps`` entry
-            names no package.
+            names no package (nor a former one).
         GateError: ``bazel`` mode cannot run (no bazel, no workspace, a dirty
             checkout, a failed query).
     """
@@ -439,6 +445,7 @@ def load_graph(
         gate_sources=scan.gates,
         bazel_packages=scan.workspace_of,
         approximate=tuple(why for _, why in sorted(approximate)),
+        former=former,
     )
 
 
@@ -464,7 +471,7 @@ def derive_graph(
         or not parent.derivable
         or any(posixpath.basename(path) in _GRAPH_INPUTS for path in paths)
     ):
-        return load_graph(head, mode)
+        return load_graph(head, mode, former=frozenset(parent.packages))
     if all(change.kind is ChangeKind.MODIFIED for change in changes):
         return parent
     return parent._with_paths_moved(
@@ -504,6 +511,7 @@ class PackageGraph:
         gate_sources: Mapping[str, _GateSource] | None = None,
         bazel_packages: Iterable[str] = (),
         approximate: tuple[str, ...] = (),
+        former: frozenset[str] = frozenset(),
     ) -> None:
         self.packages = dict(packages)
         # Why some edges over-approximate (a computed label, a loaded .bzl file's labels).
@@ -520,7 +528,8 @@ class PackageGraph:
             declared_in = package.join(package.matrix_file)
             for dep in package.matrix.deps:
                 target = _resolve_dep(package, dep)
-                if target not in self.packages or target.startswith(".."):
+                known = target in self.packages or target in former
+                if not known or target.startswith(".."):
                     raise ConfigError(
                         f"deps entry {dep!r} names no package (resolved to {target!r})",
                         declared_in,

@@ -65,26 +65,44 @@ class _Classifier:
         return bazelrc_imports(self.facts.parent) | bazelrc_imports(self.facts.head)
 
     def laned(self, change: Change) -> list[LanedPath]:
-        """The change in its lane."""
-        return [self._one(change)]
+        """The change in its lane; a rename whose two ends differ is judged at both ends.
+
+        The old end counts as a deletion in its own lane and package, the new end
+        as an addition in its own: ``test_merge.py -> test_merge.md`` deletes tests.
+        """
+        whole = self._one(change)
+        if change.kind is not ChangeKind.RENAMED or change.old_path is None:
+            return [whole]
+        old = self._one(Change(change.old_path, ChangeKind.DELETED))
+        if old.lane is whole.lane and (
+            _same_package(old.package, whole.package) or old.lane is Lane.PRODUCTION
+        ):
+            # Production moved between packages stays one rename: selection runs the
+            # rows of the package it left (``select``'s "moved out of this package").
+            return [whole]
+        return [old, self._one(Change(change.path, ChangeKind.ADDED))]
 
     def _one(self, change: Change) -> LanedPath:
         owner, parent = self._packages_of(change)
         return LanedPath(change=change, lane=self._lane_of(change, owner, parent), package=owner)
 
     def _packages_of(self, change: Change) -> tuple[Package | None, Package | None]:
-        """(owner, the same package in the parent): the head's owner, else the parent's."""
+        """(owner, the same package in the parent): the head's owner, else the parent's.
+
+        A deleted path belongs to its parent package: the head may have moved the
+        package's boundary, and the loss is that package's.
+        """
         facts = self.facts
         head = facts.head_graph.package_of(change.path)
         parent = facts.parent_graph.package_of(change.old_path or change.path)
-        if head is None:
+        if head is None or (change.kind is ChangeKind.DELETED and parent is not None):
             return parent, parent
         return head, parent if parent is not None and parent.path == head.path else None
 
     def _lane_of(self, change: Change, owner: Package | None, parent: Package | None) -> Lane:
         path = change.path
         name = posixpath.basename(path)
-        fixed = self._oracle_file_lane(change, name)
+        fixed = self._oracle_file_lane(change, name, owner)
         if fixed is not None:
             return fixed
         if name == "pyproject.toml":
@@ -100,11 +118,13 @@ class _Classifier:
             return self._python_lane(change, lane)
         return lane
 
-    def _oracle_file_lane(self, change: Change, name: str) -> Lane | None:
-        """The lane of the gate's own files, known by name alone."""
-        if name == LOCK_FILE:
+    def _oracle_file_lane(self, change: Change, name: str, owner: Package | None) -> Lane | None:
+        """The lane of the gate's own files, known by name (a lock or ledger only at its
+        package's root, the one place the gate reads it)."""
+        at_root = owner is not None and posixpath.dirname(change.path) == owner.path
+        if name == LOCK_FILE and at_root:
             return Lane.LOCK
-        if name in _LEDGER_FILES:
+        if name in _LEDGER_FILES and at_root:
             return Lane.LEDGER
         if name == MATRIX_FILE:
             return Lane.MATRIX
@@ -188,6 +208,10 @@ class _Classifier:
         if (lane is Lane.AGENT_TEST or collected) and after and import_time_effects(after):
             return Lane.HARNESS
         return lane
+
+
+def _same_package(a: Package | None, b: Package | None) -> bool:
+    return (a.path if a else None) == (b.path if b else None)
 
 
 def classify(facts: Facts) -> tuple[LanedPath, ...]:
