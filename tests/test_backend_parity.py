@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -111,9 +112,42 @@ def test_fifos_sockets_and_devices_are_refused_without_blocking(specials: Path, 
         )
 
 
-def test_permission_error_is_classified_like_the_native_core() -> None:
-    error = PermissionError(13, "Permission denied")
-    assert _fallback._read_error("/nonexistent-dir-x/f", error).message == "permission denied"
+# Hashes one path with every backend and prints the outcome; with a uid argument
+# it first drops to that uid. It is a fresh process, so the native core's
+# thread pool starts after the drop (a fork would inherit a pool with no threads).
+_HASH_AS = """
+import os, sys
+sys.path.insert(0, sys.argv[1])
+from backends import same_everywhere
+if len(sys.argv) > 3:
+    os.setgroups([])
+    os.setgid(int(sys.argv[3]))
+    os.setuid(int(sys.argv[3]))
+print(repr(same_everywhere("hash_files", [sys.argv[2]])))
+"""
+
+
+def _hash_unprivileged(path: Path) -> str:
+    """Every backend's outcome for ``path`` without the privilege to ignore file modes."""
+    drop = ["65534"] if os.geteuid() == 0 else []
+    done = subprocess.run(
+        [sys.executable, "-c", _HASH_AS, str(Path(__file__).parent), str(path), *drop],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_unreadable_file_is_permission_denied_in_every_backend(tmp_path: Path) -> None:
+    tmp_path.chmod(0o755)
+    secret = tmp_path / "secret"
+    secret.write_bytes(b"x")
+    secret.chmod(0o000)
+    shown = _hash_unprivileged(secret)
+    assert shown == repr(("TreeError", "permission denied", str(secret), None))
 
 
 def _write_locks(root: Path, impl: str) -> dict[str, bytes]:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from gitrepo import run
 from oracle_gate.cli import main
 
 PKG = "libs/codec"
@@ -63,8 +64,22 @@ def runfiles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_text(text)
     monkeypatch.chdir(root)
-    monkeypatch.setenv("ORACLE_GATE_IMPL", "python")
-    assert lock("--write") == 0
+    # Written in a child with the pure-Python backend, as a gate's launcher runs:
+    # the backend is chosen once per process, so setting the variable here would
+    # not change this process's choice.
+    manifest = f"{PKG}/oracle_gate.matrix.json"
+    written = run(
+        "lock",
+        "--repo",
+        ".",
+        "--matrix",
+        manifest,
+        "--write",
+        PKG,
+        cwd=root,
+        ORACLE_GATE_IMPL="python",
+    )
+    assert written.returncode == 0, written.stderr
     return root
 
 

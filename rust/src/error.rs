@@ -262,33 +262,187 @@ mod tests {
         }
     }
 
+    /// A position for every variant; the match has no wildcard, so adding a variant
+    /// does not compile until it is given one, and then the test below needs a sample.
+    fn variant_index(err: &CoreError) -> usize {
+        match err {
+            CoreError::BrokenSymlink { .. } => 0,
+            CoreError::NotFound { .. } => 1,
+            CoreError::IsDirectory { .. } => 2,
+            CoreError::NotRegular { .. } => 3,
+            CoreError::PermissionDenied { .. } => 4,
+            CoreError::SymlinkLoop { .. } => 5,
+            CoreError::Unreadable { .. } => 6,
+            CoreError::RootMissing { .. } => 7,
+            CoreError::RootNotDirectory { .. } => 8,
+            CoreError::NotUtf8Name { .. } => 9,
+            CoreError::Vanished { .. } => 10,
+            CoreError::DirUnreadable { .. } => 11,
+            CoreError::Surface { .. } => 12,
+            CoreError::SurfaceInternal { .. } => 13,
+            CoreError::Internal { .. } => 14,
+        }
+    }
+
+    /// An error, and the Python class, path, line and `str()` it must become.
+    type Sample = (
+        CoreError,
+        &'static str,
+        Option<&'static str>,
+        Option<u32>,
+        &'static str,
+    );
+
+    /// One sample of every variant.
+    fn samples() -> Vec<Sample> {
+        let p = || "d/x.txt".to_owned();
+        vec![
+            (
+                CoreError::BrokenSymlink { path: p() },
+                "TreeError",
+                Some("d/x.txt"),
+                None,
+                "d/x.txt: broken symlink: its target does not exist",
+            ),
+            (
+                CoreError::NotFound { path: p() },
+                "TreeError",
+                Some("d/x.txt"),
+                None,
+                "d/x.txt: file does not exist",
+            ),
+            (
+                CoreError::IsDirectory { path: p() },
+                "TreeError",
+                Some("d/x.txt"),
+                None,
+                "d/x.txt: is a directory, expected a file",
+            ),
+            (
+                CoreError::NotRegular { path: p() },
+                "TreeError",
+                Some("d/x.txt"),
+                None,
+                "d/x.txt: not a regular file (a FIFO, socket or device)",
+            ),
+            (
+                CoreError::PermissionDenied { path: p() },
+                "TreeError",
+                Some("d/x.txt"),
+                None,
+                "d/x.txt: permission denied",
+            ),
+            (
+                CoreError::SymlinkLoop { path: p() },
+                "TreeError",
+                Some("d/x.txt"),
+                None,
+                "d/x.txt: symlink loop",
+            ),
+            (
+                CoreError::Unreadable {
+                    path: p(),
+                    errno: Some(5),
+                },
+                "TreeError",
+                Some("d/x.txt"),
+                None,
+                "d/x.txt: cannot read file (errno 5)",
+            ),
+            (
+                CoreError::RootMissing { path: p() },
+                "TreeError",
+                Some("d/x.txt"),
+                None,
+                "d/x.txt: tree root does not exist",
+            ),
+            (
+                CoreError::RootNotDirectory { path: p() },
+                "TreeError",
+                Some("d/x.txt"),
+                None,
+                "d/x.txt: tree root is not a directory",
+            ),
+            (
+                CoreError::NotUtf8Name { path: p() },
+                "TreeError",
+                Some("d/x.txt"),
+                None,
+                "d/x.txt: file name is not valid UTF-8",
+            ),
+            (
+                CoreError::Vanished { path: p() },
+                "TreeError",
+                Some("d/x.txt"),
+                None,
+                "d/x.txt: vanished while the tree was walked",
+            ),
+            (
+                CoreError::DirUnreadable {
+                    path: p(),
+                    errno: None,
+                },
+                "TreeError",
+                Some("d/x.txt"),
+                None,
+                "d/x.txt: cannot read directory",
+            ),
+            (
+                CoreError::Surface {
+                    path: p(),
+                    line: 7,
+                    detail: "invalid syntax".to_owned(),
+                },
+                "SurfaceError",
+                Some("d/x.txt"),
+                Some(7),
+                "d/x.txt:7: invalid syntax",
+            ),
+            (
+                CoreError::SurfaceInternal {
+                    path: p(),
+                    detail: "boom".to_owned(),
+                },
+                "SurfaceError",
+                Some("d/x.txt"),
+                None,
+                "d/x.txt: internal error: boom",
+            ),
+            (
+                CoreError::Internal {
+                    path: None,
+                    detail: "boom".to_owned(),
+                },
+                "TreeError",
+                None,
+                None,
+                "internal error: boom",
+            ),
+        ]
+    }
+
     #[test]
-    fn every_variant_becomes_the_python_tree_error() -> PyResult<()> {
+    fn the_samples_cover_every_variant() {
+        let mut seen: Vec<usize> = samples().iter().map(|s| variant_index(&s.0)).collect();
+        seen.sort_unstable();
+        seen.dedup();
+        let expected: Vec<usize> = (0..=*seen.last().unwrap_or(&0)).collect();
+        assert_eq!(seen, expected);
+        assert_eq!(seen.len(), samples().len());
+    }
+
+    #[test]
+    fn every_variant_becomes_its_python_error() -> PyResult<()> {
         Python::initialize();
         Python::attach(|py| {
-            let tree_error = import_errors_module(py)?.getattr("TreeError")?;
-
-            let cases = [
-                (
-                    CoreError::NotFound {
-                        path: "x.txt".to_owned(),
-                    },
-                    Some("x.txt"),
-                    "x.txt: file does not exist",
-                ),
-                (
-                    CoreError::Internal {
-                        path: None,
-                        detail: "boom".to_owned(),
-                    },
-                    None,
-                    "internal error: boom",
-                ),
-            ];
-            for (err, path, shown) in cases {
+            let errors = import_errors_module(py)?;
+            for (err, class, path, line, shown) in samples() {
                 let py_err: PyErr = err.into();
                 let value = py_err.value(py);
-                assert!(value.is_instance(&tree_error)?);
+                assert!(
+                    value.is_instance(&errors.getattr(class)?)?,
+                    "{shown}: not a {class}"
+                );
                 assert_eq!(
                     value
                         .getattr("path")?
@@ -296,7 +450,7 @@ mod tests {
                         .as_deref(),
                     path
                 );
-                assert!(value.getattr("line")?.is_none());
+                assert_eq!(value.getattr("line")?.extract::<Option<u32>>()?, line);
                 assert_eq!(value.str()?.to_string(), shown);
                 let args = value.getattr("args")?.cast_into::<PyTuple>()?;
                 assert_eq!(args.len(), 3);
