@@ -1,7 +1,7 @@
 """Assertion surface: the canonical text of each test, fixture and asserting function in a file.
 
 The canonical text is specified in ``docs/surface.md``; the Rust extractor in
-``rust/src/surface.rs`` must produce the same bytes. Keep the two in step: any
+``rust/src/surface/`` must produce the same bytes. Keep the two in step: any
 change to a rendering rule here is a change to every lockfile.
 
 It deliberately avoids ``ast.dump``/``ast.unparse`` (their output differs
