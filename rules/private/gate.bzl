@@ -270,6 +270,7 @@ def _oracle_gate_test_impl(ctx):
             "@@REPOSITORY@@": _shell_quote(_rlocation(ctx, manifest).split("/")[0]),
             "@@MANIFEST@@": _shell_quote(_rlocation(ctx, manifest)),
             "@@PYTHONPATH@@": _shell_quote(pythonpath),
+            "@@INTERPRETER@@": _shell_quote(_rlocation(ctx, ctx.file._interpreter)),
         },
         is_executable = True,
     )
@@ -277,7 +278,7 @@ def _oracle_gate_test_impl(ctx):
     own = ctx.files.srcs + [manifest] + [f for f in files.values() if f != None]
     declared_files = depset(own, transitive = [dep[OracleGateInfo].files for dep in ctx.attr.deps])
     runfiles = ctx.runfiles(
-        files = [launcher] + ctx.files._driver,
+        files = [launcher] + ctx.files._driver + ctx.files._python,
         transitive_files = declared_files,
     )
     return [
@@ -335,6 +336,17 @@ oracle_gate_test = rule(
         "_driver": attr.label(
             default = Label("//python:driver"),
             doc = "The oracle-gate Python driver sources, run from the runfiles.",
+        ),
+        "_python": attr.label(
+            default = Label("@oracle_gate_python//:python"),
+            doc = "The interpreter record and the .pth files and dist-info directories it " +
+                  "names (rules/python.bzl): inputs of every gate, so its cache key moves " +
+                  "with the interpreter and its packages.",
+        ),
+        "_interpreter": attr.label(
+            default = Label("@oracle_gate_python//:interpreter.txt"),
+            allow_single_file = True,
+            doc = "The recorded interpreter's path, which the launcher runs.",
         ),
     },
 )

@@ -9,12 +9,14 @@ set -euo pipefail
 
 # Filled in by gate.bzl, each already shell-quoted. Paths are below the
 # runfiles root: the package's repository, the matrix as JSON (in the
-# invariants.yaml schema), and the directory that holds the driver package.
+# invariants.yaml schema), the directory that holds the driver package, and
+# the file holding the interpreter's path.
 readonly label=@@LABEL@@
 readonly package=@@PACKAGE@@
 readonly repository=@@REPOSITORY@@
 readonly manifest=@@MANIFEST@@
 readonly pythonpath=@@PYTHONPATH@@
+readonly interpreter_file=@@INTERPRETER@@
 
 error() {
   echo "ERROR: $label: $*" >&2
@@ -46,32 +48,39 @@ fi
 [[ -f "$runfiles/$manifest" ]] || error "the matrix manifest $manifest is not in the runfiles at $runfiles"
 [[ -d "$runfiles/$pythonpath/oracle_gate" ]] || error "the oracle-gate driver is not in the runfiles at $runfiles/$pythonpath"
 
-# The interpreter: ORACLE_GATE_PYTHON when set (bazel test
-# --test_env=ORACLE_GATE_PYTHON=/usr/bin/python3), else python3 on the test's
-# PATH. Bazel 4 to 6 pass the client's PATH unless --incompatible_strict_action_env
-# is set, which leaves /bin:/usr/bin:/usr/local/bin; --test_env=PATH forwards it.
-python_name="${ORACLE_GATE_PYTHON:-python3}"
-python="$(command -v "$python_name" || true)"
-[[ -n "$python" ]] || error "no '$python_name' on PATH=$PATH; set --test_env=ORACLE_GATE_PYTHON=/path/to/python3 or --test_env=PATH"
+# The interpreter @oracle_gate_python recorded (rules/python.bzl): its record
+# and the .pth files and dist-info directories it names are inputs of this
+# test, so a cached result always belongs to this interpreter and packages.
+[[ -f "$runfiles/$interpreter_file" ]] || error "the interpreter record $interpreter_file is not in the runfiles at $runfiles"
+python="$(cat "$runfiles/$interpreter_file")"
+[[ -x "$python" ]] || error "the recorded interpreter $python does not exist or is not executable; re-run 'bazel sync --configure' (or set --repo_env=ORACLE_GATE_PYTHON=/path/to/python3)"
 
-# Only the runfiles' driver is importable as oracle_gate; the native core is
-# not shipped, so the pure-Python backend runs (its lockfiles are
-# byte-identical) and an installed or stale build cannot change a verdict.
-export PYTHONPATH="$runfiles/$pythonpath"
-export PYTHONDONTWRITEBYTECODE=1
+# Python gets only what this test declares: -I (isolated: no user site, no
+# PYTHON* variables, no script directory on sys.path), -B (no .pyc written
+# into the runfiles) and -X utf8; the driver comes first on sys.path from the
+# runfiles. Row checks run in child processes, which inherit the
+# environment: no PYTHON* variable of the caller reaches them either, and
+# PYTHONNOUSERSITE keeps the user site out.
+for name in $(compgen -e); do
+  if [[ "$name" == PYTHON* ]]; then unset "$name"; fi
+done
+export PYTHONNOUSERSITE=1
+# The native core is not shipped, so the pure-Python backend runs (its
+# lockfiles are byte-identical) and an installed or stale build cannot
+# change a verdict.
 export ORACLE_GATE_IMPL=python
-export PYTHONIOENCODING=utf-8
 
 # A driver that cannot even be imported is an ERROR (exit 2), never a FAIL.
 readonly driver='import sys
+sys.path.insert(0, sys.argv[1])
 try:
     from oracle_gate.cli import main
 except ImportError as error:
     print(f"ERROR: cannot import the oracle-gate driver with {sys.executable}: {error}; "
-          "it needs pyyaml, networkx and blake3 (pip install pyyaml networkx blake3)",
+          "it needs pyyaml, networkx, blake3 and hypothesis (pip install oracle-gate)",
           file=sys.stderr)
     raise SystemExit(2)
-raise SystemExit(main(sys.argv[1:]))'
+raise SystemExit(main(sys.argv[2:]))'
 
 args=(lock --repo "$runfiles/$repository" --matrix "$runfiles/$manifest" --label "$label" --ledgers --rows)
 if [[ -n "${XML_OUTPUT_FILE:-}" ]]; then
@@ -80,7 +89,7 @@ fi
 cd "$runfiles/$repository"
 
 status=0
-"$python" -c "$driver" "${args[@]}" "$package" || status=$?
+"$python" -I -B -X utf8 -c "$driver" "$runfiles/$pythonpath" "${args[@]}" "$package" || status=$?
 case "$status" in
   0)
     echo "PASS: $label: fixtures and assertion surface match oracle_gate.lock; ledgers are valid;" \

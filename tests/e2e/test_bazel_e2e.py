@@ -22,7 +22,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -40,6 +40,8 @@ NGINX = shutil.which("nginx") or next(
 # Read at import: tests/conftest.py unsets CI while tests run.
 IN_CI = bool(os.environ.get("CI"))
 BAZEL_TIMEOUT = 600
+# The interpreter running pytest has the driver's dependencies installed.
+PYTHON_ENV = {"ORACLE_GATE_PYTHON": sys.executable}
 GATES = (
     "//libs/codec:oracle_gate",
     "//libs/intervals:oracle_gate",
@@ -70,6 +72,8 @@ class Bazel:
     output_base: Path
     override: str  # --override_repository=... or --override_module=...
     trusted_run: Run | None = None  # the module fixture's first `bazel test`
+    # The client environment: @oracle_gate_python reads ORACLE_GATE_PYTHON and PATH.
+    env: dict[str, str] = field(default_factory=lambda: {**os.environ, **PYTHON_ENV})
 
     def startup(self) -> list[str]:
         # The same startup options every time: others would restart the server.
@@ -86,6 +90,7 @@ class Bazel:
         done = subprocess.run(
             [str(BAZEL), *self.startup(), command, *flags, *args],
             cwd=self.workspace,
+            env=self.env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
@@ -95,8 +100,8 @@ class Bazel:
         return Run(done.returncode, done.stdout)
 
     def test(self, *args: str) -> Run:
-        """``bazel test --config=oracle_gate``, the gates run by this interpreter."""
-        return self.run("test", "--config=oracle_gate", _python_env(), *args)
+        """``bazel test --config=oracle_gate``."""
+        return self.run("test", "--config=oracle_gate", *args)
 
     def shutdown(self) -> None:
         subprocess.run(
@@ -169,11 +174,6 @@ def _status(run: Run, target: str) -> str:
     found = re.search(rf"^{re.escape(target)}\s+(\(cached\) )?([A-Z ]+?) in ", run.output, re.M)
     assert found, f"{target} is not in Bazel's test summary:\n{run.output}"
     return f"{found.group(1) or ''}{found.group(2)}"
-
-
-def _python_env() -> str:
-    # The interpreter running pytest has the driver's dependencies installed.
-    return f"--test_env=ORACLE_GATE_PYTHON={sys.executable}"
 
 
 @pytest.fixture(scope="module")
@@ -372,9 +372,28 @@ def test_launcher_runs_from_a_runfiles_manifest_and_reports_errors_with_exit_2(
     assert nowhere.returncode == 2
     assert nowhere.stderr.startswith("ERROR: //libs/codec:oracle_gate: cannot find the runfiles")
 
-    no_python = launch(RUNFILES_DIR=f"{launcher}.runfiles", ORACLE_GATE_PYTHON="no-such-python")
+    # The launcher runs the recorded interpreter, not whatever the caller names.
+    named = launch(RUNFILES_DIR=f"{launcher}.runfiles", ORACLE_GATE_PYTHON="no-such-python")
+    assert named.returncode == 0, named.stderr
+    gone = tmp_path / "interpreter.txt"
+    gone.write_text("/no/such/python3\n")
+    manifest = tmp_path / "manifest"
+    manifest.write_text(
+        "".join(
+            f"{line.split(' ')[0]} {gone}\n"
+            if line.startswith("oracle_gate_python/interpreter.txt ")
+            else line + "\n"
+            for line in Path(f"{launcher}.runfiles_manifest").read_text().splitlines()
+        )
+    )
+    no_python = launch(
+        RUNFILES_MANIFEST_FILE=str(manifest), RUNFILES_MANIFEST_ONLY="1", TEST_TMPDIR=str(tmp_path)
+    )
     assert no_python.returncode == 2
-    assert "ERROR: //libs/codec:oracle_gate: no 'no-such-python' on PATH" in no_python.stderr
+    assert (
+        "ERROR: //libs/codec:oracle_gate: the recorded interpreter /no/such/python3 does not exist"
+        in no_python.stderr
+    )
 
 
 def test_bzlmod_workspace_passes(tmp_path: Path, checkout: Path) -> None:
@@ -780,3 +799,62 @@ def test_bazel_and_both_python_readers_word_every_mistake_alike(
         if set(said.values()) != {expected}:
             mismatches[name] = said
     assert not mismatches, json.dumps(mismatches, indent=2)
+
+
+# --- The interpreter and its packages are inputs of every gate --------------------------
+
+
+def _venv(path: Path) -> Path:
+    """A virtual environment over this interpreter's packages; its bin directory."""
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(path)],
+        check=True,
+        timeout=120,
+    )
+    return path / "bin"
+
+
+def test_switching_venvs_or_removing_a_shadowing_pth_misses_the_cache(
+    tmp_path: Path, checkout: Path
+) -> None:
+    first, second = _venv(tmp_path / "venv_a"), _venv(tmp_path / "venv_b")
+    # python3 on PATH picks the interpreter, as for a user with an activated venv.
+    base = {key: value for key, value in os.environ.items() if key != "ORACLE_GATE_PYTHON"}
+    bazel = Bazel(
+        _copy_workspace("workspace", tmp_path, checkout),
+        tmp_path / "output_base",
+        f"--override_repository=oracle_gate={checkout}",
+    )
+
+    def gates(bin_dir: Path) -> list[str]:
+        bazel.env = {**base, "PATH": f"{bin_dir}{os.pathsep}{base['PATH']}"}
+        run = bazel.test("//...")
+        assert run.returncode in (0, 3), run.output
+        return [_status(run, gate) for gate in GATES]
+
+    # A .pth in venv B that puts a broken yaml first: the gates cannot run there.
+    shadow = tmp_path / "shadow"
+    (shadow / "yaml").mkdir(parents=True)
+    (shadow / "yaml" / "__init__.py").write_text("raise ImportError('shadowed yaml')\n")
+    site_packages = next((tmp_path / "venv_b" / "lib").glob("python3*/site-packages"))
+    pth = site_packages / "shadow.pth"
+    try:
+        assert gates(first) == ["PASSED"] * 3
+        assert gates(first) == ["(cached) PASSED"] * 3
+        record = bazel.output_base / "external" / "oracle_gate_python" / "record.json"
+        assert str(tmp_path / "venv_a") in record.read_text()
+        # Another interpreter: every gate runs again.
+        assert gates(second) == ["PASSED"] * 3
+        assert str(tmp_path / "venv_b") in record.read_text()
+        # A shadowing .pth installed in place (PATH unchanged): the gates run
+        # again and fail to import yaml, an ERROR Bazel reports as FAILED ...
+        pth.write_text(f"{shadow}\n")
+        assert gates(second) == ["FAILED"] * 3
+        log = bazel.testlog("//libs/codec:oracle_gate")
+        assert "ERROR: cannot import the oracle-gate driver" in log
+        assert "shadowed yaml" in log
+        # ... and removing it is a cache miss too: the FAILED is not served again.
+        pth.unlink()
+        assert gates(second) == ["PASSED"] * 3
+    finally:
+        bazel.shutdown()
