@@ -1,18 +1,25 @@
 #!/usr/bin/env python3
 """Writes the generated Starlark and docs of the rules, or checks they are current.
 
-    python3 tools/bzlgen.py           # rewrite rules/private/schema.bzl
+    python3 tools/bzlgen.py           # rewrite rules/private/schema.bzl and docs/rules.md
     python3 tools/bzlgen.py --check   # exit 1 naming each stale file
 
 rules/private/schema.bzl is the matrix schema of ``oracle_gate.config.schema``
 (keys, character sets, every message) as Starlark, so the Bazel macro and the
 Python readers cannot word a mistake differently.
+
+docs/rules.md is the rules' reference, generated from the .bzl docstrings and
+``doc =`` arguments. Stardoc would do this, but it is a Bazel dependency that
+cannot be fetched offline here; Starlark's syntax is a subset of Python's, so
+the .bzl files are read with ``ast`` (never executed).
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,7 +61,213 @@ def schema_bzl() -> str:
     )
 
 
-OUTPUTS = {"rules/private/schema.bzl": schema_bzl}
+# --- docs/rules.md ------------------------------------------------------------------------
+
+# (file, symbol) in the order the reference lists them; defs.bzl re-exports
+# the first four from rules/private.
+DOCUMENTED = (
+    ("rules/private/gate.bzl", "oracle_gate"),
+    ("rules/private/invariant.bzl", "invariant"),
+    ("rules/private/gate.bzl", "OracleGateInfo"),
+    ("rules/private/gate.bzl", "oracle_gate_test"),
+    ("rules/python.bzl", "oracle_gate_python"),
+    ("rules/extensions.bzl", "python"),
+)
+LOADED_FROM = {
+    "oracle_gate": "@oracle_gate//rules:defs.bzl",
+    "invariant": "@oracle_gate//rules:defs.bzl",
+    "OracleGateInfo": "@oracle_gate//rules:defs.bzl",
+    "oracle_gate_test": "(internal; the macro declares it)",
+    "oracle_gate_python": "@oracle_gate//rules:python.bzl",
+    "python": "@oracle_gate//rules:extensions.bzl",
+}
+
+
+def _text(node: ast.expr, names: dict[str, object]) -> object:
+    """A constant expression of a .bzl file: strings joined with +, names, lists, dicts."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _text(node.left, names), _text(node.right, names)
+        if isinstance(left, str) and isinstance(right, str):
+            return left + right
+    if isinstance(node, ast.Name) and node.id in names:
+        return names[node.id]
+    if isinstance(node, ast.List):
+        return [_text(item, names) for item in node.elts]
+    return ast.unparse(node)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+@dataclass
+class _Function:
+    signature: str
+    summary: str
+    args: list[tuple[str, str]]
+    rest: str
+
+
+def _parse_docstring(doc: str) -> tuple[str, list[tuple[str, str]], str]:
+    """Summary paragraphs, the Args entries, and the Returns text of a docstring."""
+    lines = doc.expandtabs().splitlines()
+    summary: list[str] = []
+    args: list[tuple[str, str]] = []
+    returns: list[str] = []
+    section = "summary"
+    for raw in lines[1:] if len(lines) > 1 else []:
+        line = raw.strip()
+        if line in ("Args:", "Returns:"):
+            section = line[:-1].lower()
+            continue
+        if section == "args":
+            indent = len(raw) - len(raw.lstrip())
+            if line and indent <= 6 and ":" in line and not line.startswith("`"):
+                name, _, text = line.partition(":")
+                args.append((name.strip(), text.strip()))
+            elif args:
+                args[-1] = (args[-1][0], f"{args[-1][1]} {line}".strip())
+        elif section == "returns":
+            returns.append(line)
+        else:
+            summary.append(raw.strip())
+    first = lines[0].strip() if lines else ""
+    body = "\n".join([first, *summary]).strip()
+    return body, args, " ".join(returns).strip()
+
+
+def _paragraphs(text: str) -> str:
+    """Docstring text as Markdown paragraphs (blank lines kept, lines joined)."""
+    blocks = [" ".join(block.split()) for block in text.split("\n\n")]
+    return "\n\n".join(block for block in blocks if block)
+
+
+def _function_doc(node: ast.FunctionDef) -> str:
+    doc = ast.get_docstring(node) or ""
+    body, args, returns = _parse_docstring(doc)
+    params = [a.arg for a in node.args.args]
+    if node.args.vararg:
+        params.append("*" + node.args.vararg.arg)
+    if node.args.kwarg:
+        params.append("**" + node.args.kwarg.arg)
+    defaults = dict(
+        zip(
+            [a.arg for a in node.args.args][len(node.args.args) - len(node.args.defaults) :],
+            node.args.defaults,
+            strict=True,
+        )
+    )
+    out = [f"```starlark\n{node.name}({', '.join(params)})\n```\n", _paragraphs(body) + "\n"]
+    if args:
+        out.append("| argument | default | description |\n|---|---|---|")
+        for name, text in args:
+            key = name.lstrip("*")
+            default = ast.unparse(defaults[key]) if key in defaults else "required"
+            if name.startswith("**"):
+                default = ""
+            out.append(f"| `{name}` | {f'`{default}`' if default else ''} | {_one_line(text)} |")
+        out.append("")
+    if returns:
+        out.append(f"Returns: {_one_line(returns)}\n")
+    return "\n".join(out)
+
+
+def _attrs_table(attrs: ast.expr, names: dict[str, object], what: str) -> str:
+    if not isinstance(attrs, ast.Dict):
+        return ""
+    rows = [f"| {what} | type | default | description |", "|---|---|---|---|"]
+    for key, value in zip(attrs.keys, attrs.values, strict=True):
+        name = _text(key, names) if key is not None else "?"
+        kind, default, doc = "?", "", ""
+        if isinstance(value, ast.Call):
+            kind = ast.unparse(value.func).removeprefix("attr.")
+            for keyword in value.keywords:
+                if keyword.arg == "doc":
+                    doc = str(_text(keyword.value, names))
+                elif keyword.arg == "default":
+                    default = f"`{ast.unparse(keyword.value)}`"
+                elif keyword.arg == "mandatory" and ast.unparse(keyword.value) == "True":
+                    default = "required"
+        rows.append(f"| `{name}` | {kind} | {default} | {_one_line(doc)} |")
+    return "\n".join(rows) + "\n"
+
+
+def _call_doc(name: str, call: ast.Call, names: dict[str, object]) -> str:
+    kind = ast.unparse(call.func)
+    keywords = {k.arg: k.value for k in call.keywords if k.arg}
+    out = []
+    doc = _text(keywords["doc"], names) if "doc" in keywords else ""
+    out.append(_paragraphs(str(doc)) + "\n")
+    if kind == "provider" and isinstance(keywords.get("fields"), ast.Dict):
+        fields = keywords["fields"]
+        assert isinstance(fields, ast.Dict)
+        out.append("| field | description |\n|---|---|")
+        for key, value in zip(fields.keys, fields.values, strict=True):
+            field_name = _text(key, names) if key is not None else "?"
+            out.append(f"| `{field_name}` | {_one_line(str(_text(value, names)))} |")
+        out.append("")
+    if "attrs" in keywords:
+        out.append(_attrs_table(keywords["attrs"], names, "attribute"))
+    for flag in ("environ", "configure", "local", "test"):
+        if flag in keywords:
+            value = _text(keywords[flag], names)
+            shown = _starlark(tuple(value)) if isinstance(value, list) else str(value)
+            out.append(f"`{flag} = {shown}`\n")
+    if kind == "module_extension" and isinstance(keywords.get("tag_classes"), ast.Dict):
+        tag_classes = keywords["tag_classes"]
+        assert isinstance(tag_classes, ast.Dict)
+        for key, value in zip(tag_classes.keys, tag_classes.values, strict=True):
+            tag = _text(key, names) if key is not None else "?"
+            found = names.get(f"<call>{ast.unparse(value)}")
+            if isinstance(found, ast.Call):
+                tag_keywords = {k.arg: k.value for k in found.keywords if k.arg}
+                tag_doc = _text(tag_keywords["doc"], names) if "doc" in tag_keywords else ""
+                out.append(f"Tag class `{name}.{tag}`: {_one_line(str(tag_doc))}\n")
+                tag_attrs = tag_keywords.get("attrs", ast.Dict([], []))
+                out.append(_attrs_table(tag_attrs, names, "attribute"))
+    return f"Kind: `{kind}`\n\n" + "\n".join(out)
+
+
+def _symbols(path: Path) -> dict[str, str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    names: dict[str, object] = {}
+    docs: dict[str, str] = {}
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            target = statement.targets[0]
+            if isinstance(target, ast.Name):
+                names[target.id] = _text(statement.value, names)
+                if isinstance(statement.value, ast.Call):
+                    names[f"<call>{target.id}"] = statement.value
+                    docs[target.id] = _call_doc(target.id, statement.value, names)
+        elif isinstance(statement, ast.FunctionDef):
+            docs[statement.name] = _function_doc(statement)
+    return docs
+
+
+def rules_md() -> str:
+    parts = [
+        "# Rule reference\n",
+        "Generated by `python3 tools/bzlgen.py` from the docstrings and `doc =` arguments of",
+        "`rules/**/*.bzl`; do not edit (`tests/test_bzlgen.py` fails when it is stale).",
+        "How to use the rules: [bazel.md](bazel.md).\n",
+        "`bzl_library` targets are not provided: Bazel 4.2.3 does not ship `bzl_library`",
+        "(it lives in bazel_skylib, which these rules do not depend on).",
+        "`//rules:bzl_srcs` is a `filegroup` of every `.bzl` file for documentation tools.\n",
+    ]
+    cache: dict[str, dict[str, str]] = {}
+    for file, symbol in DOCUMENTED:
+        if file not in cache:
+            cache[file] = _symbols(ROOT / file)
+        parts.append(f"## `{symbol}`\n")
+        parts.append(f"Load from: `{LOADED_FROM[symbol]}` (defined in `{file}`)\n")
+        parts.append(cache[file][symbol])
+    return "\n".join(parts).rstrip("\n") + "\n"
+
+
+OUTPUTS = {"rules/private/schema.bzl": schema_bzl, "docs/rules.md": rules_md}
 
 
 def main(argv: list[str]) -> int:
