@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from oracle_gate.cli import main
 from oracle_gate.cli.demo import EXAMPLE
 from oracle_gate.gate import check
 from oracle_gate.locks import relock
@@ -94,12 +95,19 @@ class GitRepo:
             )
         return self.commit("example monorepo")
 
-    def commit(self, message: str, trailers: dict[str, str] | None = None) -> str:
+    def commit(
+        self, message: str, trailers: dict[str, str] | None = None, signing_key: Path | None = None
+    ) -> str:
+        """Commit everything; with ``signing_key``, SSH-sign the commit with that private key."""
         body = message
         if trailers:
             body += "\n\n" + "\n".join(f"{key}: {value}" for key, value in trailers.items())
         self.git("add", "-A")
-        self.git("commit", "-q", "--allow-empty", "--no-verify", "-m", body)
+        options = ["commit", "-q", "--allow-empty", "--no-verify", "-m", body]
+        if signing_key:
+            self.git("-c", "gpg.format=ssh", "-c", f"user.signingkey={signing_key}", *options, "-S")
+        else:
+            self.git(*options)
         return self.git("rev-parse", "HEAD").strip()
 
     def gate(self, base: str, head: str = "HEAD", write_seeds: bool = False) -> Report:
@@ -116,6 +124,11 @@ class GitRepo:
         changelog = f"{package}/ORACLE_CHANGELOG.md"
         existing = self.read(changelog) if (self.path / changelog).exists() else ""
         self.write(changelog, f"{existing}\n## {parent[:12]}\n\n{lines}")
+
+    def note_content(self, reason: str, *paths: str) -> None:
+        """``oracle-gate note PATHS --reason REASON``: changelog lines with the paths' digests."""
+        absolute = [str(self.path / path) for path in paths]
+        assert main(["note", "--repo", str(self.path), *absolute, "--reason", reason]) == 0
 
     def relock(self, *packages: str) -> None:
         """What a human does after a reviewed oracle change: ``oracle-gate lock --write``."""

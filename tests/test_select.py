@@ -48,7 +48,7 @@ def _facts(graph: PackageGraph) -> Facts:
         head=unused,
         parent_graph=graph,
         head_graph=graph,
-        notes=Notes(changelog_entries={}, trailer_paths=frozenset(), freeze_triage=()),
+        notes=Notes(notes=(), freeze_triage=()),
         codeowners=CodeOwners(rules=()),
         settings=Settings(),
         today=TODAY,

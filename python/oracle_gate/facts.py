@@ -6,7 +6,7 @@ import datetime
 from dataclasses import dataclass
 from pathlib import Path
 
-from oracle_gate.config.notes import Notes, read_notes
+from oracle_gate.config.notes import Notes, endorse, read_notes
 from oracle_gate.config.owners import CodeOwners, read_codeowners
 from oracle_gate.config.settings import Settings, read_settings
 from oracle_gate.globs import matches_any
@@ -46,8 +46,13 @@ class Facts:
         return before, after
 
     def owners(self, path: str, package: Package | None) -> tuple[str, ...]:
-        """Who must review a noted change to ``path``: the matrix's owners, then CODEOWNERS."""
-        found = list(package.matrix.owners) if package else []
+        """Who owns ``path``: the parent matrix's owners, then the parent's CODEOWNERS.
+
+        Both come from the parent, so a patch cannot name its own reviewers; a
+        package the patch adds has only its CODEOWNERS owners.
+        """
+        trusted = self.parent_graph.packages.get(package.path) if package else None
+        found = list(trusted.matrix.owners) if trusted else []
         found += [owner for owner in self.codeowners.owners_of(path) if owner not in found]
         return tuple(found)
 
@@ -86,29 +91,50 @@ def rows_guarding(laned: LanedPath, facts: Facts) -> tuple[str, ...]:
     return tuple(row.id for row in matrix.rows if matches_any(relative, row.globs))
 
 
+def _changed_paths(diff: Diff, parent: PackageGraph, head: PackageGraph) -> dict[str, str]:
+    """Each changed path and old path -> the directory of its package ("" for none)."""
+    changed: dict[str, str] = {}
+    for change in diff.changes:
+        for path in filter(None, (change.path, change.old_path)):
+            package = head.package_of(path) or parent.package_of(path)
+            changed[path] = package.path if package else ""
+    return changed
+
+
 def gather_facts(
-    repo: Path, base: str, head: str, today: datetime.date, graph: str = "static"
+    repo: Path,
+    base: str,
+    head: str,
+    today: datetime.date,
+    graph: str = "static",
+    approvals: tuple[str, ...] | None = None,
 ) -> Facts:
     """Read the diff and both trees (the head's graph from ``graph``: static or bazel).
+
+    ``approvals`` are the reviewers who approved the change (``check --approvals``).
 
     Raises:
         GitError: a ref does not resolve, or history is too shallow.
         ConfigError: a matrix or BUILD file is invalid.
         GateError: the bazel graph cannot be built.
+        ConfigError: the notes policy needs what is missing (allowed signers, approvals).
     """
     diff = read_diff(repo, base, head)
     parent_tree = GitTree(repo, diff.base)
     head_tree = GitTree(repo, diff.head)
     parent_graph = load_graph(parent_tree)
     head_graph = derive_graph(parent_graph, head_tree, diff.changes, mode=graph)
+    settings = read_settings(parent_tree)
+    changed = _changed_paths(diff, parent_graph, head_graph)
+    notes = read_notes(repo, diff, parent_tree, head_tree, changed)
     return Facts(
         diff=diff,
         parent=parent_tree,
         head=head_tree,
         parent_graph=parent_graph,
         head_graph=head_graph,
-        notes=read_notes(diff, head_tree, head_graph.packages),
+        notes=endorse(notes, settings.notes, repo, parent_tree, head_tree, approvals),
         codeowners=read_codeowners(parent_tree),
-        settings=read_settings(parent_tree),
+        settings=settings,
         today=today,
     )

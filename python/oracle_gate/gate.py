@@ -14,7 +14,7 @@ from oracle_gate.report import Report
 from oracle_gate.runtime.health import append_health
 from oracle_gate.runtime.judge import RowEnv, RuntimeStats, judge_rows
 from oracle_gate.runtime.sandbox import checkouts
-from oracle_gate.select import QUIET_LANES, Selection, select
+from oracle_gate.select import Selection, is_quiet, select
 
 __all__ = ["check"]
 
@@ -56,6 +56,7 @@ def check(
     run_rows: bool = True,
     write_seeds: bool = False,
     graph: str = "static",
+    approvals: tuple[str, ...] | None = None,
 ) -> Report:
     """Run the gate on the patch from ``base`` to ``head``.
 
@@ -71,18 +72,20 @@ def check(
             seeds.jsonl (each input once); otherwise they are only reported.
         graph: how the head's package graph is built, ``static`` or ``bazel``
             (as ``oracle-gate select --graph``).
+        approvals: who approved the change on the review platform; read only
+            when the parent's notes policy is ``approvals``.
 
     Raises:
         GitError: a ref does not resolve, or history is too shallow.
         ConfigError, LockError, LedgerError, SurfaceError, TreeError: an oracle
             file in either tree is invalid, so no verdict can be reached.
     """
-    facts = gather_facts(repo, base, head, today, graph)
+    facts = gather_facts(repo, base, head, today, graph, approvals=approvals)
     laned = classify(facts)
     findings = judge_paths(laned, facts)
     selection = select(laned, facts)
     # A doc inside a Bazel package can still be some rule's input: select says so.
-    docs_only = not selection.packages and all(lp.lane in QUIET_LANES for lp in laned)
+    docs_only = not selection.packages and all(is_quiet(lp) for lp in laned)
     stats = RuntimeStats()
     rows: list[tuple[Package, Row]] = []
     if not docs_only:

@@ -19,10 +19,12 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import itertools
+import posixpath
 from dataclasses import dataclass
 from pathlib import Path
 
 from oracle_gate.classify import classify
+from oracle_gate.config.notes import CHANGELOG_FILE
 from oracle_gate.facts import Facts, LanedPath, gather_facts, rows_guarding
 from oracle_gate.globs import matches_any
 from oracle_gate.model import ChangeKind, Lane, Package, Row
@@ -31,12 +33,23 @@ __all__ = [
     "Selected",
     "Selection",
     "describe_chain",
+    "is_quiet",
     "select",
     "select_diff",
 ]
 
 # Lanes whose changes alone never need a row to run (SPEC §4, last row).
 QUIET_LANES = frozenset({Lane.DOCS, Lane.OTHER})
+
+
+def is_quiet(laned: LanedPath) -> bool:
+    """No row reads this path: docs, other files, and the notes ledger (ORACLE_CHANGELOG.md).
+
+    The ledger lane still judges a changelog edit; it only selects nothing.
+    """
+    return laned.lane in QUIET_LANES or posixpath.basename(laned.path) == CHANGELOG_FILE
+
+
 # Changes that can change what a dependent package builds or runs against.
 # Tests, locks, ledgers and oracle modules are read by their own package only.
 _PROPAGATING_LANES = frozenset({Lane.PRODUCTION, Lane.FIXTURE, Lane.HARNESS, Lane.MATRIX})
@@ -276,7 +289,7 @@ def select(laned: tuple[LanedPath, ...], facts: Facts) -> Selection:
     """
     selector = _Selector(facts)
     for path in laned:
-        if path.lane not in QUIET_LANES:
+        if not is_quiet(path):
             selector.touched(path)
         else:
             selector.bazel_file(path, _Origin(path.path, f"{path.lane.value} path changed"))

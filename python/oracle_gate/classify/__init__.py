@@ -24,7 +24,7 @@ from oracle_gate.model import Change, ChangeKind, Lane, Package
 
 __all__ = ["classify", "is_docs"]
 
-_LEDGER_FILES = frozenset({SEEDS_FILE, FREEZE_FILE, ASSUMPTIONS_FILE})
+_LEDGER_FILES = frozenset({SEEDS_FILE, FREEZE_FILE, ASSUMPTIONS_FILE, CHANGELOG_FILE})
 # Files that neither run nor judge anything, wherever they are.
 _OTHER_NAMES = frozenset({".gitignore", ".editorconfig", ".mailmap"})
 # Files Python can import: never documentation, whatever a docs glob says.
@@ -130,8 +130,6 @@ class _Classifier:
             return Lane.MATRIX
         if name in BUILD_NAMES and self._declares_gate(change):
             return Lane.MATRIX
-        if name == CHANGELOG_FILE:
-            return Lane.DOCS
         return None
 
     def _declares_gate(self, change: Change) -> bool:

@@ -74,6 +74,7 @@ _DIRS = (
     ".buildkite/",
     ".circleci/",
     ".gitlab/",
+    ".oracle-gate/",  # the allowed signers of human notes
 )
 # requirements.txt, requirements-dev.in, test-requirements.txt, constraints.txt, ...
 _MANIFEST = re.compile(

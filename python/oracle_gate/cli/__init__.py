@@ -18,6 +18,7 @@ from oracle_gate.cli.explain import add_explain_arguments, cmd_explain
 from oracle_gate.cli.init import add_init_arguments, cmd_init
 from oracle_gate.cli.ledgers import add_freeze_arguments, add_seeds_arguments, cmd_freeze, cmd_seeds
 from oracle_gate.cli.lock import cmd_lock
+from oracle_gate.cli.note import cmd_note
 from oracle_gate.cli.select import cmd_select
 from oracle_gate.errors import GateError
 from oracle_gate.formats import FORMATS
@@ -70,6 +71,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_graph(check_parser)
     add_output_files(check_parser)
+    check_parser.add_argument(
+        "--approvals",
+        metavar="FILE",
+        help="JSON list of the reviewers (handles or emails) who approved the change; "
+        "needed when the parent's notes policy is 'approvals'",
+    )
 
     lock_parser = add("lock", "verify oracle_gate.lock files against the tree, or rewrite them")
     lock_parser.add_argument(
@@ -98,6 +105,12 @@ def build_parser() -> argparse.ArgumentParser:
     lock_parser.add_argument(
         "--junit", metavar="FILE", help="also write the results as JUnit XML ($XML_OUTPUT_FILE)"
     )
+
+    note_parser = add("note", "a human notes oracle changes: one ORACLE_CHANGELOG.md line per path")
+    note_parser.add_argument(
+        "paths", nargs="+", metavar="PATH", help="changed oracle files (fixtures, tests, ...)"
+    )
+    note_parser.add_argument("--reason", required=True, help="why the oracle changed")
 
     select_parser = add("select", "print the packages and rows the patch from --base can break")
     add_range(select_parser)
@@ -138,6 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "check": cmd_check,
     "lock": cmd_lock,
+    "note": cmd_note,
     "demo": cmd_demo,
     "select": cmd_select,
     "init": cmd_init,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
@@ -48,8 +49,33 @@ def _write_outputs(outputs: list[tuple[str, str]], report: Report) -> None:
             ) from None
 
 
+def read_approvals(path: str | None) -> tuple[str, ...] | None:
+    """``--approvals FILE``: a JSON list of reviewer handles or emails.
+
+    Raises:
+        ConfigError: the file is unreadable, not JSON, or not a list of strings.
+    """
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8") as handle:
+            document = json.load(handle)
+    except OSError as error:
+        raise ConfigError(f"cannot read approvals ({error.strerror})", path) from None
+    except UnicodeDecodeError:
+        raise ConfigError("is not valid UTF-8", path) from None
+    except json.JSONDecodeError as error:
+        raise ConfigError(f"is not valid JSON: {error.msg}", path, error.lineno) from None
+    if not isinstance(document, list) or not all(
+        isinstance(item, str) and item.strip() for item in document
+    ):
+        raise ConfigError("must be a JSON list of reviewer handles or emails", path)
+    return tuple(document)
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     repo = repo_root(args.repo)
+    approvals = read_approvals(args.approvals)
     base = args.base or base_from_environment(os.environ)
     report = check(
         repo,
@@ -58,6 +84,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         today=today(args.today),
         write_seeds=args.write_seeds,
         graph=args.graph,
+        approvals=approvals,
     )
     _write_outputs(args.output, report)
     sys.stdout.write(FORMATS[args.format](report))

@@ -1,90 +1,272 @@
 """Human notes that explain an oracle change: changelog entries and commit trailers.
 
-A path is noted when either
-- the package's ``ORACLE_CHANGELOG.md`` in the head tree has an entry (a block
-  under one heading) that names the parent commit (full SHA or 12+ hex chars)
-  and the path (repo- or package-relative), or
-- a head commit carries ``Oracle-Change: <path> — <reason>`` and ``Reviewed-by:``.
+A note names one changed path and is carried by one commit of the patch:
+
+- an entry (a block under one heading) of an ``ORACLE_CHANGELOG.md`` that the
+  head tree has and the parent's same file lacks. A package's changelog notes
+  that package's paths; the root changelog notes paths outside every package.
+  An entry names a path (package- or repo-relative) with the content it now
+  has, ``PATH blake3:<hex>``, ``PATH blob:<git blob id>`` or ``PATH deleted``,
+  which holds whatever the parent is while the head content matches; or it
+  names the parent commit (12+ hex characters) and the path, which holds only
+  against that parent. Its commit is the first of the patch whose tree holds it.
+- ``Oracle-Change: <path> — <reason>`` with a non-empty ``Reviewed-by:`` on a
+  commit of the patch.
+
+Which notes count is the parent's ``notes`` setting: ``review`` counts every
+note; ``signed`` and ``approvals`` need an owner among a note's endorsers
+(``endorse``), which ``lanes/common.py`` checks.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import posixpath
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
-from oracle_gate.model import Diff, Package
+from oracle_gate.errors import ConfigError
+from oracle_gate.model import Diff
+from oracle_gate.repo.git import git
+from oracle_gate.repo.signatures import ALLOWED_SIGNERS, read_allowed_signers, signers_of
 from oracle_gate.repo.trees import GitTree
 
-__all__ = ["CHANGELOG_FILE", "Notes", "read_notes"]
+__all__ = [
+    "CHANGELOG_FILE",
+    "Note",
+    "Notes",
+    "changelog_entries",
+    "endorse",
+    "normalize_principal",
+    "read_notes",
+]
 
 CHANGELOG_FILE = "ORACLE_CHANGELOG.md"
 _SHA_TOKEN = re.compile(r"\b[0-9a-f]{12,40}\b")
 _HEADING = re.compile(r"^#{1,6}\s")
 _PATH_REASON_SPLIT = re.compile(r"\s+(?:—|--|-)\s+")
+# ``- `path` blake3:<hex>``: the path as one token (backquotes optional), then its content.
+_CONTENT_LINE = re.compile(
+    r"^\s*(?:[-*+]\s+)?`?(?P<name>[^\s`]+)`?\s+"
+    r"(?P<token>blake3:[0-9a-f]{64}|blob:(?:[0-9a-f]{40}|[0-9a-f]{64})|deleted)(?![\w:])",
+    re.MULTILINE,
+)
+
+
+@dataclass(frozen=True)
+class Note:
+    """A note naming one repo-relative ``path``, carried by ``commit``.
+
+    ``pinned``: the note names the path's head content, not only the path.
+    ``endorsers``: lower-case principals who stand behind it (see ``endorse``).
+    """
+
+    path: str
+    commit: str
+    pinned: bool
+    source: str
+    endorsers: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
 class Notes:
-    """Which paths a human explained, and who triaged added skips or sleeps."""
+    """Every note of the patch, the policy they are judged by, and who triaged added skips."""
 
-    changelog_entries: dict[str, tuple[str, ...]]  # package path -> entries naming the parent
-    trailer_paths: frozenset[str]
+    notes: tuple[Note, ...]
     freeze_triage: tuple[str, ...]
+    policy: str = "review"
 
-    def covers(self, path: str, package: Package | None) -> bool:
-        """Whether a human note names the repo-relative ``path``."""
-        if path in self.trailer_paths:
-            return True
-        if package is None:
-            return False
-        names = {path, package.relative(path)}
-        return any(
-            any(re.search(rf"(?<![\w/.-]){re.escape(name)}(?![\w/.-])", entry) for name in names)
-            for entry in self.changelog_entries.get(package.path, ())
-        )
+    def naming(self, path: str) -> tuple[Note, ...]:
+        """The notes that name the repo-relative ``path``."""
+        return tuple(note for note in self.notes if note.path == path)
 
 
-def _entries_naming(text: str, parent: str) -> tuple[str, ...]:
-    entries: list[list[str]] = [[]]
-    for line in text.splitlines():
+def normalize_principal(name: str) -> str:
+    """Lower case; a bare handle (no ``@`` anywhere) gets the ``@`` CODEOWNERS writes."""
+    name = name.strip().lower()
+    return name if "@" in name else f"@{name}"
+
+
+def changelog_entries(text: bytes) -> list[str]:
+    """The blocks of a changelog (text before the first heading is a block too), stripped."""
+    blocks: list[list[str]] = [[]]
+    for line in text.decode("utf-8", "replace").splitlines():
         if _HEADING.match(line):
-            entries.append([])
-        entries[-1].append(line)
-    naming = []
-    for lines in entries:
-        block = "\n".join(lines)
-        if any(parent.startswith(token) for token in _SHA_TOKEN.findall(block)):
-            naming.append(block)
-    return tuple(naming)
+            blocks.append([])
+        blocks[-1].append(line)
+    return [text for text in ("\n".join(lines).strip() for lines in blocks) if text]
 
 
-def _trailer_paths(diff: Diff) -> frozenset[str]:
-    paths: set[str] = set()
+def _names_path(entry: str, names: Iterable[str]) -> bool:
+    return any(re.search(rf"(?<![\w/.-]){re.escape(name)}(?![\w/.-])", entry) for name in names)
+
+
+def _content_matches(token: str, path: str, head: GitTree) -> bool:
+    blob = head.blob_id(path)
+    if token == "deleted":
+        return blob is None
+    if blob is None:
+        return False
+    kind, _, value = token.partition(":")
+    if kind == "blob":
+        return blob == value
+    return head.digests([path])[0] == value
+
+
+def _join(directory: str, name: str) -> str:
+    return posixpath.join(directory, name) if directory else name
+
+
+def _entry_notes(
+    entry: str, directory: str, diff: Diff, head: GitTree, changed: Mapping[str, str], commit: str
+) -> list[Note]:
+    """The notes one new changelog entry in ``directory`` makes for changed paths it names."""
+    notes: list[Note] = []
+    source = f"{_join(directory, CHANGELOG_FILE)} entry"
+    for match in _CONTENT_LINE.finditer(entry):
+        for path in {_join(directory, match["name"]), match["name"]}:
+            if changed.get(path) == directory and _content_matches(match["token"], path, head):
+                notes.append(Note(path, commit, pinned=True, source=source))
+    if any(diff.base.startswith(token) for token in _SHA_TOKEN.findall(entry)):
+        for path, owner_dir in changed.items():
+            relative = path[len(directory) + 1 :] if directory else path
+            if owner_dir == directory and _names_path(entry, {path, relative}):
+                notes.append(Note(path, commit, pinned=False, source=source))
+    return notes
+
+
+def _first_carriers(
+    repo: Path, diff: Diff, changelogs: list[str], wanted: dict[str, list[str]]
+) -> dict[tuple[str, str], str]:
+    """(changelog, entry) -> the first commit of the patch, parents first, whose tree holds it."""
+    carriers: dict[tuple[str, str], str] = {}
+    order = git(repo, "rev-list", "--reverse", "--topo-order", f"{diff.base}..{diff.head}").split()
+    for commit in order:
+        tree = GitTree(repo, commit)
+        for changelog in changelogs:
+            text = tree.read_optional(changelog)
+            if text is None:
+                continue
+            for entry in set(changelog_entries(text)) & set(wanted[changelog]):
+                carriers.setdefault((changelog, entry), commit)
+    return carriers
+
+
+def _changelog_notes(
+    repo: Path, diff: Diff, parent: GitTree, head: GitTree, changed: Mapping[str, str]
+) -> list[Note]:
+    new_entries: dict[str, list[str]] = {}
+    for directory in sorted(set(changed.values())):
+        changelog = _join(directory, CHANGELOG_FILE)
+        text = head.read_optional(changelog)
+        if text is None:
+            continue
+        old = set(changelog_entries(parent.read_optional(changelog) or b""))
+        fresh = [entry for entry in changelog_entries(text) if entry not in old]
+        if fresh:
+            new_entries[changelog] = fresh
+    if not new_entries:
+        return []
+    carriers = _first_carriers(repo, diff, sorted(new_entries), new_entries)
+    notes: list[Note] = []
+    for changelog, entries in sorted(new_entries.items()):
+        directory = posixpath.dirname(changelog)
+        for entry in entries:
+            commit = carriers[(changelog, entry)]
+            notes.extend(_entry_notes(entry, directory, diff, head, changed, commit))
+    return notes
+
+
+def _trailer_notes(diff: Diff, changed: Mapping[str, str]) -> list[Note]:
+    """Oracle-Change trailers of commits that also carry a non-empty Reviewed-by."""
+    notes: list[Note] = []
     for commit in diff.commits:
-        keys = {key.lower() for key, _ in commit.trailers}
-        if "reviewed-by" not in keys:
+        if not any(key.lower() == "reviewed-by" and value for key, value in commit.trailers):
             continue
         for key, value in commit.trailers:
-            if key.lower() == "oracle-change" and value:
-                paths.add(_PATH_REASON_SPLIT.split(value, maxsplit=1)[0].strip())
-    return frozenset(paths)
+            if key.lower() != "oracle-change" or not value:
+                continue
+            path = _PATH_REASON_SPLIT.split(value, maxsplit=1)[0].strip()
+            if path in changed:
+                notes.append(Note(path, commit.sha, pinned=False, source="Oracle-Change trailer"))
+    return notes
 
 
-def read_notes(diff: Diff, head: GitTree, packages: dict[str, Package]) -> Notes:
-    """Collect the notes the head commit carries for this diff."""
-    entries: dict[str, tuple[str, ...]] = {}
-    files = set(head.files())
-    for package in packages.values():
-        changelog = package.join(CHANGELOG_FILE)
-        if changelog in files:
-            text = head.read(changelog).decode("utf-8", "replace")
-            entries[package.path] = _entries_naming(text, diff.base)
+def read_notes(
+    repo: Path, diff: Diff, parent: GitTree, head: GitTree, changed: Mapping[str, str]
+) -> Notes:
+    """Every note the patch carries for its changed paths.
+
+    Args:
+        changed: each changed path (and old path of a rename) -> the directory of
+            the package that owns it, ``""`` for the root or no package; its
+            changelog is the one that can note it.
+    """
+    notes = _changelog_notes(repo, diff, parent, head, changed) + _trailer_notes(diff, changed)
     triage = tuple(
         value
         for commit in diff.commits
         for key, value in commit.trailers
         if key.lower() == "freeze-triage" and value
     )
-    return Notes(
-        changelog_entries=entries, trailer_paths=_trailer_paths(diff), freeze_triage=triage
+    return Notes(notes=tuple(notes), freeze_triage=triage)
+
+
+def _still_as_signed(note: Note, repo: Path, head: GitTree, trees: dict[str, GitTree]) -> bool:
+    """A note that names only a path vouches for the path as it was in its own commit."""
+    if note.pinned:
+        return True
+    tree = trees.setdefault(note.commit, GitTree(repo, note.commit))
+    return tree.blob_id(note.path) == head.blob_id(note.path)
+
+
+def endorse(
+    notes: Notes,
+    policy: str,
+    repo: Path,
+    parent: GitTree,
+    head: GitTree,
+    approvals: tuple[str, ...] | None,
+) -> Notes:
+    """Fill in who stands behind each note under ``policy`` (the parent's ``notes`` setting).
+
+    ``signed``: the principals of the parent's allowed signers whose key made a
+    good signature on the note's commit, provided the noted path has not
+    changed since that commit (or the note names the content). ``approvals``:
+    the reviewers who approved the change. ``review``: nobody is needed.
+
+    Raises:
+        ConfigError: ``signed`` without an allowed-signers file in the parent,
+            or ``approvals`` without ``--approvals``.
+    """
+    if policy == "review":
+        return dataclasses.replace(notes, policy=policy)
+    if policy == "approvals":
+        if approvals is None:
+            raise ConfigError(
+                "the parent's notes policy is 'approvals': pass check --approvals FILE "
+                "(a JSON list of the reviewers who approved the change)"
+            )
+        approvers = frozenset(normalize_principal(name) for name in approvals)
+        endorsed = tuple(dataclasses.replace(n, endorsers=approvers) for n in notes.notes)
+        return dataclasses.replace(notes, notes=endorsed, policy=policy)
+    allowed = read_allowed_signers(parent)
+    if allowed is None:
+        raise ConfigError(
+            f"the parent's notes policy is 'signed' but the parent has no {ALLOWED_SIGNERS}",
+            ALLOWED_SIGNERS,
+        )
+    signers = signers_of(repo, [note.commit for note in notes.notes], allowed)
+    trees: dict[str, GitTree] = {}
+    endorsed = tuple(
+        dataclasses.replace(
+            note,
+            endorsers=signers[note.commit]
+            if _still_as_signed(note, repo, head, trees)
+            else frozenset(),
+        )
+        for note in notes.notes
     )
+    return dataclasses.replace(notes, notes=endorsed, policy=policy)

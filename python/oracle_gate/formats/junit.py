@@ -27,8 +27,13 @@ class Case:
     error: str | None = None
 
 
-def render_suite(name: str, cases: Sequence[Case]) -> str:
-    """A ``<testsuites>`` document holding one suite, cases in the given order."""
+def render_suite(
+    name: str, cases: Sequence[Case], properties: Sequence[tuple[str, str]] = ()
+) -> str:
+    """A ``<testsuites>`` document holding one suite, cases in the given order.
+
+    ``properties`` become the suite's ``<properties>`` (name, value) in order.
+    """
     failures = sum(case.failure is not None for case in cases)
     errors = sum(case.error is not None for case in cases)
     root = ET.Element("testsuites")
@@ -42,6 +47,10 @@ def render_suite(name: str, cases: Sequence[Case]) -> str:
             "errors": str(errors),
         },
     )
+    if properties:
+        listed = ET.SubElement(suite, "properties")
+        for key, value in properties:
+            ET.SubElement(listed, "property", {"name": key, "value": value})
     for case in cases:
         element = ET.SubElement(suite, "testcase", {"classname": case.classname, "name": case.name})
         if case.failure is not None:
@@ -79,4 +88,6 @@ def render(report: Report) -> str:
             )
         )
     name = f"oracle-gate check {report.base[:12]}..{report.head[:12]}: {report.verdict_word}"
-    return render_suite(name, cases)
+    reviewers = report.reviewers()
+    properties = [("review required by", ", ".join(reviewers))] if reviewers else []
+    return render_suite(name, cases, properties)

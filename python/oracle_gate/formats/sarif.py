@@ -25,7 +25,11 @@ def _result(finding: Finding) -> dict[str, Any]:
         "ruleId": _rule_id(finding.lane),
         "level": _LEVELS[finding.verdict],
         "message": {"text": finding.reason},
-        "properties": {"verdict": finding.verdict.value, "row": finding.row},
+        "properties": {
+            "verdict": finding.verdict.value,
+            "row": finding.row,
+            "owners": list(finding.owners),
+        },
     }
     if finding.path:
         result["locations"] = [{"physicalLocation": {"artifactLocation": {"uri": finding.path}}}]
@@ -57,6 +61,8 @@ def render(report: Report) -> str:
                     }
                 },
                 "versionControlProvenance": [{"revisionId": report.head}],
+                # Owners whose review the platform must enforce for noted oracle moves.
+                "properties": {"reviewers": list(report.reviewers())},
                 "results": results,
             }
         ],

@@ -18,6 +18,7 @@ from oracle_gate.config.ledgers import (
     parse_freeze,
     parse_seeds,
 )
+from oracle_gate.config.notes import CHANGELOG_FILE, changelog_entries
 from oracle_gate.facts import Facts, LanedPath
 from oracle_gate.lanes.common import oracle_move
 from oracle_gate.model import ChangeKind, Finding, Lane, Package, Verdict
@@ -90,7 +91,22 @@ def _assumption_changes(before: bytes, after: bytes, path: str) -> list[str]:
     return problems
 
 
+def _changelog_changes(before: bytes, after: bytes, path: str) -> list[str]:
+    """Appending is the only edit: the parent's text must still open the head's."""
+    del path
+    if after.startswith(before.rstrip()):
+        return []
+    kept = set(changelog_entries(after))
+    edited = [
+        f"entry '{entry.splitlines()[0][:60]}' edited or deleted"
+        for entry in changelog_entries(before)
+        if entry not in kept
+    ]
+    return edited or ["text inserted before the last entry"]
+
+
 _COMPARERS = {
+    CHANGELOG_FILE: (_changelog_changes, "notes are only ever appended"),
     SEEDS_FILE: (_seed_changes, "memory wipe"),
     FREEZE_FILE: (_freeze_changes, "the freeze ledger is human-owned"),
     ASSUMPTIONS_FILE: (_assumption_changes, "the assumption register is human-owned"),

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterable
 
 from oracle_gate.config.lockfile import LOCK_FILE, Drift, DriftKind, Lock, compare_locks, parse_lock
 from oracle_gate.errors import LockError
 from oracle_gate.facts import Facts, LanedPath
-from oracle_gate.lanes.common import oracle_move, summarize
+from oracle_gate.lanes.common import note_problem, noted, oracle_move, summarize
 from oracle_gate.locks import compute_lock
 from oracle_gate.model import Finding, Lane, Package, Verdict
 from oracle_gate.repo.trees import GitTree
@@ -36,7 +37,34 @@ def judge(laned: LanedPath, facts: Facts) -> list[Finding]:
     drifts = compare_locks(before, after)
     if not drifts:
         return [laned.finding(Verdict.PASS, "lock reformatted; no entry moved")]
-    return [oracle_move(laned, facts, f"lock entries moved: {describe_drifts(drifts)}")]
+    moved = f"lock entries moved: {describe_drifts(drifts)}"
+    if note_problem([laned.path, old_path], laned.package, facts) is None:
+        return [oracle_move(laned, facts, moved)]  # a note names the lock itself
+    return [_entries_noted(laned, facts, drifts)]
+
+
+def _entries_noted(laned: LanedPath, facts: Facts, drifts: list[Drift]) -> Finding:
+    """``human_noted`` when a note covers the path of every moved entry, else a reject.
+
+    A fixture entry is keyed by its path and a surface entry by ``file::unit``;
+    both are relative to the lock's directory. This is what lets a human edit a
+    fixture, note it, regenerate the lock and merge without noting the lock too.
+    """
+    directory = posixpath.dirname(laned.path)
+    uncovered: list[Drift] = []
+    problem = ""
+    for drift in drifts:
+        path = posixpath.join(directory, drift.key.split("::", 1)[0])
+        found = note_problem([path], laned.package, facts)
+        if found is not None:
+            uncovered.append(drift)
+            problem = problem or found
+    if not uncovered:
+        reason = f"lock entries moved: {describe_drifts(drifts)}; notes of their paths explain them"
+        return noted(laned, facts, reason)
+    return laned.finding(
+        Verdict.REJECT, f"lock entries moved: {describe_drifts(uncovered)}{problem}"
+    )
 
 
 def _repo_uses_locks(tree: GitTree) -> bool:

@@ -1,0 +1,74 @@
+"""``oracle-gate note PATH... --reason TEXT``: a human notes oracle changes in ORACLE_CHANGELOG.md.
+
+Each path gets a line ``- `PATH` blake3:<digest>`` (``deleted`` when it is gone)
+under one new heading in the changelog of the package that owns it (the root
+changelog for paths outside every package). The digest is of the working-tree
+file, so the note holds whatever the patch is rebased onto, as long as the
+committed content is the content noted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import posixpath
+from pathlib import Path
+
+from oracle_gate.cli.common import repo_root
+from oracle_gate.config.notes import CHANGELOG_FILE
+from oracle_gate.errors import ConfigError, RefusedError
+from oracle_gate.graph import PackageGraph, load_packages
+from oracle_gate.model import ExitCode
+from oracle_gate.repo.trees import WorkTree
+
+__all__ = ["cmd_note"]
+
+
+def _repo_path(repo: Path, given: str) -> str:
+    """``given`` (relative to the current directory) as a repo-relative POSIX path.
+
+    Directories are resolved, the last component is not: a noted symlink stays itself.
+    """
+    absolute = Path(os.path.realpath(os.path.dirname(os.path.abspath(given)))) / Path(given).name
+    try:
+        relative = absolute.relative_to(repo)
+    except ValueError:
+        raise ConfigError("is outside the repository", given) from None
+    if not relative.parts:
+        raise ConfigError("names the repository itself, not a file", given)
+    return relative.as_posix()
+
+
+def _content(tree: WorkTree, path: str) -> str:
+    if not (tree.root / path).exists():
+        return "deleted"
+    if (tree.root / path).is_dir():
+        raise ConfigError("is a directory; note each file", path)
+    return "blake3:" + tree.digests([path])[0]
+
+
+def cmd_note(args: argparse.Namespace) -> int:
+    if os.environ.get("ORACLE_GATE_ROLE") == "agent":
+        raise RefusedError("note is refused for ORACLE_GATE_ROLE=agent: a note is a human's word")
+    reason = " ".join(args.reason.split())
+    if not reason:
+        raise ConfigError("--reason must say why the oracle changed")
+    repo = repo_root(args.repo)
+    tree = WorkTree(repo)
+    graph = PackageGraph(load_packages(tree))
+    lines: dict[str, list[str]] = {}
+    for given in args.paths:
+        path = _repo_path(repo, given)
+        package = graph.package_of(path)
+        directory = package.path if package else ""
+        name = package.relative(path) if package else path
+        lines.setdefault(directory, []).append(f"- `{name}` {_content(tree, path)}\n")
+    heading = f"\n## {datetime.date.today().isoformat()}: {reason}\n\n"
+    for directory, entries in sorted(lines.items()):
+        changelog = repo / directory / CHANGELOG_FILE
+        existing = changelog.read_text(encoding="utf-8") if changelog.exists() else ""
+        separator = "" if not existing or existing.endswith("\n") else "\n"
+        changelog.write_text(existing + separator + heading + "".join(entries), encoding="utf-8")
+        print(f"noted {len(entries)} path(s) in {posixpath.join(directory, CHANGELOG_FILE)}")
+    return ExitCode.MERGE
