@@ -62,7 +62,7 @@ def test_note_command_is_refused_for_agents(example_repo: tuple[GitRepo, str]) -
     repo.write(NEW_CASE, CASE_TEXT)
     done = run("note", NEW_CASE, "--reason", "x", cwd=repo.path, ORACLE_GATE_ROLE="agent")
     assert done.returncode == 2
-    assert "refused for ORACLE_GATE_ROLE=agent" in done.stderr
+    assert "note is refused for ORACLE_GATE_ROLE=agent" in done.stderr
     assert "adjacent" not in repo.read(CHANGELOG)
 
 

@@ -15,9 +15,9 @@ import os
 import posixpath
 from pathlib import Path
 
-from oracle_gate.cli.common import repo_root
+from oracle_gate.cli.common import refuse_unless_human, repo_root
 from oracle_gate.config.notes import CHANGELOG_FILE
-from oracle_gate.errors import ConfigError, RefusedError
+from oracle_gate.errors import ConfigError
 from oracle_gate.graph import PackageGraph, load_packages
 from oracle_gate.model import ExitCode
 from oracle_gate.repo.trees import WorkTree
@@ -49,8 +49,7 @@ def _content(tree: WorkTree, path: str) -> str:
 
 
 def cmd_note(args: argparse.Namespace) -> int:
-    if os.environ.get("ORACLE_GATE_ROLE") == "agent":
-        raise RefusedError("note is refused for ORACLE_GATE_ROLE=agent: a note is a human's word")
+    refuse_unless_human("note")
     reason = " ".join(args.reason.split())
     if not reason:
         raise ConfigError("--reason must say why the oracle changed")
