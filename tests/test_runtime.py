@@ -247,8 +247,12 @@ def test_assumption_citing_a_vanished_symbol_is_flagged(example_repo: tuple[GitR
     assert "cites intervals.merge_ranges, which the head tree does not define" in reasons
 
 
-def _hanging_patch(repo: GitRepo, budget_seconds: int) -> tuple[str, str]:
-    """A package whose one partition row hangs after the patch; returns (base, head)."""
+def _hanging_patch(repo: GitRepo, budget_seconds: float) -> tuple[str, str]:
+    """A package whose one partition row hangs after the patch; returns (base, head).
+
+    The repository's timeout floor is 0.5 s, so a small budget times out quickly.
+    """
+    repo.write("oracle-gate.toml", "timeout-floor = 0.5\n")
     repo.write(
         "pkg/invariants.yaml",
         'version: 1\nrows:\n  - id: r\n    globs: ["slow.py"]\n'
@@ -267,10 +271,10 @@ def _hanging_patch(repo: GitRepo, budget_seconds: int) -> tuple[str, str]:
 
 
 def test_runner_timeout_rejects_and_leaves_no_worktree(repo: GitRepo) -> None:
-    base, head = _hanging_patch(repo, budget_seconds=1)
+    base, head = _hanging_patch(repo, budget_seconds=0.2)
     started = time.monotonic()
     report = repo.gate(base, head)
-    assert "timed out after 5s" in _reasons(report)
+    assert "timed out after 0.5s" in _reasons(report)
     assert time.monotonic() - started < 45
     assert len(_worktrees(repo)) == 1
 

@@ -46,6 +46,9 @@ def test_own_file_is_read_and_docs_globs_replace_the_defaults(repo: GitRepo) -> 
         ('outside = "scripts/**"\n', "oracle-gate.toml:1: 'outside' must be a list of glob"),
         ('docs = ["a/***"]\n', "oracle-gate.toml:1: 'docs' pattern 'a/***'"),
         ("notes = \n", "oracle-gate.toml:1: is not valid TOML"),
+        ('\ntimeout-floor = "5"\n', "oracle-gate.toml:2: 'timeout-floor' must be a number"),
+        ("timeout-floor = 0\n", "oracle-gate.toml:1: 'timeout-floor' must be a number"),
+        ("timeout-floor = true\n", "oracle-gate.toml:1: 'timeout-floor' must be a number"),
     ],
 )
 def test_bad_settings_are_a_config_error_naming_file_and_line(
@@ -54,6 +57,11 @@ def test_bad_settings_are_a_config_error_naming_file_and_line(
     with pytest.raises(ConfigError) as error:
         _settings(repo, {"oracle-gate.toml": text})
     assert str(error.value).startswith(message)
+
+
+def test_timeout_floor_is_read_as_seconds(repo: GitRepo) -> None:
+    assert _settings(repo, {"oracle-gate.toml": "timeout-floor = 0.5\n"}).timeout_floor == 0.5
+    assert Settings().timeout_floor == 5.0
 
 
 def test_settings_in_two_places_are_an_error(repo: GitRepo) -> None:

@@ -13,7 +13,13 @@ from oracle_gate.model import Finding, Package, Row
 from oracle_gate.report import Report
 from oracle_gate.runtime.health import append_health
 from oracle_gate.runtime.judge import RowEnv, RuntimeStats, judge_rows
-from oracle_gate.runtime.sandbox import checkouts
+from oracle_gate.runtime.sandbox import (
+    Runner,
+    checkouts,
+    find_bwrap,
+    library_paths,
+    top_level_packages,
+)
 from oracle_gate.select import Selection, is_quiet, select
 
 __all__ = ["check"]
@@ -35,6 +41,12 @@ def _run_rows(
     if not rows:
         return [], RuntimeStats()
     with checkouts(repo, facts.diff.base, facts.diff.head) as trees:
+        runner = Runner(
+            library=library_paths(exclude=(repo, trees.head.parent)),
+            bwrap=find_bwrap(),
+            timeout_floor=facts.settings.timeout_floor,
+            repo_modules=top_level_packages(facts.head.files(), facts.head_graph.nodes()),
+        )
         env = RowEnv(
             head=facts.head,
             head_dir=trees.head,
@@ -43,6 +55,8 @@ def _run_rows(
             today=facts.today,
             seed_sink=repo if write_seeds else None,
             head_name=facts.diff.head[:12],
+            runner=runner,
+            deps={p.path: facts.head_graph.dependencies(p.path) for p, _ in rows},
         )
         return judge_rows(rows, env)
 

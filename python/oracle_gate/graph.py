@@ -605,6 +605,12 @@ class PackageGraph:
                 found |= nx.ancestors(self._graph, package)
         return found
 
+    def dependencies(self, package: str) -> tuple[str, ...]:
+        """Every node ``package`` depends on, transitively, in sorted order."""
+        if package not in self._graph:
+            return ()
+        return tuple(sorted(nx.descendants(self._graph, package)))
+
     def dependency_chains(self, sources: Iterable[str]) -> dict[str, tuple[str, ...]]:
         """For each node that depends on one of ``sources`` through at least one edge: a
         shortest chain to it.

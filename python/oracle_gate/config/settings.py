@@ -58,12 +58,16 @@ class Settings:
         docs: package-relative globs of documentation files.
         outside: repository-relative globs of paths outside every package that
             a patch may change without a row (scripts, tooling).
+        timeout_floor: the least time, in seconds, any one child process of
+            the runtime lanes is given, whatever a row's budget says
+            (``timeout-floor``; slow CI machines raise it, fast test suites lower it).
         path: the file the settings came from, ``None`` for the defaults.
     """
 
     notes: str = "review"
     docs: tuple[str, ...] = DEFAULT_DOCS
     outside: tuple[str, ...] = ()
+    timeout_floor: float = 5.0
     path: str | None = None
 
 
@@ -120,7 +124,7 @@ def _parse(data: bytes, path: str, table_of: str | None) -> Settings | None:
             return None
     if not isinstance(table, dict):
         raise ConfigError(f"[tool.{table_of}] must be a table", path)
-    known = {"notes", "docs", "outside"}
+    known = {"notes", "docs", "outside", "timeout-floor"}
     for key in table:
         if key not in known:
             expected = ", ".join(sorted(known))
@@ -136,10 +140,18 @@ def _parse(data: bytes, path: str, table_of: str | None) -> Settings | None:
         )
     docs = _globs(table, "docs", text, path)
     outside = _globs(table, "outside", text, path)
+    floor = table.get("timeout-floor", Settings.timeout_floor)
+    if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not 0 < floor <= 3600:
+        raise ConfigError(
+            f"'timeout-floor' must be a number of seconds in (0, 3600], found {floor!r}",
+            path,
+            _line_of(text, "timeout-floor"),
+        )
     return Settings(
         notes=notes,
         docs=DEFAULT_DOCS if docs is None else docs,
         outside=() if outside is None else outside,
+        timeout_floor=float(floor),
         path=path,
     )
 

@@ -1,19 +1,28 @@
-"""The subprocess side of the runtime lanes: ``python -m oracle_gate.runtime.child`` (untrusted).
+"""The child side of the runtime lanes (untrusted): started by ``sandbox.Runner``.
 
-Reads one JSON request on stdin, runs oracle or production code from a
-checkout of one tree, and prints one result line prefixed with the request's
-nonce, so whatever the code under test prints cannot be mistaken for a result.
-Outputs of production code leave this process only in canonical tagged form
-(``canonical.py``); the gate decides nothing here.
+Reads one request frame on a private pipe, runs oracle or production code
+from a checkout of one tree, writes one answer frame on another pipe and
+leaves with ``os._exit``, so no ``atexit`` hook of the code under test runs
+after it. Whatever that code prints goes to the gate's diagnostics, never to
+the result. Outputs of production code leave this process only in canonical
+tagged form (``canonical.py``).
+
+``sys.path`` is built here, not inherited: the package and its declared
+dependencies from one checkout first, then the standard library, then the
+gate's libraries; no site or ``.pth`` processing, no user site directory.
+Roles that only read oracle tables (``describe``, ``evaluate``) get no package
+directory on ``sys.path`` at all, so contracts and comparisons run without
+the production code ever being imported.
 """
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import importlib
 import importlib.util
 import json
+import os
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -22,8 +31,25 @@ from types import ModuleType
 from typing import Any
 
 from oracle_gate.runtime.canonical import CanonicalError, decode, encode
+from oracle_gate.runtime.frames import read_frame, write_frame
 
 _MODULE_COUNTER = [0]
+# Roles that run production code; the others see oracle files only.
+_PRODUCTION_ROLES = frozenset({"subject", "properties", "resolve"})
+
+
+class OracleMistake(Exception):
+    """An oracle file or reference is wrong (not the patch's code): a gate error.
+
+    ``file`` is package-relative; ``ref`` is the invariants.yaml reference
+    that led here, so the gate can name the line that wrote it.
+    """
+
+    def __init__(self, message: str, file: str, line: int | None = None, ref: str = "") -> None:
+        super().__init__(message)
+        self.file = file
+        self.line = line
+        self.ref = ref
 
 
 def _describe_error(error: BaseException) -> str:
@@ -45,12 +71,37 @@ def _load_file(package_dir: Path, file: str) -> ModuleType:
     return module
 
 
+def _assignment_line(package_dir: Path, file: str, name: str) -> int | None:
+    """The line where ``name`` is assigned at the top of ``file``, for an error message."""
+    try:
+        text = (package_dir / file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    found = re.search(rf"^{re.escape(name)}\s*[:=]", text, re.MULTILINE)
+    return text.count("\n", 0, found.start()) + 1 if found else None
+
+
 def _resolve_ref(package_dir: Path, ref: str) -> tuple[ModuleType, Any]:
     file, _, name = ref.partition(":")
+    if not (package_dir / file).is_file():
+        raise OracleMistake(f"{ref} names a file that does not exist", file, ref=ref)
     module = _load_file(package_dir, file)
     if not hasattr(module, name):
-        raise AttributeError(f"{file} defines no {name}")
+        raise OracleMistake(f"{ref}: {file} defines no {name}", file, ref=ref)
     return module, getattr(module, name)
+
+
+def _table_subject(package_dir: Path, ref: str, module: ModuleType) -> str:
+    subject = getattr(module, "SUBJECT", None)
+    file, _, name = ref.partition(":")
+    if not isinstance(subject, str) or ":" not in subject:
+        raise OracleMistake(
+            f"{file} sets no SUBJECT = 'module:function' for {name}",
+            file,
+            _assignment_line(package_dir, file, "SUBJECT")
+            or _assignment_line(package_dir, file, name),
+        )
+    return subject
 
 
 def _subject(spec: str) -> Callable[[Any], Any]:
@@ -95,7 +146,7 @@ def _partitions(package_dir: Path, ref: str) -> dict[str, Any]:
                 "has_contract": row.get("contract") is not None,
             }
         )
-    return {"subject": getattr(module, "SUBJECT", None), "items": described}
+    return {"subject": _table_subject(package_dir, ref, module), "items": described}
 
 
 def _relations(package_dir: Path, ref: str) -> dict[str, Any]:
@@ -116,7 +167,7 @@ def _relations(package_dir: Path, ref: str) -> dict[str, Any]:
                 ],
             }
         )
-    return {"subject": getattr(module, "SUBJECT", None), "items": described}
+    return {"subject": _table_subject(package_dir, ref, module), "items": described}
 
 
 def role_describe(request: dict[str, Any]) -> dict[str, Any]:
@@ -158,13 +209,20 @@ def _json_input(value: Any) -> Any:
         return None
 
 
-def _search(prop: Callable[[Any], Any], request: dict[str, Any]) -> dict[str, Any]:
+def _strategy(package_dir: Path, ref: str, prop: Callable[[Any], Any]) -> Any:
+    strategy = getattr(prop, "strategy", None)
+    if strategy is None:
+        file, _, name = ref.partition(":")
+        code = getattr(prop, "__code__", None)
+        line = code.co_firstlineno if code is not None else None
+        raise OracleMistake(f"property {name} has no .strategy attribute", file, line)
+    return strategy
+
+
+def _search(prop: Callable[[Any], Any], strategy: Any, request: dict[str, Any]) -> dict[str, Any]:
     from hypothesis import HealthCheck, assume, given, settings
     from hypothesis import seed as fixed_seed
 
-    strategy = getattr(prop, "strategy", None)
-    if strategy is None:
-        return {"status": "error", "error": "property has no .strategy attribute"}
     deadline = time.monotonic() + float(request["seconds"])
     state: dict[str, Any] = {"examples": 0, "stopped": False, "failing": None}
 
@@ -208,6 +266,7 @@ def _run_property(
     package_dir: Path, item: dict[str, Any], request: dict[str, Any]
 ) -> dict[str, Any]:
     _module, prop = _resolve_ref(package_dir, item["ref"])
+    strategy = _strategy(package_dir, item["ref"], prop) if request["examples"] > 0 else None
     seeds: list[dict[str, str | None]] = []
     for seed in item["seeds"]:
         try:
@@ -215,7 +274,7 @@ def _run_property(
             seeds.append({"raised": None})
         except Exception as error:
             seeds.append({"raised": _describe_error(error)})
-    search = _search(prop, request) if request["examples"] > 0 else {"status": "skipped"}
+    search = _search(prop, strategy, request) if strategy is not None else {"status": "skipped"}
     return {"seeds": seeds, "search": search}
 
 
@@ -227,28 +286,87 @@ def role_properties(request: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _defined(symbol: str) -> bool:
+    """Whether ``module.name`` resolves as Python resolves it: an attribute or a submodule."""
+    module_name, _, name = symbol.rpartition(".")
+    if not module_name:
+        return False
+    try:
+        module = importlib.import_module(module_name)
+        if hasattr(module, name):
+            return True
+        importlib.import_module(symbol)
+    except Exception:
+        return False
+    return True
+
+
+def role_resolve(request: dict[str, Any]) -> dict[str, Any]:
+    """For each cited ``module.name``: does it exist in this checkout?"""
+    return {"defined": [_defined(symbol) for symbol in request["symbols"]]}
+
+
 ROLES: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "subject": role_subject,
     "describe": role_describe,
     "evaluate": role_evaluate,
     "properties": role_properties,
+    "resolve": role_resolve,
 }
 
 
-def main() -> int:
-    request = json.loads(sys.stdin.read())
-    result_stream = sys.stdout
-    sys.path.insert(0, request["package_dir"])
+def _set_path(request: dict[str, Any]) -> None:
+    """The checkout's paths first (production roles only), the standard library, the libraries."""
+    driver = os.path.abspath(sys.path[0])
+    stdlib = [p for p in sys.path[1:] if p and os.path.abspath(p) != driver]
+    own = request["import_paths"] if request["role"] in _PRODUCTION_ROLES else []
+    sys.path[:] = [*own, *stdlib, *request["library"]]
+    importlib.invalidate_caches()
+
+
+def _outside_imports(request: dict[str, Any]) -> list[str]:
+    """Repository modules that this ``sys.path`` would import from outside the checkout."""
+    checkout = os.path.realpath(request["checkout"])
+    outside = []
+    for name in request["repo_modules"]:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            continue
+        if spec is None:
+            continue
+        places = [spec.origin or "", *(spec.submodule_search_locations or ())]
+        real = [os.path.realpath(p) for p in places if p and p not in ("built-in", "frozen")]
+        if real and not any(p.startswith(checkout + os.sep) for p in real):
+            outside.append(f"{name} (from {real[0]})")
+    return outside
+
+
+def _answer(request: dict[str, Any]) -> dict[str, Any]:
+    if request["role"] in _PRODUCTION_ROLES:
+        outside = _outside_imports(request)
+        if outside:
+            return {"outside": outside}
     try:
-        # Whatever the code under test prints goes to stderr, never into the result.
-        with contextlib.redirect_stdout(sys.stderr):
-            result = ROLES[request["role"]](request)
+        return ROLES[request["role"]](request)
+    except OracleMistake as mistake:
+        return {
+            "mistake": str(mistake),
+            "file": mistake.file,
+            "line": mistake.line,
+            "ref": mistake.ref,
+        }
     except Exception as error:
-        result = {"error": _describe_error(error)}
-    result_stream.write(f"{request['nonce']} {json.dumps(result)}\n")
-    result_stream.flush()
-    return 0
+        return {"error": _describe_error(error)}
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+def main(request_fd: int, result_fd: int) -> None:
+    """Answer one request, then leave at once: no atexit hook, no buffered output."""
+    request = read_frame(request_fd)
+    os.close(request_fd)
+    _set_path(request)
+    answer = _answer(request)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    write_frame(result_fd, answer)
+    os._exit(0)

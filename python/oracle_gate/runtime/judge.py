@@ -8,10 +8,11 @@ git) and a Bazel gate (one tree on disk, no relations: they need a parent).
 
 from __future__ import annotations
 
-import ast
 import datetime
 import json
 from collections import Counter
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,11 +28,11 @@ from oracle_gate.config.ledgers import (
     parse_freeze,
     parse_seeds,
 )
-from oracle_gate.errors import TreeError
+from oracle_gate.errors import ConfigError, TreeError
 from oracle_gate.model import Finding, Lane, Package, Row, Verdict, ref_file
 from oracle_gate.repo.trees import Tree
 from oracle_gate.runtime.canonical import canonical_text
-from oracle_gate.runtime.sandbox import RunnerFailure, run_role
+from oracle_gate.runtime.sandbox import OracleMistake, Runner, RunnerFailure, kill_children
 
 __all__ = ["RowEnv", "RuntimeStats", "judge_rows"]
 
@@ -61,6 +62,14 @@ class RowEnv:
     # New counterexamples are appended below it (check --write-seeds); None reports only.
     seed_sink: Path | None
     head_name: str  # names the head in the notes of appended seeds
+    runner: Runner = field(default_factory=Runner)
+    # package path -> the packages it depends on (transitively), put on sys.path after it
+    deps: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def import_paths(self, tree: Path, package: Package) -> list[Path]:
+        """The package and its dependencies, all from the checkout at ``tree``."""
+        own = [package.path, *self.deps.get(package.path, ())]
+        return [tree / path if path else tree for path in own]
 
 
 @dataclass(frozen=True)
@@ -73,13 +82,23 @@ class _Context:
     def dir(self, tree: Path) -> Path:
         return tree / self.package.path if self.package.path else tree
 
-    @property
-    def timeout(self) -> float:
-        """Each runner call of this row may take the row's time budget (at least 5 s)."""
-        return max(self.row.budget.seconds, 5.0)
-
-    def run(self, request: dict[str, Any], tree: Path, hash_seed: int = 0) -> dict[str, Any]:
-        return run_role(request, self.dir(tree), timeout=self.timeout, hash_seed=hash_seed)
+    def run(
+        self,
+        request: dict[str, Any],
+        tree: Path,
+        hash_seed: int = 0,
+        timeout: float | None = None,
+    ) -> dict[str, Any]:
+        """One child call in ``tree``; it may take the row's time budget (the runner's floor
+        at least)."""
+        return self.env.runner.run(
+            request,
+            self.dir(tree),
+            import_paths=self.env.import_paths(tree, self.package),
+            checkout=tree,
+            timeout=self.row.budget.seconds if timeout is None else timeout,
+            hash_seed=hash_seed,
+        )
 
     def finding(self, verdict: Verdict, ref: str, reason: str) -> Finding:
         return Finding(
@@ -215,7 +234,7 @@ def _properties(context: _Context) -> list[Finding]:
     }
     timeout = len(refs) * context.row.budget.seconds + _SEARCH_GRACE_SECONDS
     try:
-        answer = run_role(request, context.dir(context.env.head_dir), timeout=timeout)
+        answer = context.run(request, context.env.head_dir, timeout=timeout)
     except RunnerFailure as failure:
         return [
             context.finding(Verdict.REJECT, ref, f"property run failed: {failure}") for ref in refs
@@ -228,10 +247,7 @@ def _properties(context: _Context) -> list[Finding]:
 
 
 def _describe(context: _Context, ref: str, kind: str) -> dict[str, Any]:
-    answer = context.run({"role": "describe", "ref": ref, "kind": kind}, context.env.head_dir)
-    if not answer.get("subject"):
-        raise RunnerFailure(f"{ref_file(ref)} sets no SUBJECT = 'module:function'")
-    return answer
+    return context.run({"role": "describe", "ref": ref, "kind": kind}, context.env.head_dir)
 
 
 def _subject_outputs(
@@ -282,16 +298,30 @@ def _flake_finding(context: _Context, ref: str, item: dict[str, Any]) -> Finding
     )
 
 
+def _reruns(context: _Context, subject: str, inputs: list[Any]) -> list[list[dict[str, Any]]]:
+    """The subject on every input in RERUNS children at once, one ``PYTHONHASHSEED`` each."""
+    pool = ThreadPoolExecutor(max_workers=RERUNS)
+    try:
+        return list(
+            pool.map(
+                lambda seed: _subject_outputs(
+                    context, context.env.head_dir, subject, inputs, hash_seed=seed
+                ),
+                range(RERUNS),
+            )
+        )
+    except BaseException:
+        kill_children()  # an interrupt or a failed rerun: the others need not finish
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
 def _partition_table(context: _Context, ref: str) -> tuple[list[Finding], list[dict[str, Any]]]:
     described = _describe(context, ref, "partitions")
     items = described["items"]
     inputs = [item["input"] for item in items]
-    runs = [
-        _subject_outputs(
-            context, context.env.head_dir, described["subject"], inputs, hash_seed=seed
-        )
-        for seed in range(RERUNS)
-    ]
+    runs = _reruns(context, described["subject"], inputs)
     findings: list[Finding] = []
     contract_items = []
     for index, item in enumerate(items):
@@ -361,10 +391,12 @@ def _relations_hold(
                 for a, b in zip(base, after, strict=True)
             ]
         else:
+            # an input whose subject raised fails the relation without a comparison
             holds[relation["id"]] = ["ok" in out for out in base]
             to_evaluate += [
-                (relation["id"], {"id": relation["id"], "output": out.get("ok"), "input": x})
+                (relation["id"], {"id": relation["id"], "output": out["ok"], "input": x})
                 for out, x in zip(base, relation["inputs"], strict=True)
+                if "ok" in out
             ]
     if to_evaluate:
         request = {
@@ -431,35 +463,26 @@ def _relation_finding(
     return context.finding(Verdict.PASS, ref, f"relation {relation_id} holds on {pairs} inputs")
 
 
-def _symbol_exists(tree: Tree, package: Package, symbol: str) -> bool:
-    """Whether ``module.name`` is defined in the head tree, read statically."""
-    module, _, name = symbol.rpartition(".")
-    if not module:
-        return False
-    base = package.join(module.replace(".", "/"))
-    for candidate in (f"{base}.py", f"{base}/__init__.py"):
-        text = _read(tree, candidate)
-        if text is not None:
-            try:
-                module_ast = ast.parse(text)
-            except SyntaxError:
-                return False
-            return any(
-                (
-                    isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-                    and node.name == name
-                )
-                or (
-                    isinstance(node, ast.Assign)
-                    and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
-                )
-                for node in module_ast.body
-            )
-    return False
+def _undefined_symbols(env: RowEnv, package: Package, symbols: list[str]) -> set[str]:
+    """The ``module.name`` symbols that do not resolve in the head checkout.
+
+    They resolve as Python resolves them: the child imports the module and
+    looks the name up (re-exports, ``__all__``, submodules all count).
+    """
+    if not symbols:
+        return set()
+    directory = env.head_dir / package.path if package.path else env.head_dir
+    answer = env.runner.run(
+        {"role": "resolve", "symbols": symbols},
+        directory,
+        import_paths=env.import_paths(env.head_dir, package),
+        checkout=env.head_dir,
+    )
+    return {symbol for symbol, found in zip(symbols, answer["defined"], strict=True) if not found}
 
 
 def _assumption_findings(
-    tree: Tree, package: Package, partitions: list[dict[str, Any]] | None
+    env: RowEnv, package: Package, partitions: list[dict[str, Any]] | None
 ) -> list[Finding]:
     """Accepted assumptions must be tested by a boundary or invalid row and name a real symbol.
 
@@ -467,7 +490,7 @@ def _assumption_findings(
     read; the run failure is already a reject, and no register verdict is made.
     """
     path = package.join(ASSUMPTIONS_FILE)
-    text = _read(tree, path)
+    text = _read(env.head, path)
     if text is None:
         return []
     guarded = {
@@ -476,10 +499,22 @@ def _assumption_findings(
         if item["kind"] in ("boundary", "invalid")
         for name in item["assumptions"]
     }
+    accepted = [item for item in parse_assumptions(text, path) if item.status == "accepted"]
+    symbols = sorted({str(item.data["symbol"]) for item in accepted if item.data.get("symbol")})
+    try:
+        undefined = _undefined_symbols(env, package, symbols)
+    except RunnerFailure as failure:
+        return [
+            Finding(
+                Verdict.REJECT,
+                Lane.LEDGER,
+                path,
+                f"assumption symbols could not be resolved: {failure}",
+                package=package.path,
+            )
+        ]
     problems = []
-    for item in parse_assumptions(text, path):
-        if item.status != "accepted":
-            continue
+    for item in accepted:
         where = f"{path}:{item.line}: assumption {item.id}"
         if partitions is not None and item.id not in guarded:
             problems.append(
@@ -487,7 +522,7 @@ def _assumption_findings(
                 "decorative register"
             )
         symbol = str(item.data.get("symbol", ""))
-        if symbol and not _symbol_exists(tree, package, symbol):
+        if symbol in undefined:
             problems.append(f"{where} cites {symbol}, which the head tree does not define")
     return [Finding(Verdict.REJECT, Lane.LEDGER, path, p, package=package.path) for p in problems]
 
@@ -502,20 +537,46 @@ def judge_rows(rows: list[tuple[Package, Row]], env: RowEnv) -> tuple[list[Findi
         context = _Context(package, row, env, stats)
         partitions.setdefault(package.path, [])
         try:
-            findings.extend(_properties(context))
-            for ref in row.partitions:
-                found, items = _partition_table(context, ref)
-                findings.extend(found)
-                known = partitions[package.path]
-                if known is not None:
-                    known.extend(items)
-            findings.extend(_relations(context))
-        except RunnerFailure as failure:
-            partitions[package.path] = None
-            findings.append(
-                context.finding(Verdict.REJECT, row.globs[0], f"oracle run failed: {failure}")
-            )
+            _judge_row(context, partitions, findings)
+        except OracleMistake as mistake:
+            raise _config_error(env, package, mistake) from None
     packages = {package.path: package for package, _ in rows}
     for package_path, described in sorted(partitions.items()):
-        findings.extend(_assumption_findings(env.head, packages[package_path], described))
+        findings.extend(_assumption_findings(env, packages[package_path], described))
     return findings, stats
+
+
+def _config_error(env: RowEnv, package: Package, mistake: OracleMistake) -> ConfigError:
+    """A mistake in an oracle file, or in the invariants.yaml reference that named it."""
+    if not mistake.ref:
+        return ConfigError(str(mistake), package.join(mistake.file), mistake.line)
+    matrix = package.join(package.matrix_file)
+    text = (_read(env.head, matrix) or b"").decode("utf-8", "replace")
+    found = text.find(mistake.ref)
+    line = text.count("\n", 0, found) + 1 if found >= 0 else None
+    return ConfigError(str(mistake), matrix, line)
+
+
+def _judge_row(
+    context: _Context,
+    partitions: dict[str, list[dict[str, Any]] | None],
+    findings: list[Finding],
+) -> None:
+    """Properties, partitions and relations of one row; a run that fails rejects the row."""
+    package, row = context.package, context.row
+    try:
+        findings.extend(_properties(context))
+        for ref in row.partitions:
+            found, items = _partition_table(context, ref)
+            findings.extend(found)
+            known = partitions[package.path]
+            if known is not None:
+                known.extend(items)
+        findings.extend(_relations(context))
+    except RunnerFailure as failure:
+        partitions[package.path] = None
+        findings.append(
+            context.finding(
+                Verdict.REJECT, package.matrix_file, f"row {row.id}: oracle run failed: {failure}"
+            )
+        )

@@ -1,8 +1,17 @@
-"""Running oracle and production code: temporary checkouts and runner subprocesses.
+"""Running oracle and production code: temporary checkouts and child processes.
 
-Patched code never runs in the gate process. Each call starts
-``python -m oracle_gate.runtime.child`` in a checkout of one tree with a timeout, and
-reads back only the line carrying the request's nonce.
+Patched code never runs in the gate process. Each call starts a child
+(``oracle_gate.runtime.child``) in a checkout of one tree, in its own process
+group, with an allow-listed environment and a timeout; where bubblewrap is
+installed, inside ``bwrap`` with no network, a read-only file system and a
+private ``/tmp``.
+
+Results travel on a private pipe, never on stdout: the request is one
+length-prefixed JSON frame on one pipe, the answer exactly one frame on
+another, and nothing may follow it. A second frame (an ``atexit`` hook or a
+thread forging an answer), bytes after the answer, or a malformed frame is a
+``RunnerTamper``. The child exits with ``os._exit`` right after its answer, so
+``atexit`` hooks of the code under test never run.
 """
 
 from __future__ import annotations
@@ -10,32 +19,381 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import secrets
+import selectors
 import shutil
 import signal
+import site
 import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator
-from dataclasses import dataclass
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
 from oracle_gate.errors import GateError
 from oracle_gate.repo.git import git
+from oracle_gate.runtime.frames import HEADER, MAX_FRAME, write_frame
 
-__all__ = ["Checkouts", "RunnerFailure", "checkouts", "run_role"]
+__all__ = [
+    "DEFAULT_TIMEOUT_FLOOR",
+    "Checkouts",
+    "OracleMistake",
+    "OutsideCheckout",
+    "Runner",
+    "RunnerFailure",
+    "RunnerTamper",
+    "checkouts",
+    "find_bwrap",
+    "kill_children",
+    "library_paths",
+    "top_level_packages",
+]
 
 DEFAULT_TIMEOUT = 60.0
+DEFAULT_TIMEOUT_FLOOR = 5.0
 # Not resolved: under Bazel the driver is a runfiles symlink tree, and the
-# runner must import the same files, from inside the sandbox.
+# child must import the same files, from inside the sandbox.
 _DRIVER_PATH = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
+# The only variables a child sees from the gate's environment: never CI tokens.
+ENV_ALLOWED = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
+_SANDBOX_TMP = "/tmp"
+_said_no_sandbox: list[bool] = []
+# Children running now, from any thread: an interrupt kills them all.
+_running: set[subprocess.Popen[bytes]] = set()
+_running_lock = threading.Lock()
 
 
 class RunnerFailure(Exception):
-    """The runner crashed, timed out or answered nonsense; the caller makes it a reject."""
+    """The child crashed, timed out or answered nonsense; the caller makes it a reject."""
+
+
+class RunnerTamper(RunnerFailure):
+    """The child broke the result protocol: extra, trailing or malformed frames."""
+
+
+class OracleMistake(Exception):
+    """The child found an oracle file or reference wrong; the caller makes it a gate error.
+
+    ``file`` is package-relative; ``ref`` is the invariants.yaml reference that
+    led there, if the mistake is in the reference itself.
+    """
+
+    def __init__(self, message: str, file: str, line: int | None, ref: str) -> None:
+        super().__init__(message)
+        self.file = file
+        self.line = line
+        self.ref = ref
+
+
+class OutsideCheckout(GateError):
+    """A repository module would be imported from outside the checkout under test."""
+
+
+def _parse_answer(data: bytes) -> dict[str, Any]:
+    """The single answer frame in ``data``.
+
+    Raises:
+        RunnerFailure: no answer at all (the child died first).
+        RunnerTamper: anything but exactly one well-formed frame.
+    """
+    if not data:
+        raise RunnerFailure("no answer")
+    if len(data) < HEADER.size:
+        raise RunnerTamper("tamper: a cut-short frame on the result channel")
+    (size,) = HEADER.unpack(data[: HEADER.size])
+    end = HEADER.size + size
+    if size > MAX_FRAME or len(data) < end:
+        raise RunnerTamper("tamper: a cut-short or oversized frame on the result channel")
+    if len(data) > end:
+        raise RunnerTamper("tamper: more than one frame on the result channel")
+    try:
+        answer = json.loads(data[HEADER.size : end])
+    except ValueError:
+        raise RunnerTamper("tamper: a result frame that is not JSON") from None
+    if not isinstance(answer, dict):
+        raise RunnerTamper("tamper: a result frame that is not an object")
+    return answer
+
+
+def _bwrap_works(path: str) -> bool:
+    """Whether bubblewrap can make a sandbox here (user namespaces may be off)."""
+    try:
+        done = subprocess.run(
+            [path, *_bwrap_options(()), "true"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
+def _bwrap_options(visible: Sequence[str]) -> list[str]:
+    """Read-only root, private /tmp (``visible`` paths under it stay, read-only), no network."""
+    options = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    options += ["--tmpfs", _SANDBOX_TMP]
+    for path in visible:
+        options += ["--ro-bind", path, path]
+    options += ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
+    return [*options, "--die-with-parent", "--new-session", "--"]
+
+
+def find_bwrap() -> str | None:
+    """The bubblewrap binary when it is installed and works, else None (said once on stderr)."""
+    path = shutil.which("bwrap")
+    if path and _bwrap_works(path):
+        return path
+    if not _said_no_sandbox:
+        _said_no_sandbox.append(True)
+        sys.stderr.write(
+            "oracle-gate: note: bubblewrap (bwrap) is not usable here; oracle and production "
+            "code run without a network and file-system sandbox (process group, allow-listed "
+            "environment and timeout still apply)\n"
+        )
+    return None
+
+
+def library_paths(exclude: Sequence[Path]) -> tuple[str, ...]:
+    """Where the child finds the gate's own libraries (Hypothesis): this interpreter's path.
+
+    Entries under ``exclude`` (the repository: editable installs and ``.pth``
+    entries of its own packages), the user site directory and the working
+    directory are left out; ``.pth`` files are never processed in the child.
+    """
+    user_site = site.getusersitepackages() if site.ENABLE_USER_SITE else None
+    roots = [str(path.resolve()) for path in exclude]
+    kept: list[str] = []
+    for entry in sys.path:
+        if not entry or not os.path.isdir(entry):
+            continue
+        real = os.path.realpath(entry)
+        if user_site and real.startswith(os.path.realpath(user_site)):
+            continue
+        if any(real == root or real.startswith(root + os.sep) for root in roots):
+            continue
+        if entry not in kept and os.path.abspath(entry) != _DRIVER_PATH:
+            kept.append(entry)
+    return tuple(kept)
+
+
+def top_level_packages(files: Iterable[str], roots: Iterable[str]) -> tuple[str, ...]:
+    """Import packages (``<root>/<name>/__init__.py``) directly inside the directories ``roots``."""
+    wanted = {root.strip("/") for root in roots}
+    names = set()
+    for path in files:
+        parent, _, file = path.rpartition("/")
+        if file != "__init__.py":
+            continue
+        root, _, name = parent.rpartition("/")
+        if root in wanted and name.isidentifier():
+            names.add(name)
+    return tuple(sorted(names))
+
+
+@dataclass(frozen=True)
+class Runner:
+    """How children run.
+
+    Attributes:
+        library: import paths of the gate's libraries, after the checkout's own.
+        bwrap: the bubblewrap binary, or None to run without that sandbox.
+        timeout_floor: the least time any one child call is given, in seconds.
+        repo_modules: top-level module names of the repository's packages; the
+            child refuses to run if one would be imported from outside the checkout.
+    """
+
+    library: tuple[str, ...] = ()
+    bwrap: str | None = None
+    timeout_floor: float = DEFAULT_TIMEOUT_FLOOR
+    repo_modules: tuple[str, ...] = field(default_factory=tuple)
+
+    def run(
+        self,
+        request: dict[str, Any],
+        package_dir: Path,
+        *,
+        import_paths: Sequence[Path] = (),
+        checkout: Path | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        hash_seed: int = 0,
+    ) -> dict[str, Any]:
+        """Run one child role in ``package_dir``.
+
+        ``import_paths`` (the package and its dependencies, from one checkout)
+        come first on the child's ``sys.path``; ``checkout`` is that checkout's
+        root, the only place repository modules may come from.
+
+        Raises:
+            RunnerFailure: timeout, crash, or no answer.
+            RunnerTamper: the result protocol was broken.
+        """
+        payload = {
+            **request,
+            "package_dir": str(package_dir),
+            "import_paths": [str(p) for p in import_paths or (package_dir,)],
+            "library": list(self.library),
+            "checkout": str(checkout or package_dir),
+            "repo_modules": list(self.repo_modules),
+        }
+        answer = self._spawn(payload, package_dir, max(timeout, self.timeout_floor), hash_seed)
+        if "error" in answer:
+            raise RunnerFailure(str(answer["error"]))
+        if "mistake" in answer:
+            raise OracleMistake(
+                str(answer["mistake"]), str(answer["file"]), answer["line"], str(answer["ref"])
+            )
+        if "outside" in answer:
+            raise OutsideCheckout(
+                "repository modules would be imported from outside the checkout under test: "
+                + ", ".join(map(str, answer["outside"]))
+                + "; declare the package in deps (invariants.yaml or BUILD), and uninstall "
+                "editable installs of the repository's packages"
+            )
+        return answer
+
+    def _command(self, cwd: Path, result_fd: int, request_fd: int) -> list[str]:
+        bootstrap = (
+            "import sys; sys.path.insert(0, sys.argv[1]); "
+            "from oracle_gate.runtime.child import main; main(int(sys.argv[2]), int(sys.argv[3]))"
+        )
+        python = [sys.executable, "-s", "-S", "-c", bootstrap, _DRIVER_PATH]
+        command = [*python, str(request_fd), str(result_fd)]
+        if self.bwrap is None:
+            return command
+        visible = [p for p in (str(cwd), _DRIVER_PATH, sys.prefix) if _under_tmp(p)]
+        visible += [p for p in self.library if _under_tmp(p)]
+        return [self.bwrap, *_bwrap_options(_outermost(visible)), *command]
+
+    def _environment(self, hash_seed: int) -> dict[str, str]:
+        env = {key: os.environ[key] for key in ENV_ALLOWED if key in os.environ}
+        tmp = _SANDBOX_TMP if self.bwrap else tempfile.gettempdir()
+        return {
+            **env,
+            "HOME": tmp,
+            "TMPDIR": tmp,
+            "PYTHONHASHSEED": str(hash_seed),
+            "PYTHONDONTWRITEBYTECODE": "1",
+            # Hypothesis keeps a directory even without a database; never in the package.
+            "HYPOTHESIS_STORAGE_DIRECTORY": os.path.join(tmp, "oracle-gate-hypothesis"),
+        }
+
+    def _spawn(
+        self, payload: dict[str, Any], cwd: Path, timeout: float, hash_seed: int
+    ) -> dict[str, Any]:
+        request_read, request_write = os.pipe()
+        result_read, result_write = os.pipe()
+        try:
+            process = subprocess.Popen(
+                self._command(cwd, result_write, request_read),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                cwd=cwd,
+                env=self._environment(hash_seed),
+                pass_fds=(request_read, result_write),
+                start_new_session=True,
+            )
+        finally:
+            os.close(request_read)
+            os.close(result_write)
+        with _running_lock:
+            _running.add(process)
+        try:
+            write_frame(request_write, payload)
+        except BrokenPipeError:
+            pass  # the child died at once; its missing answer says so
+        finally:
+            os.close(request_write)
+        try:
+            data, output = _collect(process, result_read, timeout)
+        finally:
+            os.close(result_read)
+            _kill_group(process)
+            with _running_lock:
+                _running.discard(process)
+            if process.stdout is not None:
+                process.stdout.close()
+        if data is None:
+            raise RunnerFailure(f"timed out after {timeout:g}s")
+        try:
+            return _parse_answer(data)
+        except RunnerTamper:
+            raise
+        except RunnerFailure:
+            tail = output.decode(errors="replace").strip().splitlines()[-1:]
+            detail = tail[0][:200] if tail else f"exit code {process.returncode}"
+            raise RunnerFailure(f"runner gave no result ({detail})") from None
+
+
+def _under_tmp(path: str) -> bool:
+    real = os.path.realpath(path)
+    return real == _SANDBOX_TMP or real.startswith(_SANDBOX_TMP + os.sep)
+
+
+def _outermost(paths: Sequence[str]) -> list[str]:
+    """``paths`` without those inside another one, so no bind hides a later one."""
+    real = sorted({os.path.realpath(p) for p in paths})
+    kept: list[str] = []
+    for path in real:
+        if not any(path.startswith(k + os.sep) for k in kept):
+            kept.append(path)
+    return kept
+
+
+def _collect(
+    process: subprocess.Popen[bytes], result_fd: int, timeout: float
+) -> tuple[bytes | None, bytes]:
+    """Everything on the result pipe until the child exits and closes it; None on timeout.
+
+    The child's stdout and stderr are read too (for a diagnostic), but a
+    grandchild holding them open never delays the answer.
+    """
+    assert process.stdout is not None
+    deadline = time.monotonic() + timeout
+    result = bytearray()
+    output = bytearray()
+    result_open = True
+    with selectors.DefaultSelector() as selector:
+        selector.register(result_fd, selectors.EVENT_READ, result)
+        selector.register(process.stdout, selectors.EVENT_READ, output)
+        while result_open or process.poll() is None:
+            if process.poll() is not None:
+                _kill_group(process)  # the child is done: its group may hold the pipe open
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None, bytes(output)
+            for key, _ in selector.select(min(left, 0.5)):
+                chunk = os.read(key.fd, 1 << 16)
+                if not chunk:
+                    selector.unregister(key.fileobj)
+                    if key.fd == result_fd:
+                        result_open = False
+                    continue
+                if len(output) < (1 << 16) or key.fd == result_fd:
+                    key.data.extend(chunk)
+    return bytes(result), bytes(output)
+
+
+def kill_children() -> None:
+    """Kill every child running now (their threads then return at once with a failure)."""
+    with _running_lock:
+        running = list(_running)
+    for process in running:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    """Kill the child's whole process group (grandchildren too) and reap the child."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
 
 
 @dataclass(frozen=True)
@@ -81,46 +439,3 @@ def checkouts(repo: Path, parent: str, head: str) -> Iterator[Checkouts]:
         shutil.rmtree(root, ignore_errors=True)
         if main:
             signal.signal(signal.SIGTERM, previous)
-
-
-def run_role(
-    request: dict[str, Any], package_dir: Path, timeout: float = DEFAULT_TIMEOUT, hash_seed: int = 0
-) -> dict[str, Any]:
-    """Run one runner role with ``package_dir`` first on ``sys.path``.
-
-    Raises:
-        RunnerFailure: timeout, crash, or no result line.
-    """
-    nonce = secrets.token_hex(16)
-    payload = json.dumps({**request, "package_dir": str(package_dir), "nonce": nonce})
-    env = {
-        **os.environ,
-        "PYTHONPATH": _DRIVER_PATH,
-        "PYTHONHASHSEED": str(hash_seed),
-        "PYTHONDONTWRITEBYTECODE": "1",
-        # Hypothesis keeps a directory even without a database; never in the package.
-        "HYPOTHESIS_STORAGE_DIRECTORY": os.path.join(
-            tempfile.gettempdir(), "oracle-gate-hypothesis"
-        ),
-    }
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "oracle_gate.runtime.child"],
-            input=payload,
-            capture_output=True,
-            text=True,
-            cwd=package_dir,
-            env=env,
-            timeout=timeout,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as error:
-        raise RunnerFailure(f"timed out after {timeout:.0f}s") from error
-    for line in reversed(done.stdout.splitlines()):
-        if line.startswith(nonce + " "):
-            result: dict[str, Any] = json.loads(line[len(nonce) + 1 :])
-            if "error" in result:
-                raise RunnerFailure(result["error"])
-            return result
-    tail = done.stderr.strip().splitlines()[-1:] or [f"exit code {done.returncode}"]
-    raise RunnerFailure(f"runner gave no result ({tail[0][:200]})")

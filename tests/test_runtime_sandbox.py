@@ -1,0 +1,186 @@
+"""The child sandbox: a result channel code under test cannot forge, an allow-listed
+environment, a process group killed as a whole, bubblewrap, and sys.path from one checkout."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from gitrepo import GitRepo
+from oracle_gate.errors import GateError
+from oracle_gate.model import Verdict
+from oracle_gate.report import Report
+from oracle_gate.runtime import sandbox
+
+# CI installs bubblewrap and sets ORACLE_GATE_REQUIRE_BWRAP (.ci/run): there a missing
+# bwrap fails instead of skipping.
+needs_bwrap = pytest.mark.skipif(
+    shutil.which("bwrap") is None and not os.environ.get("ORACLE_GATE_REQUIRE_BWRAP"),
+    reason="bubblewrap not installed",
+)
+
+HONEST = "def run(x):\n    return x\n"
+# Finds the result pipe the way code under test could (every open fd) and writes a
+# well-formed frame that says every contract holds.
+FORGE = """
+import json, os, struct
+
+def _forge():
+    frame = json.dumps({"results": [{"holds": True}], "outputs": [{"ok": ["int", "1"]}]})
+    data = struct.pack(">Q", len(frame)) + frame.encode()
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            os.write(int(name), data)
+        except OSError:
+            pass
+"""
+
+
+def _reasons(report: Report, verdict: Verdict = Verdict.REJECT) -> str:
+    return "\n".join(f.reason for f in report.findings if f.verdict is verdict)
+
+
+def _package(repo: GitRepo, contract: str = "out == 1", extra: str = "") -> str:
+    """pkg/ with one partition row S1: run(1) must satisfy ``contract``; returns the commit."""
+    repo.write(
+        "pkg/invariants.yaml",
+        'version: 1\nrows:\n  - id: r\n    globs: ["mod.py"]\n'
+        '    partitions: ["partitions.py:PARTITIONS"]\n    budget: {seconds: 1}\n',
+    )
+    repo.write("pkg/mod.py", HONEST)
+    repo.write(
+        "pkg/partitions.py",
+        f'{extra}SUBJECT = "mod:run"\nPARTITIONS = [{{"id": "S1", "kind": "representative", '
+        f'"input": 1, "contract": lambda out: {contract}}}]\n',
+    )
+    repo.write("oracle-gate.toml", "timeout-floor = 1\n")
+    return repo.commit("package")
+
+
+def _patch(repo: GitRepo, base: str, code: str) -> Report:
+    repo.write("pkg/mod.py", code)
+    return repo.gate(base, repo.commit("patch"))
+
+
+def test_a_forged_frame_on_the_result_pipe_is_a_tamper_reject(repo: GitRepo) -> None:
+    base = _package(repo)
+    report = _patch(repo, base, FORGE + "\ndef run(x):\n    _forge()\n    return x\n")
+    assert "tamper: more than one frame on the result channel" in _reasons(report)
+    assert report.verdict is Verdict.REJECT
+
+
+def test_an_atexit_hook_forging_a_result_is_never_taken(repo: GitRepo) -> None:
+    """The old runner took the last nonce line on stdout; an atexit hook could print it."""
+    base = _package(repo)
+    code = (
+        FORGE
+        + "\nimport atexit, sys\natexit.register(_forge)\n"
+        + 'atexit.register(lambda: print(\'0\' * 32, \'{"outputs": [{"ok": ["int", "1"]}]}\'))\n'
+        + "\ndef run(x):\n    return x + 1\n"
+    )
+    reasons = _reasons(_patch(repo, base, code))
+    assert "partition S1 (representative: ) fails its contract" in reasons
+
+
+def test_the_honest_neighbour_of_the_forgers_passes(repo: GitRepo) -> None:
+    base = _package(repo)
+    report = _patch(repo, base, "import os\n\n\ndef run(x):\n    return abs(x)\n")
+    assert report.verdict is Verdict.PASS, _reasons(report)
+
+
+def test_children_never_see_ci_tokens(repo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GITHUB_TOKEN", "secret-token")
+    monkeypatch.setenv("CI_JOB_TOKEN", "secret-token")
+    base = _package(repo, contract="out == 'absent'")
+    code = (
+        "import os\n\n\ndef run(x):\n"
+        "    seen = [v for v in os.environ.values() if 'secret' in v]\n"
+        "    return 'leaked' if seen else 'absent'\n"
+    )
+    report = _patch(repo, base, code)
+    assert report.verdict is Verdict.PASS, _reasons(report)
+
+
+def test_a_timeout_kills_the_whole_process_group(repo: GitRepo) -> None:
+    """A grandchild holding the output pipe open must not keep the gate waiting."""
+    base = _package(repo)
+    code = (
+        "import subprocess, time\n\n\ndef run(x):\n"
+        "    subprocess.Popen(['sleep', '60'])\n    time.sleep(60)\n    return x\n"
+    )
+    started = time.monotonic()
+    report = _patch(repo, base, code)
+    assert "timed out after 1s" in _reasons(report)
+    assert time.monotonic() - started < 30
+
+
+@needs_bwrap
+def test_under_bubblewrap_the_tree_is_read_only_tmp_private_and_no_network(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    marker = Path("/tmp") / f"oracle-gate-marker-{tmp_path.name}"
+    marker.write_text("x")
+    try:
+        base = _package(repo, contract="out == ['read-only', 'private', 'offline']")
+        code = (
+            "import os, socket\n\n\ndef run(x):\n    seen = []\n    try:\n"
+            "        open(os.path.join(os.path.dirname(__file__), 'w'), 'w').close()\n"
+            "        seen.append('writable')\n    except OSError:\n"
+            "        seen.append('read-only')\n"
+            f"    seen.append('shared' if os.path.exists({str(marker)!r}) else 'private')\n"
+            "    try:\n        socket.create_connection(('1.1.1.1', 53), timeout=2).close()\n"
+            "        seen.append('online')\n    except OSError:\n"
+            "        seen.append('offline')\n    return seen\n"
+        )
+        report = _patch(repo, base, code)
+        assert report.verdict is Verdict.PASS, _reasons(report)
+    finally:
+        marker.unlink()
+
+
+def test_without_bubblewrap_the_gate_says_so_once(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.setattr(sandbox, "_said_no_sandbox", [])
+    assert sandbox.find_bwrap() is None
+    assert sandbox.find_bwrap() is None
+    assert capsys.readouterr().err.count("bubblewrap (bwrap) is not usable here") == 1
+
+
+def test_parse_answer_takes_exactly_one_frame() -> None:
+    frame = b'{"a": 1}'
+    one = len(frame).to_bytes(8, "big") + frame
+    assert sandbox._parse_answer(one) == {"a": 1}
+    for bad in (one + one, one + b"x", one[:-1], one[:3]):
+        with pytest.raises(sandbox.RunnerTamper):
+            sandbox._parse_answer(bad)
+    with pytest.raises(sandbox.RunnerFailure, match="no answer"):
+        sandbox._parse_answer(b"")
+
+
+def test_top_level_packages_are_import_packages_at_a_package_root() -> None:
+    files = ["libs/a/a/__init__.py", "libs/a/a/sub/__init__.py", "libs/a/props.py", "x/__init__.py"]
+    assert sandbox.top_level_packages(files, ["libs/a", ""]) == ("a", "x")
+
+
+def test_a_repo_module_imported_from_outside_the_checkout_is_a_gate_error(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    outside = tmp_path / "site"
+    (outside / "money").mkdir(parents=True)
+    (outside / "money" / "__init__.py").write_text("RATE = 1\n")
+    repo.write("libs/money/money/__init__.py", "RATE = 2\n")
+    _package(repo)
+    runner = sandbox.Runner(library=(str(outside),), bwrap=None, repo_modules=("money",))
+    request = {"role": "subject", "subject": "mod:run", "inputs": [["int", "1"]]}
+    with pytest.raises(GateError, match=r"money \(from .*site/money"):
+        runner.run(request, repo.path / "pkg", checkout=repo.path)
+    # declared as a dependency, it comes from the checkout: the honest neighbour runs
+    paths = [repo.path / "pkg", repo.path / "libs/money"]
+    answer = runner.run(request, repo.path / "pkg", import_paths=paths, checkout=repo.path)
+    assert answer == {"outputs": [{"ok": ["int", "1"]}]}
