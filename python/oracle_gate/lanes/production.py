@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from oracle_gate.facts import Facts, LanedPath, rows_guarding
+from oracle_gate.lanes import tamper
 from oracle_gate.model import Finding, Verdict
 
 __all__ = ["judge"]
@@ -25,4 +26,5 @@ def judge(laned: LanedPath, facts: Facts) -> list[Finding]:
                 Verdict.REJECT, f"unmeasured module: no row of {matrix_file} has a glob matching it"
             )
         ]
-    return [laned.finding(Verdict.PASS, f"guarded by row(s) {', '.join(rows)}")]
+    tampered = tamper.judge(laned, facts)
+    return tampered or [laned.finding(Verdict.PASS, f"guarded by row(s) {', '.join(rows)}")]
