@@ -184,3 +184,33 @@ def test_a_repo_module_imported_from_outside_the_checkout_is_a_gate_error(
     paths = [repo.path / "pkg", repo.path / "libs/money"]
     answer = runner.run(request, repo.path / "pkg", import_paths=paths, checkout=repo.path)
     assert answer == {"outputs": [{"ok": ["int", "1"]}]}
+
+
+def _pass_reasons(report: Report) -> str:
+    return _reasons(report, Verdict.PASS)
+
+
+def test_code_under_test_finds_no_ledgers_locks_or_fixtures_and_no_hypothesis(
+    repo: GitRepo,
+) -> None:
+    """The tamper lane rejects this patch statically; the run itself must also hold."""
+    repo.write("pkg/data/known.json", "[1]\n")
+    repo.write(
+        "pkg/seeds.jsonl",
+        '{"row": "r", "prop": "p", "input": 1, "expect": "hold", "note": "n", '
+        '"added": "2026-01-01", "status": "active"}\n',
+    )
+    _package(repo, contract="out == [['invariants.yaml', 'mod.py', 'partitions.py'], [], False]")
+    repo.write("pkg/invariants.yaml", repo.read("pkg/invariants.yaml") + 'fixtures: ["data/**"]\n')
+    repo.relock("pkg")
+    base = repo.commit("fixtures, seeds and a lock")
+    assert (repo.path / "pkg/oracle_gate.lock").is_file()
+    code = (
+        "import os, sys\n\n\ndef run(x):\n    here = os.path.dirname(__file__)\n"
+        "    names = sorted(\n"
+        "        n for n in os.listdir(here) if not os.path.isdir(os.path.join(here, n))\n    )\n"
+        "    data = sorted(os.listdir(os.path.join(here, 'data')))\n"
+        "    return [names, data, any(m.startswith('hypo') for m in sys.modules)]\n"
+    )
+    report = _patch(repo, base, code)
+    assert "all 1 partition rows hold" in _pass_reasons(report), _reasons(report)

@@ -7,9 +7,14 @@ from pathlib import Path
 
 from oracle_gate import backend
 from oracle_gate.classify import classify
+from oracle_gate.config.ledgers import ASSUMPTIONS_FILE, FREEZE_FILE, SEEDS_FILE
+from oracle_gate.config.lockfile import LOCK_FILE
 from oracle_gate.facts import Facts, gather_facts
+from oracle_gate.globs import matches_any
+from oracle_gate.graph import PackageGraph
 from oracle_gate.lanes import judge_packages, judge_paths
 from oracle_gate.model import Finding, Package, Row
+from oracle_gate.repo.trees import GitTree
 from oracle_gate.report import Report
 from oracle_gate.runtime.health import append_health
 from oracle_gate.runtime.judge import RowEnv, RuntimeStats, judge_rows
@@ -17,12 +22,15 @@ from oracle_gate.runtime.sandbox import (
     Runner,
     checkouts,
     find_bwrap,
+    hide,
     library_paths,
     top_level_packages,
 )
 from oracle_gate.select import Selection, is_quiet, select
 
 __all__ = ["check"]
+
+LEDGER_FILES = (SEEDS_FILE, FREEZE_FILE, ASSUMPTIONS_FILE)
 
 
 def _selected_rows(facts: Facts, selection: Selection) -> list[tuple[Package, Row]]:
@@ -35,12 +43,29 @@ def _selected_rows(facts: Facts, selection: Selection) -> list[tuple[Package, Ro
     return [chosen[key] for key in sorted(chosen)]
 
 
+def _hidden_paths(tree: GitTree, graph: PackageGraph) -> list[str]:
+    """The packages' ledgers, locks and fixtures: what code under test must not read."""
+    hidden = []
+    for package in graph.packages.values():
+        prefix = f"{package.path}/" if package.path else ""
+        fixtures = [*package.matrix.fixtures, *(g for r in package.matrix.rows for g in r.fixtures)]
+        hidden += [package.join(name) for name in (*LEDGER_FILES, LOCK_FILE)]
+        hidden += [
+            path
+            for path in tree.files()
+            if path.startswith(prefix) and matches_any(path[len(prefix) :], fixtures)
+        ]
+    return hidden
+
+
 def _run_rows(
     repo: Path, facts: Facts, rows: list[tuple[Package, Row]], write_seeds: bool
 ) -> tuple[list[Finding], RuntimeStats]:
     if not rows:
         return [], RuntimeStats()
     with checkouts(repo, facts.diff.base, facts.diff.head) as trees:
+        hide(trees.parent, _hidden_paths(facts.parent, facts.parent_graph))
+        hide(trees.head, _hidden_paths(facts.head, facts.head_graph))
         runner = Runner(
             library=library_paths(exclude=(repo, trees.head.parent)),
             bwrap=find_bwrap(),

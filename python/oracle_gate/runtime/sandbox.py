@@ -48,6 +48,7 @@ __all__ = [
     "RunnerTamper",
     "checkouts",
     "find_bwrap",
+    "hide",
     "kill_children",
     "library_paths",
     "top_level_packages",
@@ -394,6 +395,13 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
     process.wait()
+
+
+def hide(checkout: Path, paths: Iterable[str]) -> None:
+    """Delete repo-relative ``paths`` from a temporary checkout (never from a working tree)."""
+    for path in paths:
+        with contextlib.suppress(FileNotFoundError):
+            (checkout / path).unlink()
 
 
 @dataclass(frozen=True)
