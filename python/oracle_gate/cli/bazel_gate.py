@@ -28,7 +28,7 @@ from oracle_gate.graph import PackageGraph
 from oracle_gate.model import Matrix, Package, Verdict
 from oracle_gate.repo.trees import WorkTree
 from oracle_gate.runtime.judge import RowEnv, judge_rows
-from oracle_gate.runtime.sandbox import Runner, find_bwrap, library_paths
+from oracle_gate.runtime.sandbox import Runner, library_paths
 
 __all__ = ["ledger_cases", "manifest_package", "package_dir", "row_cases", "write_junit"]
 
@@ -124,8 +124,9 @@ def row_cases(
         today=today(None),
         seed_sink=None,
         head_name="this tree",
-        # Bazel already isolates the action; the gate's libraries come from its path.
-        runner=Runner(library=library_paths(exclude=()), bwrap=find_bwrap()),
+        # Bazel's own sandbox isolates the action (and its runfiles symlink trees
+        # may point anywhere, so bubblewrap's private /tmp could hide them).
+        runner=Runner(library=library_paths(exclude=())),
     )
     findings, _ = judge_rows([(p, row) for p in packages for row in p.matrix.rows], env)
     lines: list[tuple[str, str]] = []
