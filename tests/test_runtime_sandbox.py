@@ -122,7 +122,7 @@ def test_a_timeout_kills_the_whole_process_group(repo: GitRepo) -> None:
 def test_under_bubblewrap_the_tree_is_read_only_tmp_private_and_no_network(
     repo: GitRepo, tmp_path: Path
 ) -> None:
-    marker = Path("/tmp") / f"oracle-gate-marker-{tmp_path.name}"
+    marker = Path("/tmp") / f"og-marker-{tmp_path.name}"
     marker.write_text("x")
     try:
         base = _package(repo, contract="out == ['read-only', 'private', 'offline']")
