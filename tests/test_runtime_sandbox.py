@@ -195,11 +195,7 @@ def test_code_under_test_finds_no_ledgers_locks_or_fixtures_and_no_hypothesis(
 ) -> None:
     """The tamper lane rejects this patch statically; the run itself must also hold."""
     repo.write("pkg/data/known.json", "[1]\n")
-    repo.write(
-        "pkg/seeds.jsonl",
-        '{"row": "r", "prop": "p", "input": 1, "expect": "hold", "note": "n", '
-        '"added": "2026-01-01", "status": "active"}\n',
-    )
+    repo.write("pkg/flake_freeze.yaml", "frozen: []\nbudget: 2\n")
     _package(repo, contract="out == [['invariants.yaml', 'mod.py', 'partitions.py'], [], False]")
     repo.write("pkg/invariants.yaml", repo.read("pkg/invariants.yaml") + 'fixtures: ["data/**"]\n')
     repo.relock("pkg")
@@ -214,3 +210,26 @@ def test_code_under_test_finds_no_ledgers_locks_or_fixtures_and_no_hypothesis(
     )
     report = _patch(repo, base, code)
     assert "all 1 partition rows hold" in _pass_reasons(report), _reasons(report)
+
+
+def _with_money(repo: GitRepo, deps: str) -> str:
+    """pkg/ whose subject imports ``money`` (a sibling package); returns the commit."""
+    repo.write("money/invariants.yaml", "version: 1\nrows: []\n")
+    repo.write("money/money/__init__.py", "RATE = 1\n")
+    _package(repo)
+    repo.replace("pkg/invariants.yaml", "version: 1\n", f"version: 1\n{deps}")
+    return repo.commit("pkg uses money")
+
+
+def test_a_declared_dependency_is_imported_from_the_same_checkout(repo: GitRepo) -> None:
+    base = _with_money(repo, 'deps: ["../money"]\n')
+    code = "def run(x):\n    from money import RATE\n\n    return x * RATE\n"
+    report = _patch(repo, base, code)
+    assert report.verdict is Verdict.PASS, _reasons(report)
+
+
+def test_an_undeclared_dependency_is_not_importable(repo: GitRepo) -> None:
+    base = _with_money(repo, "")
+    code = "def run(x):\n    from money import RATE\n\n    return x * RATE\n"
+    reasons = _reasons(_patch(repo, base, code))
+    assert "partition S1 () raised ModuleNotFoundError: No module named 'money'" in reasons

@@ -242,7 +242,13 @@ class Runner:
             "checkout": str(checkout or package_dir),
             "repo_modules": list(self.repo_modules),
         }
-        answer = self._spawn(payload, package_dir, max(timeout, self.timeout_floor), hash_seed)
+        answer = self._spawn(
+            payload,
+            package_dir,
+            checkout or package_dir,
+            max(timeout, self.timeout_floor),
+            hash_seed,
+        )
         if "error" in answer:
             raise RunnerFailure(str(answer["error"]))
         if "mistake" in answer:
@@ -258,7 +264,7 @@ class Runner:
             )
         return answer
 
-    def _command(self, cwd: Path, result_fd: int, request_fd: int) -> list[str]:
+    def _command(self, checkout: Path, result_fd: int, request_fd: int) -> list[str]:
         bootstrap = (
             "import sys; sys.path.insert(0, sys.argv[1]); "
             "from oracle_gate.runtime.child import main; main(int(sys.argv[2]), int(sys.argv[3]))"
@@ -267,7 +273,7 @@ class Runner:
         command = [*python, str(request_fd), str(result_fd)]
         if self.bwrap is None:
             return command
-        visible = [p for p in (str(cwd), _DRIVER_PATH, sys.prefix) if _under_tmp(p)]
+        visible = [p for p in (str(checkout), _DRIVER_PATH, sys.prefix) if _under_tmp(p)]
         visible += [p for p in self.library if _under_tmp(p)]
         return [self.bwrap, *_bwrap_options(_outermost(visible)), *command]
 
@@ -285,13 +291,13 @@ class Runner:
         }
 
     def _spawn(
-        self, payload: dict[str, Any], cwd: Path, timeout: float, hash_seed: int
+        self, payload: dict[str, Any], cwd: Path, checkout: Path, timeout: float, hash_seed: int
     ) -> dict[str, Any]:
         request_read, request_write = os.pipe()
         result_read, result_write = os.pipe()
         try:
             process = subprocess.Popen(
-                self._command(cwd, result_write, request_read),
+                self._command(checkout, result_write, request_read),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
