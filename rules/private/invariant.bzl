@@ -23,7 +23,7 @@ def invariant(
         package-relative glob pattern (Bazel `glob()` semantics; a trailing
         `/` means everything below that directory) or a literal path, for
         example from `glob()`. Each entry must match at least one file.
-      properties: property functions, each as `file.py:NAME` (SPEC §3.5).
+      properties: property functions, each as `file.py:NAME`.
       partitions: partition tables, each as `file.py:NAME`.
       relations: metamorphic relation tables, each as `file.py:NAME`.
       fixtures: the fixture files this row reads: patterns or paths, as for
