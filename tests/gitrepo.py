@@ -15,7 +15,7 @@ from oracle_gate.gate import check
 from oracle_gate.locks import relock
 from oracle_gate.report import Report
 
-__all__ = ["TODAY", "GitRepo", "run"]
+__all__ = ["TODAY", "GitRepo", "oracle_gate_on_path", "run"]
 
 TODAY = datetime.date(2026, 11, 30)
 
@@ -31,6 +31,16 @@ def run(*args: str, cwd: Path | None = None, **env: str) -> subprocess.Completed
         timeout=120,
         check=False,
     )
+
+
+def oracle_gate_on_path(bin_dir: Path) -> dict[str, str]:
+    """The environment with an ``oracle-gate`` on PATH that runs this interpreter's
+    oracle_gate, as shell recipes (README, CI jobs) call it."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    script = bin_dir / "oracle-gate"
+    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m oracle_gate "$@"\n')
+    script.chmod(0o755)
+    return {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
 
 
 class GitRepo:

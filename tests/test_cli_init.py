@@ -155,14 +155,15 @@ def test_init_root_writes_settings_that_are_the_defaults_when_uncommented(repo: 
     assert out == "wrote oracle-gate.toml, CODEOWNERS\n"
     assert "/libs/geo/ @geo-team" in repo.read("CODEOWNERS").splitlines()
     text = repo.read("oracle-gate.toml")
-    uncommented = re.sub(r"^# (\w+ = |  \"|\]$)", r"\1", text, flags=re.MULTILINE)
+    uncommented = re.sub(r"^# ([\w-]+ = |  \"|\]$)", r"\1", text, flags=re.MULTILINE)
     uncommented = uncommented.replace("\n#   ", "\n  ")
     assert uncommented.count("\n#") < text.count("\n#")
     repo.write("oracle-gate.toml", uncommented)
     commit = repo.commit("settings")
     settings = read_settings(GitTree(repo.path, commit))
     assert settings == Settings(path="oracle-gate.toml")
-    assert "notes" in uncommented and "docs" in uncommented and "outside" in uncommented
+    for key in ("notes", "docs", "outside", "timeout-floor"):
+        assert f"\n{key} = " in uncommented, key
     # Never twice.
     code, _out, err = _init(repo, "--root")
     assert code == 2 and "init never overwrites: oracle-gate.toml exists" in err

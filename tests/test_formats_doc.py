@@ -7,6 +7,8 @@ patch that makes it) and checks both the message and that the page quotes it.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,8 @@ from gitrepo import GitRepo
 from oracle_gate.config.ledgers import parse_assumptions, parse_freeze, parse_seeds
 from oracle_gate.config.lockfile import parse_lock
 from oracle_gate.config.matrix import parse_matrix
-from oracle_gate.config.settings import read_settings
+from oracle_gate.config.scaffold import render_settings
+from oracle_gate.config.settings import Settings, read_settings
 from oracle_gate.errors import GateError
 from oracle_gate.repo.trees import GitTree
 
@@ -106,7 +109,11 @@ def test_non_utf8_seeds_error_is_documented() -> None:
             'outside = ["/abs"]\n',
             "1: 'outside' pattern '/abs' is absolute; globs are relative to the package directory",
         ),
-        ("colour = 1\n", "1: unknown key 'colour'; expected docs, notes, outside"),
+        ("colour = 1\n", "1: unknown key 'colour'; expected docs, notes, outside, timeout-floor"),
+        (
+            "timeout-floor = 0\n",
+            "1: 'timeout-floor' must be a number of seconds in (0, 3600], found 0",
+        ),
         ("notes = \n", "1: is not valid TOML: Invalid value"),
     ],
 )
@@ -134,31 +141,53 @@ PROPS = "libs/intervals/props.py"
 
 
 @pytest.mark.parametrize(
-    ("edit", "finding"),
+    ("edit", "outcome"),
     [
         (
             (PROPS, "prop_idempotent.strategy = _RANGES\n", ""),
-            "property could not run: property has no .strategy attribute",
+            "error: libs/intervals/props.py:9: property prop_idempotent has no .strategy attribute",
         ),
         (
             ("libs/intervals/partitions.py", 'SUBJECT = "intervals:merge_ranges"\n', ""),
-            "oracle run failed: partitions.py sets no SUBJECT = 'module:function'",
+            "error: libs/intervals/partitions.py:4: partitions.py sets no SUBJECT = "
+            "'module:function' for PARTITIONS",
         ),
         (
-            ("libs/intervals/invariants.yaml", "props.py:prop_idempotent", "props.py:prop_x"),
-            "property run failed: AttributeError: props.py defines no prop_x",
+            ("libs/intervals/invariants.yaml", '"props.py:prop_idempotent"', '"props.py:prop_x"'),
+            "error: libs/intervals/invariants.yaml:9: props.py:prop_x: props.py defines no prop_x",
         ),
     ],
 )
-def test_each_documented_oracle_module_mistake_gives_the_documented_finding(
-    example_repo: tuple[GitRepo, str], edit: tuple[str, str, str], finding: str
+def test_each_documented_oracle_module_mistake_gives_the_documented_outcome(
+    example_repo: tuple[GitRepo, str], edit: tuple[str, str, str], outcome: str
 ) -> None:
+    """A mistake the gate can place is a gate error at file:line; others reject the patch."""
     repo, base = example_repo
     repo.replace(*edit)
     repo.append("libs/intervals/intervals/__init__.py", "# touched\n")
-    report = repo.gate(base, repo.commit("a mistake in an oracle module"))
-    assert finding in [f.reason for f in report.findings]
-    assert f"`{finding}`" in DOC
+    head = repo.commit("a mistake in an oracle module")
+    kind, _, text = outcome.partition(": ")
+    if kind == "error":
+        with pytest.raises(GateError) as caught:
+            repo.gate(base, head)
+        assert str(caught.value) == text
+    else:
+        assert text in [f.reason for f in repo.gate(base, head).findings]
+    assert f"`{text}`" in DOC
+
+
+def test_every_settings_key_is_documented_with_its_default_and_written_by_init_root() -> None:
+    written = render_settings()
+    for field in dataclasses.fields(Settings):
+        if field.name == "path":
+            continue
+        key = field.name.replace("_", "-")
+        row = next((line for line in DOC.splitlines() if line.startswith(f"| `{key}` |")), None)
+        assert row is not None, key
+        default = field.default
+        shown = json.dumps(list(default)) if isinstance(default, tuple) else json.dumps(default)
+        assert f"`{shown}`".replace('","', '", "') in row, (key, shown)
+        assert f"# {key} = " in written, key
 
 
 def test_docs_and_readme_stand_alone() -> None:

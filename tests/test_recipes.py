@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
-from gitrepo import GitRepo, run
+from gitrepo import GitRepo, oracle_gate_on_path, run
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "merge-queue.md"
@@ -37,13 +37,7 @@ def _yaml_block(heading: str) -> Any:
 
 @pytest.fixture
 def shim(tmp_path: Path) -> dict[str, str]:
-    """PATH with an ``oracle-gate`` that runs this interpreter's oracle_gate."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    script = bin_dir / "oracle-gate"
-    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m oracle_gate "$@"\n')
-    script.chmod(0o755)
-    return {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    return oracle_gate_on_path(tmp_path / "bin")
 
 
 def _patch(repo: GitRepo, reject: bool) -> None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from oracle_gate.config.ledgers import ASSUMPTIONS_FILE, FREEZE_FILE, SEEDS_FILE
 from oracle_gate.config.matrix import MATRIX_FILE
-from oracle_gate.config.settings import DEFAULT_DOCS, NOTE_POLICIES
+from oracle_gate.config.settings import DEFAULT_DOCS, NOTE_POLICIES, Settings
 from oracle_gate.errors import ConfigError
 
 __all__ = [
@@ -295,6 +295,10 @@ def render_settings() -> str:
         "# Repository-relative globs of paths outside every package that a patch may\n"
         '# change without a row, for example ["scripts/**", "tools/**"].\n'
         "# outside = []\n"
+        "\n"
+        "# The least time, in seconds, each child process of a row gets, whatever the\n"
+        "# row's budget says: raise it on slow CI machines.\n"
+        f"# timeout-floor = {Settings.timeout_floor}\n"
     )
 
 
