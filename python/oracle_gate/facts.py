@@ -15,7 +15,7 @@ from oracle_gate.model import Change, ChangeKind, Diff, Finding, Lane, Package, 
 from oracle_gate.repo.diff import read_diff
 from oracle_gate.repo.trees import GitTree
 
-__all__ = ["Facts", "LanedPath", "gather_facts", "rows_guarding"]
+__all__ = ["Facts", "LanedPath", "boundary_moves", "gather_facts", "rows_guarding"]
 
 
 @dataclass(frozen=True)
@@ -92,13 +92,43 @@ def rows_guarding(laned: LanedPath, facts: Facts) -> tuple[str, ...]:
 
 
 def _changed_paths(diff: Diff, parent: PackageGraph, head: PackageGraph) -> dict[str, str]:
-    """Each changed path and old path -> the directory of its package ("" for none)."""
+    """Each changed path and old path -> the directory of its package ("" for none).
+
+    When the packages themselves changed, every parent matrix file too: a
+    boundary move is judged at the matrix of the package that lost files
+    (``boundary_moves``), which the diff may not touch.
+    """
     changed: dict[str, str] = {}
     for change in diff.changes:
         for path in filter(None, (change.path, change.old_path)):
             package = head.package_of(path) or parent.package_of(path)
             changed[path] = package.path if package else ""
+    if parent.packages.keys() != head.packages.keys():
+        for package in parent.packages.values():
+            changed.setdefault(package.join(package.matrix_file), package.path)
     return changed
+
+
+def boundary_moves(facts: Facts) -> dict[str, tuple[str, ...]]:
+    """Files a parent package lost to another package, or to none, in the head.
+
+    Keyed by the parent package's directory; only files in both trees (a deleted
+    file is judged as a deletion). A new nested matrix, a deleted or moved one, a
+    ``.bazelignore`` entry hiding a gate: a patch cannot move a package boundary.
+    """
+    parent, head = facts.parent_graph, facts.head_graph
+    if parent.packages.keys() == head.packages.keys():
+        return {}
+    in_head = set(facts.head.files())
+    moved: dict[str, list[str]] = {}
+    for path in facts.parent.files():
+        before = parent.package_of(path)
+        if before is None or path not in in_head:
+            continue
+        after = head.package_of(path)
+        if after is None or after.path != before.path:
+            moved.setdefault(before.path, []).append(path)
+    return {directory: tuple(paths) for directory, paths in sorted(moved.items())}
 
 
 def gather_facts(

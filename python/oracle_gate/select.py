@@ -6,6 +6,8 @@ Touched paths map to their packages. Selected are
   production lane uses, ``facts.rows_guarding``: one source of truth),
 - every row of a package whose own oracle moved (matrix, lock, ledgers,
   fixtures, oracle modules, harness),
+- every row of a package that lost files to another package (or to none) in
+  the head: a new nested matrix does not take them out of its reach,
 - every row of every package that transitively depends on a package whose
   production code, fixtures or build changed.
 
@@ -25,7 +27,7 @@ from pathlib import Path
 
 from oracle_gate.classify import classify
 from oracle_gate.config.notes import CHANGELOG_FILE
-from oracle_gate.facts import Facts, LanedPath, gather_facts, rows_guarding
+from oracle_gate.facts import Facts, LanedPath, boundary_moves, gather_facts, rows_guarding
 from oracle_gate.globs import matches_any
 from oracle_gate.model import ChangeKind, Lane, Package, Row
 
@@ -293,6 +295,9 @@ def select(laned: tuple[LanedPath, ...], facts: Facts) -> Selection:
             selector.touched(path)
         else:
             selector.bazel_file(path, _Origin(path.path, f"{path.lane.value} path changed"))
+    for directory, paths in boundary_moves(facts).items():
+        reason = "files left the package's boundary; its rows still run on them"
+        selector.pick_all(Selected(directory, None, paths[0], (directory,), reason))
     affected = selector.dependents()
     return selector.result(affected)
 

@@ -46,5 +46,9 @@ def judge_paths(laned_paths: tuple[LanedPath, ...], facts: Facts) -> list[Findin
 
 
 def judge_packages(packages: list[Package], facts: Facts) -> list[Finding]:
-    """Package-level checks of the head tree: locks tell the truth, ledgers are valid."""
-    return lock.check_packages(packages, facts) + ledger.check_packages(packages, facts)
+    """Package-level checks: locks tell the truth, ledgers are valid, boundaries stay put."""
+    return (
+        lock.check_packages(packages, facts)
+        + ledger.check_packages(packages, facts)
+        + matrix.check_boundaries(facts)
+    )

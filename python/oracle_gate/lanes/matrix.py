@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from oracle_gate.facts import Facts, LanedPath
-from oracle_gate.lanes.common import oracle_move
-from oracle_gate.model import ChangeKind, Finding, Matrix, Row, Verdict
+from oracle_gate.facts import Facts, LanedPath, boundary_moves
+from oracle_gate.lanes.common import oracle_move, summarize
+from oracle_gate.model import Change, ChangeKind, Finding, Lane, Matrix, Row, Verdict
 
-__all__ = ["judge", "narrowings"]
+__all__ = ["check_boundaries", "judge", "narrowings"]
 
 _ROW_LISTS = ("globs", "properties", "partitions", "relations", "fixtures")
 _TOP_LISTS = ("owners", "tests", "fixtures", "deps")
@@ -59,3 +59,29 @@ def judge(laned: LanedPath, facts: Facts) -> list[Finding]:
     if lost:
         return [oracle_move(laned, facts, "matrix narrowed: " + "; ".join(lost))]
     return [laned.finding(Verdict.PASS, "matrix unchanged or widened")]
+
+
+def check_boundaries(facts: Facts) -> list[Finding]:
+    """A package whose files the head gives to another package (or to none) was narrowed.
+
+    Reported at the parent's matrix file: reject unless a human note covers it.
+    """
+    findings = []
+    for directory, paths in boundary_moves(facts).items():
+        package = facts.parent_graph.packages[directory]
+        owners = sorted(
+            {
+                (found.path or ".") if found else "no package"
+                for found in map(facts.head_graph.package_of, paths)
+            }
+        )
+        laned = LanedPath(
+            Change(package.join(package.matrix_file), ChangeKind.MODIFIED), Lane.MATRIX, package
+        )
+        reason = (
+            f"matrix narrowed: {len(paths)} file(s) of package {directory or '.'} now belong to "
+            f"{', '.join(owners)} ({summarize(list(paths))}); a patch cannot move a package "
+            "boundary, and this package's rows still run on them"
+        )
+        findings.append(oracle_move(laned, facts, reason))
+    return findings
