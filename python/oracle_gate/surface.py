@@ -15,24 +15,22 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, NamedTuple
+from typing import Any
 
 from oracle_gate.errors import SurfaceError
 
-__all__ = ["MAX_DEPTH", "extract_units"]
+__all__ = ["MAX_DEPTH", "extract_units", "keyed_statements", "parse_module", "scope_bindings"]
 
 MAX_DEPTH = 100
 """Deepest parenthesis nesting allowed in one canonical line; deeper fails closed."""
 
-_PYTEST_CALLS = frozenset(
-    {"raises", "warns", "deprecated_call", "approx", "skip", "xfail", "fail", "importorskip"}
-)
-_SELF_CALLS = frozenset({"fail", "skipTest"})
-_FIXTURE_NAMES = frozenset({"fixture", "yield_fixture"})
+_LOCAL_MARK = "\0"
+"""Brackets a local name while rendering; never in rendered text (strings are JSON-escaped)."""
+_MARKED = re.compile("\0([^\0]*)\0")
 
 _BINOP: dict[type[ast.operator], str] = {
     ast.Add: "+",
@@ -93,8 +91,16 @@ def extract_units(source: bytes, path: str) -> list[tuple[str, str]]:
         oracle_gate.errors.SurfaceError: the source is not UTF-8, does not
             parse as Python, or nests deeper than ``MAX_DEPTH``.
     """
-    tree = _parse(_decode(source, path), path)
-    return _Extractor(tree, path).units()
+    return _Extractor(parse_module(source, path), path).units()
+
+
+def parse_module(source: bytes, path: str) -> ast.Module:
+    """The syntax tree of a test file, decoded and parsed as ``extract_units`` does.
+
+    Raises:
+        oracle_gate.errors.SurfaceError: as ``extract_units``.
+    """
+    return _parse(_decode(source, path), path)
 
 
 # --------------------------------------------------------------------------- input
@@ -143,14 +149,6 @@ def _parse(text: str, path: str) -> ast.Module:
 
 class _TooDeepError(Exception):
     """Rendering recursed past ``MAX_DEPTH``; the text would be too deep anyway."""
-
-
-class _Frag(NamedTuple):
-    """A rendered S-expression and the names it mentions (for the ``data`` lines)."""
-
-    text: str
-    names: frozenset[str]
-    attrs: frozenset[str]
 
 
 def _int_text(value: int) -> str:
@@ -232,8 +230,8 @@ class _Printer:
     """Renders AST nodes as canonical S-expressions, collecting the names they mention."""
 
     def __init__(self) -> None:
-        self._names: set[str] = set()
-        self._attrs: set[str] = set()
+        self._locals: frozenset[str] = frozenset()
+        self._in_function = False
         self._depth = 0
         self._expr: dict[type[ast.AST], Callable[[Any], str]] = {
             ast.Name: self._name,
@@ -277,9 +275,7 @@ class _Printer:
             ast.AugAssign: lambda n: (
                 f"({_BINOP[type(n.op)]}= {self.expr(n.target)} {self.expr(n.value)})"
             ),
-            ast.AnnAssign: lambda n: _join(
-                "ann", [self.expr(n.target), self.expr(n.annotation), *self.exprs([n.value])]
-            ),
+            ast.AnnAssign: self._ann_assign,
             ast.Return: lambda n: _join("return", self.exprs([n.value])),
             ast.Delete: lambda n: _join("del", self.exprs(n.targets)),
             ast.Pass: lambda n: "(pass)",
@@ -330,22 +326,38 @@ class _Printer:
 
     # -- entry points ---------------------------------------------------------
 
-    def frag(self, render: Callable[[], str]) -> _Frag:
-        """Render one fragment, capturing the names it mentions.
+    def frag(self, render: Callable[[], str]) -> str:
+        """Render one fragment.
 
         A fragment that nests too deeply renders as an over-deep placeholder, which
         the caller's depth check turns into an error naming the fragment's line.
         """
-        saved = self._names, self._attrs, self._depth
-        self._names, self._attrs, self._depth = set(), set(), 0
+        saved = self._depth
+        self._depth = 0
         try:
-            text = render()
+            return render()
         except _TooDeepError:
-            text = "(" * (MAX_DEPTH + 1)
+            return "(" * (MAX_DEPTH + 1)
         finally:
-            names, attrs = self._names, self._attrs
-            self._names, self._attrs, self._depth = saved
-        return _Frag(text, frozenset(names), frozenset(attrs))
+            self._depth = saved
+
+    def in_scope(self, render: Callable[[], str], *, function: bool) -> str:
+        """Render inside a function body (annotations of locals never run) or a class body."""
+        saved = self._in_function
+        self._in_function = function
+        try:
+            return render()
+        finally:
+            self._in_function = saved
+
+    def with_locals(self, names: frozenset[str], render: Callable[[], str]) -> str:
+        """Render with ``names`` marked for numbering (section 4.2 of docs/surface.md)."""
+        saved = self._locals
+        self._locals = names
+        try:
+            return render()
+        finally:
+            self._locals = saved
 
     def expr(self, node: ast.AST) -> str:
         return self._render(node, self._expr)
@@ -404,9 +416,10 @@ class _Printer:
     # -- expressions ----------------------------------------------------------
 
     def _name(self, node: ast.Name) -> str:
-        if isinstance(node.ctx, ast.Load):
-            self._names.add(node.id)
-        return node.id
+        return self._identifier(node.id)
+
+    def _identifier(self, name: str) -> str:
+        return f"{_LOCAL_MARK}{name}{_LOCAL_MARK}" if name in self._locals else name
 
     def _attribute(self, node: ast.Attribute) -> str:
         # Walk a dotted chain iteratively: ``a.b.c`` renders as one token.
@@ -417,10 +430,7 @@ class _Printer:
         base = innermost.value
         attrs = [a.attr for a in reversed(chain)]
         if isinstance(base, ast.Name):
-            if base.id in ("self", "cls") and isinstance(innermost.ctx, ast.Load):
-                self._attrs.add(innermost.attr)
-            self._names.add(base.id)
-            return ".".join([base.id, *attrs])
+            return ".".join([self._identifier(base.id), *attrs])
         text = self.expr(base)
         for attr in attrs:
             text = f"(. {text} {attr})"
@@ -521,17 +531,17 @@ class _Printer:
         defaults += args.defaults
         parts = []
         for i, (arg, default) in enumerate(zip(positional, defaults, strict=True)):
-            parts.append(self._param(arg.arg, arg.annotation, default))
+            parts.append(self._param(arg.arg, None, default))
             if i == len(args.posonlyargs) - 1:
                 parts.append("/")
         if args.vararg is not None:
-            parts.append(self._param("*" + args.vararg.arg, args.vararg.annotation, None))
+            parts.append("*" + args.vararg.arg)
         elif args.kwonlyargs:
             parts.append("*")
         for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
-            parts.append(self._param(arg.arg, arg.annotation, kw_default))
+            parts.append(self._param(arg.arg, None, kw_default))
         if args.kwarg is not None:
-            parts.append(self._param("**" + args.kwarg.arg, args.kwarg.annotation, None))
+            parts.append("**" + args.kwarg.arg)
         return _seq(parts)
 
     def _param(self, name: str, annotation: ast.expr | None, default: ast.expr | None) -> str:
@@ -559,17 +569,11 @@ class _Printer:
 
     def def_head(self, node: _FuncDef) -> str:
         kind = "async-def" if isinstance(node, ast.AsyncFunctionDef) else "def"
-        parts = [kind, node.name, *self._tparams(node), self.params(node.args)]
-        if node.returns is not None:
-            parts.append(f"(-> {self.expr(node.returns)})")
-        return " ".join(parts)
+        return " ".join([kind, node.name, *self._tparams(node), self.params(node.args)])
 
     def class_head(self, node: ast.ClassDef) -> str:
         args = _seq(self._arguments(node.bases, node.keywords))
         return " ".join(["class", node.name, *self._tparams(node), args])
-
-    def head(self, node: _FuncDef | ast.ClassDef) -> str:
-        return self.class_head(node) if isinstance(node, ast.ClassDef) else self.def_head(node)
 
     def decorator_entry(self, node: ast.expr) -> str:
         return f"(decorator {self.expr(node)})"
@@ -585,10 +589,6 @@ class _Printer:
 
     def handler_head(self, handler: ast.ExceptHandler, tag: str) -> str:
         return f"({tag} {self.opt(handler.type)} {handler.name or '()'})"
-
-    def case_head(self, subject: ast.expr, case: ast.match_case) -> str:
-        parts = [self.expr(subject), self.pattern(case.pattern), *self.exprs([case.guard])]
-        return _join("case", parts)
 
     # -- statements -----------------------------------------------------------
 
@@ -612,11 +612,22 @@ class _Printer:
 
     def _def_stmt(self, node: _FuncDef) -> str:
         decorators = [self.decorator_entry(d) for d in node.decorator_list]
-        return _join(self.def_head(node), [*decorators, self.body(_strip_docstring(node.body))])
+        body = self.in_scope(partial(self.body, _strip_docstring(node.body)), function=True)
+        return _join(self.def_head(node), [*decorators, body])
 
     def _class_stmt(self, node: ast.ClassDef) -> str:
         decorators = [self.decorator_entry(d) for d in node.decorator_list]
-        return _join(self.class_head(node), [*decorators, self.body(_strip_docstring(node.body))])
+        body = self.in_scope(partial(self.body, _strip_docstring(node.body)), function=False)
+        return _join(self.class_head(node), [*decorators, body])
+
+    def _ann_assign(self, node: ast.AnnAssign) -> str:
+        if self._in_function:
+            # Python never evaluates a local variable's annotation: `x: int = v` is `x = v`.
+            if node.value is None:
+                return f"(ann {self.expr(node.target)})"
+            return f"(= {self.expr(node.target)} {self.expr(node.value)})"
+        parts = [self.expr(node.target), self.expr(node.annotation), *self.exprs([node.value])]
+        return _join("ann", parts)
 
     # -- patterns -------------------------------------------------------------
 
@@ -653,42 +664,7 @@ def _strip_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
 
 # ----------------------------------------------------------------------- structure
 
-_BODY_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
-
-
-def _own_parts(node: ast.stmt) -> Iterator[ast.AST]:
-    """A statement's own expressions: everything except the statements nested in it."""
-    for name in node._fields:
-        if name in _BODY_FIELDS:
-            continue
-        value = getattr(node, name, None)
-        if isinstance(value, ast.AST):
-            yield value
-        elif isinstance(value, list):
-            yield from (v for v in value if isinstance(v, ast.AST))
-    for handler in getattr(node, "handlers", ()):
-        if handler.type is not None:
-            yield handler.type
-    for case in getattr(node, "cases", ()):
-        yield case.pattern
-        if case.guard is not None:
-            yield case.guard
-
-
-def _all_statements(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
-    """Every statement, nested ones included, without visiting expressions."""
-    stack = list(reversed(body))
-    while stack:
-        node = stack.pop()
-        yield node
-        nested: list[ast.stmt] = []
-        for name in ("body", "orelse", "finalbody"):
-            value = getattr(node, name, None)
-            if isinstance(value, list):
-                nested += value
-        for part in [*getattr(node, "handlers", ()), *getattr(node, "cases", ())]:
-            nested += part.body
-        stack.extend(reversed(nested))
+_FuncTypes = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 def _target_names(target: ast.expr) -> Iterator[str]:
@@ -701,270 +677,165 @@ def _target_names(target: ast.expr) -> Iterator[str]:
         yield from _target_names(target.value)
 
 
-def _bound_names(node: ast.stmt) -> frozenset[str]:
-    """Names a scope-level assignment binds (the candidates for ``data`` lines)."""
+def _alias_binds(alias: ast.alias, from_import: bool) -> str:
+    if alias.asname is not None:
+        return alias.asname
+    return alias.name if from_import else alias.name.split(".")[0]
+
+
+def scope_bindings(node: ast.stmt) -> list[str]:
+    """Names a module- or class-level statement binds in its scope, in order, without repeats."""
+    return list(dict.fromkeys(_scope_bindings(node)))
+
+
+def _scope_bindings(node: ast.stmt) -> Iterator[str]:
     if isinstance(node, ast.Assign):
-        return frozenset(n for t in node.targets for n in _target_names(t))
-    if isinstance(node, ast.AnnAssign | ast.AugAssign) and isinstance(node.target, ast.Name):
-        return frozenset({node.target.id})
-    return frozenset()
+        for target in node.targets:
+            yield from _target_names(target)
+    elif isinstance(node, ast.AnnAssign | ast.AugAssign):
+        if isinstance(node.target, ast.Name):
+            yield node.target.id
+    elif isinstance(node, ast.Import | ast.ImportFrom):
+        for alias in node.names:
+            yield _alias_binds(alias, isinstance(node, ast.ImportFrom))
+    elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        yield node.name
+    else:
+        if isinstance(node, ast.For | ast.AsyncFor):
+            yield from _target_names(node.target)
+        elif isinstance(node, ast.With | ast.AsyncWith):
+            for item in node.items:
+                if item.optional_vars is not None:
+                    yield from _target_names(item.optional_vars)
+        for body in _nested_bodies(node):
+            for stmt in body:
+                yield from _scope_bindings(stmt)
 
 
-def _is_fixture(node: _FuncDef) -> bool:
-    for decorator in node.decorator_list:
-        func = decorator.func if isinstance(decorator, ast.Call) else decorator
-        if isinstance(func, ast.Name) and func.id in _FIXTURE_NAMES:
-            return True
-        if isinstance(func, ast.Attribute) and func.attr in _FIXTURE_NAMES:
-            return True
-    return False
+def _nested_bodies(node: ast.stmt) -> Iterator[list[ast.stmt]]:
+    """The statement lists of a compound statement, in source order."""
+    yield getattr(node, "body", [])
+    for part in [*getattr(node, "handlers", ()), *getattr(node, "cases", ())]:
+        yield part.body
+    yield getattr(node, "orelse", [])
+    yield getattr(node, "finalbody", [])
 
 
-@dataclass
-class _Lazy:
-    """A fragment rendered on first use: definitions that lose to a later one never render."""
-
-    line: int
-    render: Callable[[], str]
-    frag: _Frag | None = None
-
-
-@dataclass(frozen=True)
-class _Line:
-    """One line of a unit: its kind word, then its fragments separated by spaces."""
-
-    kind: str
-    parts: tuple[_Lazy, ...]
-
-
-@dataclass
-class _Assign:
-    binds: frozenset[str]
-    line: _Line
-    order: int
-
-
-@dataclass
-class _Scope:
-    """A module or class body: its items, assignments and members (a later name wins)."""
-
-    items: list[_Line] = field(default_factory=list)
-    assigns: dict[str, list[_Assign]] = field(default_factory=dict)
-    members: dict[str, _Member] = field(default_factory=dict)
+def _local_names(node: _FuncDef) -> frozenset[str]:
+    """The names a unit function's body renumbers (docs/surface.md section 4.2)."""
+    stores: set[str] = set()
+    kept: set[str] = {a.arg for a in _all_args(node.args)}
+    for stmt in node.body:
+        for sub in ast.walk(stmt):
+            if isinstance(sub, ast.Name) and not isinstance(sub.ctx, ast.Load):
+                stores.add(sub.id)
+            elif isinstance(sub, ast.arg):
+                kept.add(sub.arg)
+            elif isinstance(sub, ast.Global | ast.Nonlocal):
+                kept.update(sub.names)
+            elif isinstance(sub, ast.alias):
+                kept.add(_alias_binds(sub, from_import=True))
+                kept.add(_alias_binds(sub, from_import=False))
+            elif isinstance(sub, ast.FunctionDef | ast.AsyncFunctionDef):
+                kept.add(sub.name)
+            elif isinstance(sub, ast.ClassDef):
+                kept.add(sub.name)
+                kept.update(_class_level_stores(sub))
+            elif isinstance(sub, ast.ExceptHandler | ast.MatchAs | ast.MatchStar):
+                kept.update([sub.name] if sub.name else [])
+            elif isinstance(sub, ast.MatchMapping):
+                kept.update([sub.rest] if sub.rest else [])
+            elif type(sub).__name__ in ("TypeVar", "ParamSpec", "TypeVarTuple"):
+                kept.add(getattr(sub, "name", ""))
+    return frozenset(stores - kept)
 
 
-@dataclass
-class _Member:
-    node: _FuncDef | ast.ClassDef
-    at: tuple[_Lazy, ...]
-    scope: _Scope | None = None  # the class body, for classes
+def _all_args(args: ast.arguments) -> list[ast.arg]:
+    extra = [a for a in (args.vararg, args.kwarg) if a is not None]
+    return [*args.posonlyargs, *args.args, *args.kwonlyargs, *extra]
+
+
+def _class_level_stores(node: ast.ClassDef) -> set[str]:
+    """Names stored in a class body itself: class attributes, whose names are not local."""
+    found: set[str] = set()
+    stack: list[ast.AST] = list(node.body)
+    while stack:
+        sub = stack.pop()
+        if isinstance(sub, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            continue
+        if isinstance(sub, ast.Name) and not isinstance(sub.ctx, ast.Load):
+            found.add(sub.id)
+        stack.extend(ast.iter_child_nodes(sub))
+    return found
+
+
+def _number_locals(text: str) -> str:
+    """Replace each marked local by ``$N``, numbered by first appearance in the text."""
+    numbers: dict[str, str] = {}
+
+    def number(match: re.Match[str]) -> str:
+        return numbers.setdefault(match.group(1), f"${len(numbers) + 1}")
+
+    return _MARKED.sub(number, text)
+
+
+def statement_label(node: ast.stmt) -> str:
+    """A top-level statement's key before ``#N``: its name, ``=NAMES`` it binds, or ``<code>``."""
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return node.name
+    names = scope_bindings(node)
+    return "=" + ",".join(names) if names else "<code>"
+
+
+def keyed_statements(body: Sequence[ast.stmt], prefix: str) -> Iterator[tuple[str, ast.stmt]]:
+    """Each statement of a scope with its key; a class's members follow the class."""
+    seen: dict[str, int] = {}
+    for node in body:
+        label = statement_label(node)
+        seen[label] = seen.get(label, 0) + 1
+        key = prefix + label + (f"#{seen[label]}" if seen[label] > 1 else "")
+        yield key, node
+        if isinstance(node, ast.ClassDef):
+            members = [s for s in node.body if isinstance(s, (*_FuncTypes, ast.ClassDef))]
+            yield from keyed_statements(members, key + "::")
 
 
 class _Extractor:
     def __init__(self, tree: ast.Module, path: str) -> None:
         self._path = path
         self._p = _Printer()
-        self._order = 0
         self._too_deep: list[int] = []
-        self._pytest_modules = {"pytest"}
-        self._from_pytest: set[str] = set()
-        for node in _all_statements(tree.body):
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    if alias.name == "pytest":
-                        self._pytest_modules.add(alias.asname or "pytest")
-            elif isinstance(node, ast.ImportFrom) and node.module == "pytest" and not node.level:
-                for alias in node.names:
-                    if alias.name in _PYTEST_CALLS:
-                        self._from_pytest.add(alias.asname or alias.name)
-        self._module = _Scope()
-        self._walk_scope(tree.body, (), self._module)
-
-    # -- walking ----------------------------------------------------------------
-
-    def _stmt_line(self, kind: str, ctx: tuple[_Lazy, ...], node: ast.stmt) -> _Line:
-        return _Line(kind, (*ctx, _Lazy(node.lineno, lambda: self._p.stmt(node))))
-
-    def _walk_scope(self, body: Sequence[ast.stmt], ctx: tuple[_Lazy, ...], scope: _Scope) -> None:
-        for node in body:
-            self._order += 1
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                inner = None
-                if isinstance(node, ast.ClassDef):
-                    inner = _Scope()
-                    self._walk_scope(node.body, (), inner)
-                scope.members.pop(node.name, None)
-                scope.members[node.name] = _Member(node, ctx, inner)
-                continue
-            binds = _bound_names(node)
-            if binds:
-                assign = _Assign(binds, self._stmt_line("data", ctx, node), self._order)
-                for name in binds:
-                    scope.assigns.setdefault(name, []).append(assign)
-            if "pytestmark" in binds or self._is_item(node):
-                scope.items.append(self._stmt_line("item", ctx, node))
-                continue
-            for branch_ctx, stmts in self._branches(node):
-                self._walk_scope(stmts, ctx + branch_ctx, scope)
-
-    def _walk_body(
-        self, body: Sequence[ast.stmt], ctx: tuple[_Lazy, ...], out: list[_Line]
-    ) -> None:
-        for node in body:
-            if self._is_item(node):
-                out.append(self._stmt_line("item", ctx, node))
-                continue
-            for branch_ctx, stmts in self._branches(node):
-                self._walk_body(stmts, ctx + branch_ctx, out)
-
-    def _branches(self, node: ast.stmt) -> Iterator[tuple[tuple[_Lazy, ...], list[ast.stmt]]]:
-        """The bodies of a compound statement, each with the context entries it adds."""
-        p, line = self._p, node.lineno
-        if isinstance(node, ast.If):
-            yield (_Lazy(line, lambda: f"(if {p.expr(node.test)})"),), node.body
-            if node.orelse:
-                yield (_Lazy(line, lambda: f"(else {p.expr(node.test)})"),), node.orelse
-        elif isinstance(node, ast.While):
-            yield (_Lazy(line, lambda: f"(while {p.expr(node.test)})"),), node.body
-            if node.orelse:
-                yield (_Lazy(line, lambda: f"(while-else {p.expr(node.test)})"),), node.orelse
-        elif isinstance(node, ast.For | ast.AsyncFor):
-            tag = "async-for" if isinstance(node, ast.AsyncFor) else "for"
-
-            def loop(suffix: str) -> str:
-                return f"({tag}{suffix} {p.expr(node.target)} {p.expr(node.iter)})"
-
-            yield (_Lazy(line, lambda: loop("")),), node.body
-            if node.orelse:
-                yield (_Lazy(line, lambda: loop("-else")),), node.orelse
-        elif isinstance(node, ast.With | ast.AsyncWith):
-            tag = "async-with" if isinstance(node, ast.AsyncWith) else "with"
-            yield (_Lazy(line, lambda: f"({tag} {p.with_items(node.items)})"),), node.body
-        elif isinstance(node, ast.Try) or (_TRY_STAR is not None and isinstance(node, _TRY_STAR)):
-            star = "" if isinstance(node, ast.Try) else "*"
-            handlers: list[ast.ExceptHandler] = node.handlers
-
-            def heads() -> list[str]:
-                return [p.handler_head(h, "except" + star) for h in handlers]
-
-            yield (_Lazy(line, lambda: _join("try" + star, heads())),), node.body
-            for h in handlers:
-                render = partial(p.handler_head, h, "except" + star)
-                yield (_Lazy(h.lineno, render),), h.body
-            if node.orelse:
-                yield (_Lazy(line, lambda: "(try-else)"),), node.orelse
-            if node.finalbody:
-                yield (_Lazy(line, lambda: "(finally)"),), node.finalbody
-        elif isinstance(node, ast.Match):
-            for case in node.cases:
-                yield (_Lazy(line, partial(p.case_head, node.subject, case)),), case.body
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            entries = [_Lazy(d.lineno, partial(p.decorator_entry, d)) for d in node.decorator_list]
-            entries.append(_Lazy(line, lambda: f"({p.head(node)})"))
-            yield tuple(entries), node.body
-
-    # -- what counts ------------------------------------------------------------
-
-    def _is_item(self, node: ast.stmt) -> bool:
-        if isinstance(node, ast.Assert):
-            return True
-        return any(self._has_judging_call(part) for part in _own_parts(node))
-
-    def _has_judging_call(self, node: ast.AST) -> bool:
-        return any(
-            isinstance(n, ast.Call) and self._is_judging_callee(n.func) for n in ast.walk(node)
-        )
-
-    def _is_judging_callee(self, func: ast.expr) -> bool:
-        if isinstance(func, ast.Name):
-            return func.id.startswith("assert") or func.id in self._from_pytest
-        if isinstance(func, ast.Attribute):
-            if func.attr.startswith("assert"):
-                return True
-            base = func.value
-            if isinstance(base, ast.Name):
-                if base.id in self._pytest_modules and func.attr in _PYTEST_CALLS:
-                    return True
-                return base.id == "self" and func.attr in _SELF_CALLS
-        return False
-
-    # -- units ------------------------------------------------------------------
+        self._out = {key: self._unit(node) for key, node in keyed_statements(tree.body, "")}
 
     def units(self) -> list[tuple[str, str]]:
-        out: dict[str, str] = {}
-        self._collect(self._module, [], [], list(self._module.items), out)
         if self._too_deep:
             line = min(self._too_deep)
             raise SurfaceError(f"nests more than {MAX_DEPTH} levels deep", self._path, line)
-        return sorted(out.items())
+        return sorted(self._out.items())
 
-    def _collect(
-        self,
-        scope: _Scope,
-        class_names: list[str],
-        classes: list[_Scope],
-        prefix: list[_Line],
-        out: dict[str, str],
-    ) -> None:
-        for name, member in scope.members.items():
-            node = member.node
-            head = [*prefix, *(_Line("at", (c,)) for c in member.at)]
-            head += [
-                _Line("@", (_Lazy(d.lineno, partial(self._p.expr, d)),))
-                for d in node.decorator_list
-            ]
-            head.append(_Line("", (_Lazy(node.lineno, partial(self._p.head, node)),)))
-            if member.scope is not None:
-                head += member.scope.items
-                inner = [*classes, member.scope]
-                self._collect(member.scope, [*class_names, name], inner, head, out)
-                continue
-            assert not isinstance(node, ast.ClassDef)
-            body: list[_Line] = []
-            self._walk_body(node.body, (), body)
-            if name.startswith("test") or _is_fixture(node) or body:
-                key = "::".join([*class_names, name])
-                out[key] = self._unit_text([*head, *body], classes)
+    def _line(self, line: int, render: Callable[[], str]) -> str:
+        text = self._p.frag(render)
+        if _paren_depth(text) > MAX_DEPTH:
+            self._too_deep.append(line)
+        return text
 
-    def _frag(self, lazy: _Lazy) -> _Frag:
-        if lazy.frag is None:
-            lazy.frag = self._p.frag(lazy.render)
-            if _paren_depth(lazy.frag.text) > MAX_DEPTH:
-                self._too_deep.append(lazy.line)
-        return lazy.frag
+    def _unit(self, node: ast.stmt) -> str:
+        if not isinstance(node, (*_FuncTypes, ast.ClassDef)):
+            return self._line(node.lineno, partial(self._p.stmt, node))
+        lines = [f"@ {self._line(d.lineno, partial(self._p.expr, d))}" for d in node.decorator_list]
+        body = _strip_docstring(node.body)
+        if isinstance(node, ast.ClassDef):
+            lines.append(self._line(node.lineno, partial(self._p.class_head, node)))
+            own = [s for s in body if not isinstance(s, (*_FuncTypes, ast.ClassDef))]
+            lines += [self._stmt_line(s, function=False) for s in own]
+            return "\n".join(lines)
+        lines.append(self._line(node.lineno, partial(self._p.def_head, node)))
+        local = _local_names(node)
+        lines += [
+            self._p.with_locals(local, partial(self._stmt_line, s, function=True)) for s in body
+        ]
+        return _number_locals("\n".join(lines))
 
-    def _line_text(self, line: _Line, names: set[str], attrs: set[str]) -> str:
-        texts = [line.kind] if line.kind else []
-        for part in line.parts:
-            frag = self._frag(part)
-            texts.append(frag.text)
-            names |= frag.names
-            attrs |= frag.attrs
-        return " ".join(texts)
-
-    def _unit_text(self, lines: list[_Line], classes: list[_Scope]) -> str:
-        names: set[str] = set()
-        attrs: set[str] = set()
-        texts = [self._line_text(line, names, attrs) for line in lines]
-        # ``data`` lines: scope-level assignments to the names the unit mentions,
-        # followed transitively (CASES = BASE + EXTRA pulls BASE and EXTRA too).
-        chosen: dict[int, str] = {}
-        seen_names: set[str] = set()
-        seen_attrs: set[str] = set()
-        while names - seen_names or attrs - seen_attrs:
-            new_names, new_attrs = names - seen_names, attrs - seen_attrs
-            seen_names |= new_names
-            seen_attrs |= new_attrs
-            found: list[_Assign] = []
-            for name in new_names:
-                found += self._module.assigns.get(name, [])
-                for scope in classes:
-                    found += scope.assigns.get(name, [])
-            for attr in new_attrs:
-                for scope in classes:
-                    found += scope.assigns.get(attr, [])
-            for assign in found:
-                if assign.order not in chosen:
-                    chosen[assign.order] = self._line_text(assign.line, names, attrs)
-        texts += [chosen[order] for order in sorted(chosen)]
-        return "\n".join(texts)
+    def _stmt_line(self, node: ast.stmt, *, function: bool) -> str:
+        render = partial(self._p.in_scope, partial(self._p.stmt, node), function=function)
+        return self._line(node.lineno, render)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from gitrepo import GitRepo
@@ -154,3 +156,300 @@ def test_agent_added_test_never_makes_a_rejected_patch_pass(
     repo.write(f"{PKG}/tests/test_extra.py", "def test_always():\n    assert True\n")
     repo.write(f"{PKG}/fast.py", "X = 1\n")  # unmeasured production code
     assert repo.gate(base, repo.commit("agent test + code")).verdict is Verdict.REJECT
+
+
+# ------------------------------------------------ issue 12: a test file is oracle as a whole module
+
+RECORD = "record = json.loads((DATA / case).read_text())"
+EMPTY = "    assert merge_ranges([]) == []\n"
+CASE_IDS = 'sorted(p.name for p in DATA.glob("*.json"))'
+AUTOUSE = (
+    "\n\n@pytest.fixture(autouse=True)\ndef _fast(monkeypatch):\n"
+    '    monkeypatch.setattr("intervals.merge_ranges", lambda r: r)\n'
+)
+
+# (old, new) replacements in test_merge.py, or (None, text) to append text.
+BAD_EDITS = {
+    # Statements in a test body that are not asserts.
+    "empty parametrize table": (CASE_IDS, CASE_IDS + "[:0]"),
+    "expected overwritten": (
+        RECORD,
+        RECORD + '\n    record["expected"] = merge_ranges(record["input"])',
+    ),
+    "early return": (EMPTY, "    return\n" + EMPTY),
+    "if False around assert": (EMPTY, "    if False:\n    " + EMPTY),
+    "swallowed AssertionError": (
+        EMPTY,
+        "    try:\n    " + EMPTY + "    except AssertionError:\n        pass\n",
+    ),
+    "suppress AssertionError": (
+        EMPTY,
+        "    with __import__('contextlib').suppress(AssertionError):\n    " + EMPTY,
+    ),
+    "subject swapped through globals": (
+        EMPTY,
+        "    globals()['merge_ranges'] = lambda r: r\n" + EMPTY,
+    ),
+    # Skips that do not spell skip.
+    "raise SkipTest": (EMPTY, "    raise __import__('unittest').SkipTest('later')\n" + EMPTY),
+    "getattr skip": (EMPTY, "    getattr(pytest, 'sk' 'ip')('later')\n" + EMPTY),
+    "aliased sleep": (EMPTY, "    from time import sleep as pause\n    pause(0)\n" + EMPTY),
+    "module-level importorskip": (None, "\npytest.importorskip('no_such_module')\n"),
+    # Removing a test from collection without touching its unit.
+    "test set to None": (None, "\ntest_touching_ranges_stay_apart = None\n"),
+    "test deleted by name": (None, "\ndel test_touching_ranges_stay_apart\n"),
+    "__test__ = False": (None, "\ntest_touching_ranges_stay_apart.__test__ = False\n"),
+    "test wrapped": (
+        None,
+        "\n\ndef _quiet(f):\n    return lambda: None\n\n\n"
+        "test_touching_ranges_stay_apart = _quiet(test_touching_ranges_stay_apart)\n",
+    ),
+    "test redefined below": (None, "\n\ndef test_touching_ranges_stay_apart():\n    pass\n"),
+    "pytest_generate_tests hook": (
+        None,
+        "\n\ndef pytest_generate_tests(metafunc):\n    metafunc.parametrize('case', [])\n",
+    ),
+    "module pytestmark": (None, "\npytestmark = pytest.mark.skip\n"),
+    # Module-level code the assertions depend on.
+    "builtin shadowed": (None, "\n\ndef sorted(values, **kwargs):\n    return []\n"),
+    "import retargeted": (
+        "from intervals import merge_ranges",
+        "from json import loads as merge_ranges",
+    ),
+    "subject rebound below": (None, "\nmerge_ranges = sorted\n"),
+    "autouse fixture": (None, AUTOUSE),
+    "setup_module": (
+        None,
+        "\n\ndef setup_module():\n    import intervals\n    intervals.merge_ranges = list\n",
+    ),
+    "pytest.raises patched": (None, "\npytest.raises = lambda *a, **k: open(__file__)\n"),
+    "DATA redirected": (None, "\nDATA = pathlib.Path('/nonexistent')\n"),
+    "new test whose decorator patches": (
+        None,
+        "\n\ndef _patched():\n    import intervals\n    intervals.merge_ranges = list\n"
+        "    return lambda f: f\n\n\n@_patched()\ndef test_fresh_name():\n    assert True\n",
+    ),
+    "new test whose default patches": (
+        None,
+        "\n\ndef test_fresh_name(x=__import__('intervals').__dict__.update(merge_ranges=list)):\n"
+        "    assert True\n",
+    ),
+    "new fixture shadowing a parameter": (
+        None,
+        "\n\n@pytest.fixture\ndef case():\n    return 'empty.json'\n",
+    ),
+    "star import": ("import json\n", "import json\nfrom os.path import *\n"),
+    "new class with a metaclass": (
+        None,
+        "\n\nclass TestFresh(metaclass=type('M', (type,), {})):\n    def test_a(self):\n"
+        "        assert True\n",
+    ),
+    "new class body patching": (
+        None,
+        "\n\nclass TestFresh:\n    pytest.raises = None\n\n"
+        "    def test_a(self):\n        assert True\n",
+    ),
+}
+
+HONEST_EDITS = {
+    "annotations added": (
+        "def test_recorded_cases(case):",
+        "def test_recorded_cases(case: str) -> None:",
+    ),
+    "local annotated": (RECORD, RECORD.replace("record =", "record: dict =")),
+    "local renamed": ("record", "rec"),
+    "tests reordered": (
+        "def test_empty_input_gives_empty_output():\n" + EMPTY + "\n\n",
+        "",
+    ),
+    "imports sorted differently": (
+        "import json\nimport pathlib\n",
+        "import pathlib\nimport json\n",
+    ),
+    "comment and docstring": (
+        EMPTY,
+        '    """Nothing in, nothing out."""\n    # the trivial case\n' + EMPTY,
+    ),
+    "brand-new test": (
+        None,
+        "\n\ndef test_single_range_is_kept():\n    assert merge_ranges([[1, 2]]) == [[1, 2]]\n",
+    ),
+    "new parametrized test with its table": (
+        None,
+        "\n\nSINGLES = [[[1, 2]], [[3, 4]]]\n\n\n@pytest.mark.parametrize('ranges', SINGLES)\n"
+        "def test_singles_are_kept(ranges):\n    assert merge_ranges(ranges) == ranges\n",
+    ),
+    "new fixture and test": (
+        None,
+        "\n\n@pytest.fixture\ndef single_range():\n    return [[1, 2]]\n\n\n"
+        "def test_single_fixture(single_range):\n"
+        "    assert merge_ranges(single_range) == single_range\n",
+    ),
+    "new import and test": (
+        "import json\n",
+        "import itertools\nimport json\n",
+    ),
+    "new test class": (
+        None,
+        "\n\nclass TestSingles:\n    limit = 3\n\n    def test_kept(self):\n"
+        "        assert merge_ranges([[1, self.limit]]) == [[1, self.limit]]\n",
+    ),
+}
+
+
+def _apply(repo: GitRepo, edit: tuple[str | None, str]) -> None:
+    old, new = edit
+    if old is None:
+        repo.append(TEST, new)
+    elif old == "record":
+        repo.write(TEST, re.sub(r"\brecord\b", new, repo.read(TEST)))
+    else:
+        repo.replace(TEST, old, new)
+
+
+@pytest.mark.parametrize("name", sorted(BAD_EDITS))
+def test_whole_module_evasions_are_rejected(example_repo: tuple[GitRepo, str], name: str) -> None:
+    repo, base = example_repo
+    _apply(repo, BAD_EDITS[name])
+    report = repo.gate(base, repo.commit(name))
+    assert report.verdict_of(TEST) is Verdict.REJECT, [f.reason for f in report.findings]
+    assert report.verdict is Verdict.REJECT
+
+
+@pytest.mark.parametrize("name", sorted(HONEST_EDITS))
+def test_whole_module_honest_edits_pass(example_repo: tuple[GitRepo, str], name: str) -> None:
+    repo, base = example_repo
+    _apply(repo, HONEST_EDITS[name])
+    if name == "tests reordered":
+        repo.append(TEST, "\n\ndef test_empty_input_gives_empty_output():\n" + EMPTY)
+    report = repo.gate(base, repo.commit(name))
+    assert report.verdict_of(TEST) is Verdict.PASS, [f.reason for f in report.findings]
+    assert report.verdict is Verdict.PASS
+
+
+CLASSES = f"{PKG}/tests/test_classes.py"
+CLASSES_SOURCE = """\
+import unittest
+from math import isclose
+
+import pytest
+from intervals import merge_ranges
+
+CASES = [([[0, 1]], [[0, 1]])]
+
+
+class Span:
+    def __init__(self, ranges):
+        self.ranges = ranges
+
+    def __eq__(self, other):
+        return self.ranges == other.ranges
+
+
+def spans(ranges):
+    return Span(merge_ranges(ranges))
+
+
+@pytest.fixture
+def overlapping():
+    return [[0, 4], [3, 7]]
+
+
+def isclose(a, b):
+    return abs(a - b) < 1e-9
+
+
+@pytest.mark.parametrize(("given", "expected"), CASES)
+def test_cases(given, expected):
+    assert merge_ranges(given) == expected
+
+
+def test_overlapping(overlapping):
+    assert spans(overlapping) == Span([[0, 7]])
+    assert isclose(len(overlapping), 2)
+
+
+class TestMerge(unittest.TestCase):
+    def test_touching(self):
+        self.assertEqual(merge_ranges([[0, 2], [2, 4]]), [[0, 2], [2, 4]])
+"""
+
+BAD_CLASS_EDITS = {
+    "setUp added": (
+        "class TestMerge(unittest.TestCase):\n",
+        "class TestMerge(unittest.TestCase):\n    def setUp(self):\n        self.skipTest('x')\n\n",
+    ),
+    "__init__ added to a Test class": (
+        "class TestMerge(unittest.TestCase):\n",
+        "class TestMerge(unittest.TestCase):\n    def __init__(self, *a):\n        pass\n\n",
+    ),
+    "assertEqual overridden": (
+        "class TestMerge(unittest.TestCase):\n",
+        "class TestMerge(unittest.TestCase):\n    def assertEqual(self, *a):\n        pass\n\n",
+    ),
+    "helper __eq__ changed": (
+        "return self.ranges == other.ranges",
+        "return True",
+    ),
+    "helper function changed": ("return Span(merge_ranges(ranges))", "return Span([[0, 7]])"),
+    "fixture body changed": ("return [[0, 4], [3, 7]]", "return [[0, 7]]"),
+    "parametrize table mutated after definition": (
+        "\n\nclass Span:",
+        "\nCASES.clear()\n\n\nclass Span:",
+    ),
+    "parametrize table extended with nothing": (
+        "\n\nclass Span:",
+        "\nCASES += []\n\n\nclass Span:",
+    ),
+    "definition moved above the import it overrides": (
+        "from math import isclose\n",
+        "\n\ndef isclose(a, b):\n    return abs(a - b) < 1e-9\n\n\nfrom math import isclose\n",
+    ),
+    "class attribute added to an existing class": (
+        "class TestMerge(unittest.TestCase):\n",
+        "class TestMerge(unittest.TestCase):\n    maxDiff = 0\n\n",
+    ),
+}
+
+HONEST_CLASS_EDITS = {
+    "test method added to an existing class": (
+        "class TestMerge(unittest.TestCase):\n",
+        "class TestMerge(unittest.TestCase):\n    def test_single(self):\n"
+        "        self.assertEqual(merge_ranges([[1, 2]]), [[1, 2]])\n\n",
+    ),
+    "helper moved below its users": (
+        "\n\ndef spans(ranges):\n    return Span(merge_ranges(ranges))\n",
+        "",
+    ),
+}
+
+
+@pytest.fixture
+def class_repo(example_repo: tuple[GitRepo, str]) -> tuple[GitRepo, str]:
+    repo, _ = example_repo
+    repo.write(CLASSES, CLASSES_SOURCE)
+    repo.relock(PKG)
+    return repo, repo.commit("class-based tests")
+
+
+@pytest.mark.parametrize("name", sorted(BAD_CLASS_EDITS))
+def test_class_and_helper_evasions_are_rejected(class_repo: tuple[GitRepo, str], name: str) -> None:
+    repo, base = class_repo
+    old, new = BAD_CLASS_EDITS[name]
+    if name == "definition moved above the import it overrides":
+        repo.replace(CLASSES, "\n\ndef isclose(a, b):\n    return abs(a - b) < 1e-9\n", "")
+    repo.replace(CLASSES, old, new)
+    report = repo.gate(base, repo.commit(name))
+    assert report.verdict_of(CLASSES) is Verdict.REJECT, [f.reason for f in report.findings]
+
+
+@pytest.mark.parametrize("name", sorted(HONEST_CLASS_EDITS))
+def test_class_and_helper_honest_edits_pass(class_repo: tuple[GitRepo, str], name: str) -> None:
+    repo, base = class_repo
+    old, new = HONEST_CLASS_EDITS[name]
+    repo.replace(CLASSES, old, new)
+    if name == "helper moved below its users":
+        repo.append(CLASSES, "\n\ndef spans(ranges):\n    return Span(merge_ranges(ranges))\n")
+    report = repo.gate(base, repo.commit(name))
+    assert report.verdict_of(CLASSES) is Verdict.PASS, [f.reason for f in report.findings]
+    assert report.verdict is Verdict.PASS

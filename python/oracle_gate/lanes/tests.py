@@ -1,83 +1,41 @@
-"""Test lanes: the assertion surface of existing tests, weakening markers, agent-added tests."""
+"""Test lanes: a test file is oracle as a whole module; agent-added tests are only reported."""
 
 from __future__ import annotations
 
-import functools
-import io
 import re
-import tokenize
 from collections import Counter
 
 from oracle_gate import backend
 from oracle_gate.classify.python import same_code
 from oracle_gate.facts import Facts, LanedPath
+from oracle_gate.lanes.additions import FileView, rebound_names, why_not_fresh
 from oracle_gate.lanes.common import oracle_move, summarize
 from oracle_gate.model import ChangeKind, Finding, Verdict
+from oracle_gate.surface import parse_module
 
-__all__ = ["judge_agent_test", "judge_test", "weakening_added"]
+__all__ = ["judge_agent_test", "judge_test"]
 
-# What agents add to quiet a suite. Matched on code with comments and strings removed.
-_WEAKENERS = {
-    "skip/xfail": re.compile(
-        r"\b(skip|skipif|skipIf|skipUnless|skipTest|xfail|importorskip|expectedFailure)\b"
-    ),
-    "assert True": re.compile(r"\bassert\s+True\b|\bassertTrue\s*\(\s*True\s*\)"),
-    "time.sleep(": re.compile(r"\bsleep\s*\("),
-}
-
-
-def _code_only(source: bytes) -> str:
-    """The source's tokens with comments and string literals dropped, space-joined."""
-    try:
-        tokens = list(tokenize.tokenize(io.BytesIO(source).readline))
-    except (tokenize.TokenError, SyntaxError):
-        return source.decode("utf-8", "replace")
-    dropped = {tokenize.COMMENT, tokenize.STRING, tokenize.ENCODING}
-    dropped |= {getattr(tokenize, name) for name in ("FSTRING_MIDDLE",) if hasattr(tokenize, name)}
-    return " ".join(token.string for token in tokens if token.type not in dropped)
-
-
-def weakening_added(before: bytes, after: bytes) -> list[str]:
-    """The weakening markers that ``after`` has more of than ``before``."""
-    old, new = _code_only(before), _code_only(after)
-    return [
-        name
-        for name, pattern in _WEAKENERS.items()
-        if len(pattern.findall(new)) > len(pattern.findall(old))
-    ]
-
-
-@functools.cache
-def _weakening_lines() -> frozenset[str]:
-    """Canonical surface lines that only add a skip or an ``assert True``.
-
-    Derived from the extractor itself so this lane never depends on the
-    canonical text's spelling.
-    """
-    probe = (
-        b"import pytest\n@pytest.mark.skip\n@pytest.mark.xfail\ndef test_p():\n    assert True\n"
-    )
-    bare = b"import pytest\ndef test_p():\n    pass\n"
-    with_markers = dict(backend.extract_units(probe, "<probe>"))["test_p"].splitlines()
-    plain = set(dict(backend.extract_units(bare, "<probe>"))["test_p"].splitlines())
-    return frozenset(line for line in with_markers if line not in plain)
+# Canonical lines that only skip or expect failure (docs/surface.md): what a
+# Freeze-Triage trailer may add to an existing test without an oracle note.
+_SKIP_LINE = re.compile(
+    r"^@ (\(call )?(pytest\.mark\.(skip|skipif|xfail)|unittest\.(skip|skipIf|skipUnless"
+    r"|expectedFailure))( |\)|$)"
+    r"|^\(expr \(call (pytest\.(skip|xfail)|self\.skipTest) "
+    r"|^\(assert True\)$"
+)
 
 
 def _units(source: bytes | None, path: str) -> dict[str, str]:
-    """Units keyed by node id (``path::Class::test``), so renaming a test file moves them all."""
     if source is None:
         return {}
-    return {f"{path}::{key}": text for key, text in backend.extract_units(source, path)}
+    return dict(backend.extract_units(source, path))
 
 
-def _only_weakened(before: str, after: str) -> bool:
-    """Whether ``after`` is ``before`` plus skip/``assert True`` lines, and nothing else."""
+def _only_skipped(before: str, after: str) -> bool:
+    """Whether ``after`` is ``before`` plus skip/xfail lines, and nothing else."""
     removed = Counter(before.splitlines()) - Counter(after.splitlines())
     added = Counter(after.splitlines()) - Counter(before.splitlines())
-    markers = _weakening_lines()
-    return not removed and all(
-        line in markers or _WEAKENERS["skip/xfail"].search(line) for line in added
-    )
+    return not removed and all(_SKIP_LINE.search(line) for line in added)
 
 
 def _is_support(laned: LanedPath) -> bool:
@@ -104,59 +62,66 @@ def judge_test(laned: LanedPath, facts: Facts) -> list[Finding]:
     if _is_support(laned):
         return _judge_support(laned, facts)
     old_path = laned.change.old_path or laned.path
-    # Each side read once, for both the surface and the weakening markers.
     before_source = facts.parent.read_optional(old_path)
     after_source = (
         None if laned.change.kind is ChangeKind.DELETED else facts.head.read_optional(laned.path)
     )
     before = _units(before_source, old_path)
     after = _units(after_source, laned.path)
-    removed = sorted(set(before) - set(after))
-    changed = sorted(key for key in set(before) & set(after) if before[key] != after[key])
-    triage = facts.notes.freeze_triage
-    if triage:
-        changed = [key for key in changed if not _only_weakened(before[key], after[key])]
-    findings: list[Finding] = []
+    renamed = old_path != laned.path
+    removed = sorted(before) if renamed else sorted(set(before) - set(after))
+    changed = sorted(k for k in set(before) & set(after) if before[k] != after[k] and not renamed)
+    triaged = []
+    if facts.notes.freeze_triage:
+        triaged = [k for k in changed if _only_skipped(before[k], after[k])]
+        changed = [k for k in changed if k not in triaged]
+    added = sorted(set(after) - set(before))
     moved = []
     if removed:
-        moved.append(f"removed or renamed {summarize(removed)}")
+        moved.append(f"removed or renamed {summarize(_qualified(old_path, removed))}")
     if changed:
-        moved.append(f"assertions or signature changed in {summarize(changed)}")
+        moved.append(f"changed {summarize(_qualified(laned.path, changed))}")
+    if before_source is not None and after_source is not None and not renamed:
+        moved += _risky_additions(before_source, after_source, old_path, laned.path, added)
+    findings: list[Finding] = []
     if moved:
         findings.append(oracle_move(laned, facts, "assertion surface moved: " + "; ".join(moved)))
-    findings.extend(_judge_weakening(laned, facts, before_source, after_source))
-    if not findings:
-        added = sorted(set(after) - set(before))
-        reason = (
-            f"assertion surface unchanged; new units {summarize(added)} are ignored as oracle"
-            if added
-            else "assertion surface unchanged (format-only or non-assertion edit)"
-        )
-        findings.append(laned.finding(Verdict.PASS, reason))
-    return findings
-
-
-def _judge_weakening(
-    laned: LanedPath, facts: Facts, before: bytes | None, after: bytes | None
-) -> list[Finding]:
-    if after is None:
-        return []
-    added = weakening_added(before or b"", after)
-    if not added:
-        return []
-    what = f"added {', '.join(added)} to an existing test"
-    if facts.notes.freeze_triage:
+    if triaged:
         reviewers = ", ".join(facts.notes.freeze_triage)
-        return [
+        what = f"only skip/xfail added to {summarize(_qualified(laned.path, triaged))}"
+        findings.append(
             laned.finding(
                 Verdict.HUMAN_NOTED,
                 f"{what}; triaged by {reviewers} (Freeze-Triage trailer)",
                 facts.notes.freeze_triage,
             )
-        ]
-    return [
-        laned.finding(Verdict.REJECT, f"{what} with no Freeze-Triage: trailer naming a reviewer")
-    ]
+        )
+    if not findings:
+        reason = (
+            f"assertion surface unchanged; new units {summarize(_qualified(laned.path, added))} "
+            "are ignored as oracle"
+            if added
+            else "assertion surface unchanged (format-only edit or moved statements)"
+        )
+        findings.append(laned.finding(Verdict.PASS, reason))
+    return findings
+
+
+def _qualified(path: str, keys: list[str]) -> list[str]:
+    return [f"{path}::{key}" for key in keys]
+
+
+def _risky_additions(
+    before: bytes, after: bytes, old_path: str, path: str, added: list[str]
+) -> list[str]:
+    """What the added statements and the new statement order do to the existing tests."""
+    parent = FileView(parse_module(before, old_path))
+    head = FileView(parse_module(after, path))
+    reasons = [why for key in added if (why := why_not_fresh(key, parent, head))]
+    rebound = rebound_names(parent, head)
+    if rebound:
+        reasons.append(f"statements reordered so {summarize(rebound)} ends up bound differently")
+    return sorted(set(reasons))
 
 
 def judge_agent_test(laned: LanedPath, facts: Facts) -> list[Finding]:

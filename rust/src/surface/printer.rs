@@ -8,11 +8,12 @@
 //! the Python side in which fragments fail.
 
 use ruff_python_ast::{
-    self as ast, BoolOp, CmpOp, ConversionFlag, ElifElseClause, ExceptHandler, Expr, ExprContext,
+    self as ast, BoolOp, CmpOp, ConversionFlag, ElifElseClause, ExceptHandler, Expr,
     InterpolatedStringElement, Number, Operator, Parameters, Pattern, Singleton, Stmt, TypeParam,
     TypeParams, UnaryOp,
 };
 use ruff_text_size::Ranged;
+use std::collections::HashSet;
 
 use super::literal::{self, Body, PyText};
 
@@ -25,16 +26,8 @@ pub(crate) struct TooDeep;
 
 type Render = Result<(), TooDeep>;
 
-/// A rendered fragment and the names it mentions (for `data` lines).
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Frag<'a> {
-    /// The canonical text.
-    pub text: String,
-    /// Names read (`Load` context) anywhere in the fragment.
-    pub names: Vec<&'a str>,
-    /// `X` of each `self.X` / `cls.X` read in the fragment.
-    pub attrs: Vec<&'a str>,
-}
+/// Brackets a local name while rendering; never in rendered text (strings are JSON-escaped).
+pub(crate) const LOCAL_MARK: char = '\0';
 
 /// A function or class definition, for headers.
 #[derive(Debug, Clone, Copy)]
@@ -59,14 +52,6 @@ impl<'a> Def<'a> {
         match self {
             Self::Func(f) => &f.body,
             Self::Class(c) => &c.body,
-        }
-    }
-
-    /// The defined name.
-    pub(crate) fn name(self) -> &'a str {
-        match self {
-            Self::Func(f) => f.name.id.as_str(),
-            Self::Class(c) => c.name.id.as_str(),
         }
     }
 }
@@ -109,12 +94,14 @@ pub(crate) enum Orelse<'a> {
     Elif(IfView<'a>),
 }
 
-/// Renders nodes, collecting the names each fragment mentions.
+/// Renders nodes; names in `locals` are bracketed by [`LOCAL_MARK`] for numbering.
 pub(crate) struct Printer<'a> {
     source: &'a str,
-    names: Vec<&'a str>,
-    attrs: Vec<&'a str>,
     depth: usize,
+    /// The local names of the unit function being rendered (docs/surface.md §4.2).
+    pub(crate) locals: HashSet<&'a str>,
+    /// Inside a function body, where a variable's annotation is never evaluated.
+    pub(crate) in_function: bool,
 }
 
 impl<'a> Printer<'a> {
@@ -122,31 +109,45 @@ impl<'a> Printer<'a> {
     pub(crate) fn new(source: &'a str) -> Self {
         Self {
             source,
-            names: Vec::new(),
-            attrs: Vec::new(),
             depth: 0,
+            locals: HashSet::new(),
+            in_function: false,
         }
     }
 
-    /// Renders one fragment with fresh depth and name tracking. A fragment that
-    /// nests too deeply becomes `MAX_DEPTH + 1` open parentheses, which the
-    /// caller's depth check turns into an error naming the fragment's line.
-    pub(crate) fn frag(
-        &mut self,
-        render: impl FnOnce(&mut Self, &mut String) -> Render,
-    ) -> Frag<'a> {
-        self.names.clear();
-        self.attrs.clear();
+    /// Renders one fragment with a fresh depth. A fragment that nests too deeply
+    /// becomes `MAX_DEPTH + 1` open parentheses, which the caller's depth check
+    /// turns into an error naming the fragment's line.
+    pub(crate) fn frag(&mut self, render: impl FnOnce(&mut Self, &mut String) -> Render) -> String {
         self.depth = 0;
         let mut text = String::new();
         if render(self, &mut text).is_err() {
             text = "(".repeat(MAX_DEPTH + 1);
         }
-        Frag {
-            text,
-            names: std::mem::take(&mut self.names),
-            attrs: std::mem::take(&mut self.attrs),
+        text
+    }
+
+    /// Writes a name, bracketed when it is a local of the unit being rendered.
+    fn identifier(&self, id: &'a str, out: &mut String) {
+        if self.locals.contains(id) {
+            out.push(LOCAL_MARK);
+            out.push_str(id);
+            out.push(LOCAL_MARK);
+        } else {
+            out.push_str(id);
         }
+    }
+
+    /// Renders `render` inside (`function`) or outside a function body.
+    pub(crate) fn in_scope(
+        &mut self,
+        function: bool,
+        render: impl FnOnce(&mut Self) -> Render,
+    ) -> Render {
+        let saved = std::mem::replace(&mut self.in_function, function);
+        let result = render(self);
+        self.in_function = saved;
+        result
     }
 
     fn enter(&mut self) -> Render {
@@ -208,12 +209,7 @@ impl<'a> Printer<'a> {
 
     fn expr_inner(&mut self, expr: &'a Expr, out: &mut String) -> Render {
         match expr {
-            Expr::Name(n) => {
-                if n.ctx == ExprContext::Load {
-                    self.names.push(n.id.as_str());
-                }
-                out.push_str(n.id.as_str());
-            }
+            Expr::Name(n) => self.identifier(n.id.as_str(), out),
             Expr::Attribute(a) => self.attribute(a, out)?,
             Expr::StringLiteral(s) => self.string_text(&s.value).write_json(out),
             Expr::BytesLiteral(b) => {
@@ -340,12 +336,7 @@ impl<'a> Printer<'a> {
             innermost = inner;
         }
         if let Expr::Name(base) = &*innermost.value {
-            let id = base.id.as_str();
-            if (id == "self" || id == "cls") && innermost.ctx == ExprContext::Load {
-                self.attrs.push(innermost.attr.id.as_str());
-            }
-            self.names.push(id);
-            out.push_str(id);
+            self.identifier(base.id.as_str(), out);
             for a in chain.iter().rev() {
                 out.push('.');
                 out.push_str(a.attr.id.as_str());
@@ -613,7 +604,7 @@ impl<'a> Printer<'a> {
             self.param(
                 "",
                 param.parameter.name.id.as_str(),
-                param.parameter.annotation.as_deref(),
+                None,
                 param.default.as_deref(),
                 out,
             )?;
@@ -623,13 +614,8 @@ impl<'a> Printer<'a> {
         }
         if let Some(vararg) = &p.vararg {
             sep.next(out);
-            self.param(
-                "*",
-                vararg.name.id.as_str(),
-                vararg.annotation.as_deref(),
-                None,
-                out,
-            )?;
+            out.push('*');
+            out.push_str(vararg.name.id.as_str());
         } else if !p.kwonlyargs.is_empty() {
             sep.next(out);
             out.push('*');
@@ -639,20 +625,15 @@ impl<'a> Printer<'a> {
             self.param(
                 "",
                 param.parameter.name.id.as_str(),
-                param.parameter.annotation.as_deref(),
+                None,
                 param.default.as_deref(),
                 out,
             )?;
         }
         if let Some(kwarg) = &p.kwarg {
             sep.next(out);
-            self.param(
-                "**",
-                kwarg.name.id.as_str(),
-                kwarg.annotation.as_deref(),
-                None,
-                out,
-            )?;
+            out.push_str("**");
+            out.push_str(kwarg.name.id.as_str());
         }
         out.push(')');
         Ok(())
@@ -714,7 +695,7 @@ impl<'a> Printer<'a> {
         Ok(())
     }
 
-    /// The header of a definition, without parentheses: `def NAME [TP] (P...) [(-> E)]`.
+    /// The header of a definition, without parentheses: `def NAME [TP] (P...)`.
     pub(crate) fn head(&mut self, def: Def<'a>, out: &mut String) -> Render {
         match def {
             Def::Func(f) => {
@@ -723,11 +704,6 @@ impl<'a> Printer<'a> {
                 self.tparams(f.type_params.as_deref(), out)?;
                 out.push(' ');
                 self.params(Some(&f.parameters), out)?;
-                if let Some(returns) = &f.returns {
-                    out.push_str(" (-> ");
-                    self.expr(returns, out)?;
-                    out.push(')');
-                }
             }
             Def::Class(c) => {
                 out.push_str("class ");
@@ -782,34 +758,6 @@ impl<'a> Printer<'a> {
         self.opt(handler.type_.as_deref(), out)?;
         out.push(' ');
         out.push_str(handler.name.as_ref().map_or("()", |n| n.id.as_str()));
-        Ok(())
-    }
-
-    /// `(except T N)`, or `(except* T N)`.
-    pub(crate) fn handler_head(
-        &mut self,
-        handler: &'a ast::ExceptHandlerExceptHandler,
-        star: bool,
-        out: &mut String,
-    ) -> Render {
-        self.handler_open(handler, if star { "except*" } else { "except" }, out)?;
-        out.push(')');
-        Ok(())
-    }
-
-    /// `(case S P [G])`, the context entry of a `case` block.
-    pub(crate) fn case_head(
-        &mut self,
-        subject: &'a Expr,
-        case: &'a ast::MatchCase,
-        out: &mut String,
-    ) -> Render {
-        out.push_str("(case ");
-        self.expr(subject, out)?;
-        out.push(' ');
-        self.pattern(&case.pattern, out)?;
-        self.spaced(case.guard.as_deref(), out)?;
-        out.push(')');
         Ok(())
     }
 
@@ -884,6 +832,11 @@ impl<'a> Printer<'a> {
                 self.expr(&a.value, out)?;
                 out.push(')');
             }
+            // Python never evaluates a local variable's annotation: `x: int = v` is `x = v`.
+            Stmt::AnnAssign(a) if self.in_function => match a.value.as_deref() {
+                Some(value) => self.join("=", [&*a.target, value], out)?,
+                None => self.join("ann", [&*a.target], out)?,
+            },
             Stmt::AnnAssign(a) => self.join(
                 "ann",
                 [&*a.target, &*a.annotation]
@@ -1014,7 +967,8 @@ impl<'a> Printer<'a> {
             self.decorator_entry(decorator, out)?;
         }
         out.push(' ');
-        self.body(strip_docstring(def.body()), out)?;
+        let function = matches!(def, Def::Func(_));
+        self.in_scope(function, |p| p.body(strip_docstring(def.body()), out))?;
         out.push(')');
         Ok(())
     }
@@ -1202,7 +1156,7 @@ mod tests {
         let parsed = parse_module(source).map_err(|e| e.to_string())?;
         let stmt = parsed.syntax().body.first().ok_or("no statement")?;
         let mut printer = Printer::new(source);
-        Ok(printer.frag(|p, out| p.stmt(stmt, out)).text)
+        Ok(printer.frag(|p, out| p.stmt(stmt, out)))
     }
 
     fn check(source: &str, want: &str) -> TestResult {
@@ -1267,7 +1221,11 @@ mod tests {
         )?;
         check(
             "@d\nasync def f(p, /, q: int = 1, *a, k, **kw) -> None:\n    '''doc'''\n    pass\n",
-            "(async-def f (p / (q : int = 1) *a k **kw) (-> None) (decorator d) ((pass)))",
+            "(async-def f (p / (q = 1) *a k **kw) (decorator d) ((pass)))",
+        )?;
+        check(
+            "def f():\n    x: int = 1\n    y: int\n    class C:\n        z: int = 2\n",
+            "(def f () ((= x 1) (ann y) (class C () ((ann z int 2)))))",
         )?;
         check(
             "class C(B, metaclass=M):\n    pass\n",
