@@ -725,3 +725,62 @@ def test_fstring_literal_text_is_merged_and_empty_text_dropped_whatever_the_pars
     field = ast.FormattedValue(ast.Name("x", ast.Load()), -1, None)
     split = ast.JoinedStr([ast.Constant(""), field, ast.Constant("a"), ast.Constant("b")])
     assert _Printer().expr(split) == '(fstr (fv x) "ab")'
+
+
+# ---------------------------------------------------------------- source encodings
+
+
+def test_a_koi8_r_cookie_decodes_as_python_does() -> None:
+    source = '# -*- coding: koi8-r -*-\nGREETING = "привет"\n'.encode("koi8-r")
+    assert dict(extract_units(source, "t.py")) == {
+        "=GREETING": '(= GREETING "\\u043f\\u0440\\u0438\\u0432\\u0435\\u0442")'
+    }
+
+
+def test_a_cookie_on_line_two_after_a_shebang_counts() -> None:
+    source = '#!/usr/bin/env python\n# vim: set fileencoding=latin-1 :\nS = "é"\n'
+    assert dict(extract_units(source.encode("latin-1"), "t.py")) == {"=S": '(= S "\\u00e9")'}
+
+
+def test_a_cookie_after_a_line_of_code_is_only_a_comment() -> None:
+    source = 'import os\n# -*- coding: latin-1 -*-\nS = "é"\n'.encode("latin-1")
+    with pytest.raises(SurfaceError, match="is not valid UTF-8") as info:
+        extract_units(source, "t.py")
+    assert info.value.line == 3
+
+
+@pytest.mark.parametrize(
+    "codec", ["unicode_escape", "raw_unicode_escape", "utf-7", "rot13", "utf-16", "hex", "idna"]
+)
+def test_a_transforming_codec_is_refused_at_its_cookie(codec: str) -> None:
+    # Under unicode_escape the comment on line 3 would run `test_a = None`.
+    source = f"#!/usr/bin/env python\n# coding: {codec}\n# \\x0atest_a = None\n"
+    with pytest.raises(SurfaceError, match="not a plain text encoding") as info:
+        extract_units(source.encode("ascii"), "t.py")
+    assert (info.value.path, info.value.line) == ("t.py", 2)
+
+
+def test_an_unknown_codec_and_a_bom_with_another_cookie_are_refused() -> None:
+    with pytest.raises(SurfaceError, match="unknown encoding 'uft-8'"):
+        extract_units(b"# coding: uft-8\nx = 1\n", "t.py")
+    with pytest.raises(SurfaceError, match="byte order mark"):
+        extract_units(b"\xef\xbb\xbf# coding: latin-1\nx = 1\n", "t.py")
+
+
+def test_a_utf8_cookie_keeps_strict_utf8_errors() -> None:
+    with pytest.raises(SurfaceError, match="is not valid UTF-8") as info:
+        extract_units(b"# coding: utf-8\nx = 1\ny = '\xff'\n", "t.py")
+    assert info.value.line == 3
+
+
+def test_files_with_cookies_are_refused_in_path_order_by_the_batch_call() -> None:
+    python = _current[0] is _fallback.extract_units
+    batch = _fallback.extract_units_many if python else _native.extract_units_many
+    items = [
+        (b"x = 1\n", "c.py"),
+        (b"# coding: utf-7\nx = 1\n", "b.py"),
+        (b"# coding: rot13\nx = 1\n", "a.py"),
+    ]
+    with pytest.raises(SurfaceError) as info:
+        batch(items)
+    assert (info.value.path, info.value.line) == ("a.py", 1)

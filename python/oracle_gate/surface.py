@@ -14,6 +14,7 @@ number spellings).
 from __future__ import annotations
 
 import ast
+import codecs
 import json
 import re
 import warnings
@@ -23,7 +24,14 @@ from typing import Any
 
 from oracle_gate.errors import SurfaceError
 
-__all__ = ["MAX_DEPTH", "extract_units", "keyed_statements", "parse_module", "scope_bindings"]
+__all__ = [
+    "MAX_DEPTH",
+    "extract_units",
+    "keyed_statements",
+    "parse_module",
+    "scope_bindings",
+    "utf8_source",
+]
 
 MAX_DEPTH = 100
 """Deepest parenthesis nesting allowed in one canonical line; deeper fails closed."""
@@ -106,18 +114,85 @@ def parse_module(source: bytes, path: str) -> ast.Module:
 # --------------------------------------------------------------------------- input
 
 
+_BOM = b"\xef\xbb\xbf"
+# PEP 263, as CPython's tokenizer reads it: a comment on line 1, or on line 2
+# when line 1 is blank or a comment.
+_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.ASCII)
+_BLANK = re.compile(rb"^[ \t\f]*(?:[#\r\n]|$)", re.ASCII)
+# A plain text encoding reads these bytes as exactly these ASCII characters.
+# Escape-decoding codecs (unicode_escape, raw_unicode_escape), utf-7, idna
+# (xn-- labels), utf-16 and non-text codecs (rot13, hex) do not.
+_PROBE = (
+    bytes(range(0x20, 0x7F)) + b"\t\n\r\f" + b"\\x41 \\u0041 \\101 +AEE- \\N{DIGIT ONE}.xn--ls8h"
+)
+
+
+def _cookie(source: bytes) -> tuple[str, int] | None:
+    """The encoding a PEP 263 cookie declares, and its line, or None."""
+    for number, line in enumerate(source.split(b"\n", 2)[:2], 1):
+        match = _COOKIE.match(line)
+        if match:
+            return match.group(1).decode("ascii"), number
+        if not _BLANK.match(line):
+            return None
+    return None
+
+
+def _is_plain_text_encoding(name: str) -> bool:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # escape codecs warn about the probe's escapes
+            return _PROBE.decode(name) == _PROBE.decode("ascii")
+    except (LookupError, UnicodeError, TypeError, ValueError):
+        return False
+
+
 def _decode(source: bytes, path: str) -> str:
-    if source.startswith(b"\xef\xbb\xbf"):
+    """Decode as Python does: a UTF-8 BOM, else a PEP 263 cookie, else UTF-8."""
+    bom = source.startswith(_BOM)
+    declared = _cookie(source[3:] if bom else source)
+    encoding = "utf-8"
+    if declared is not None:
+        name, line = declared
+        try:
+            encoding = codecs.lookup(name).name
+        except LookupError:
+            raise SurfaceError(f"declares an unknown encoding {name!r}", path, line) from None
+        if bom and encoding != "utf-8":
+            raise SurfaceError(
+                f"starts with a UTF-8 byte order mark but declares encoding {name!r}", path, line
+            )
+        if not _is_plain_text_encoding(encoding):
+            raise SurfaceError(
+                f"declares encoding {name!r}, which is not a plain text encoding "
+                "(what reads as a comment could run as code)",
+                path,
+                line,
+            )
+    if bom:
         source = source[3:]
     try:
-        text = source.decode("utf-8")
+        text = source.decode(encoding)
     except UnicodeDecodeError as e:
-        raise SurfaceError("is not valid UTF-8", path, _line_at(source, e.start)) from None
+        label = "UTF-8" if encoding == "utf-8" else encoding
+        raise SurfaceError(f"is not valid {label}", path, _line_at(source, e.start)) from None
     nul = text.find("\0")
     if nul >= 0:
         line = _line_at(text[:nul].encode("utf-8"), nul)
         raise SurfaceError("does not parse as Python: source contains a null byte", path, line)
     return text
+
+
+def utf8_source(source: bytes, path: str) -> bytes:
+    """A file that declares its encoding, decoded as Python does and given back as UTF-8.
+
+    The native extractor calls this for files with a coding cookie, so both
+    backends read exactly the text Python runs.
+
+    Raises:
+        oracle_gate.errors.SurfaceError: as ``extract_units``.
+    """
+    return _decode(source, path).encode("utf-8", "surrogatepass")
 
 
 def _line_at(data: bytes, offset: int) -> int:

@@ -76,7 +76,8 @@ impl Options {
 #[pyfunction]
 pub fn extract_units(py: Python<'_>, source: PyBackedBytes, path: String) -> PyResult<Units> {
     let options = Options::from_interpreter(py)?;
-    let result = py.detach(|| on_pool(|| guarded(&path, || extract(&source, &path, &options))));
+    let prepared = prepare(py, &source, &path)?;
+    let result = py.detach(|| on_pool(|| run_prepared(&prepared, &path, &options)));
     Ok(result?)
 }
 
@@ -91,16 +92,74 @@ pub fn extract_units_many(
     items: Vec<(PyBackedBytes, String)>,
 ) -> PyResult<Vec<Units>> {
     let options = Options::from_interpreter(py)?;
+    let prepared = items
+        .iter()
+        .map(|(source, path)| prepare(py, source, path))
+        .collect::<PyResult<Vec<_>>>()?;
     let result = py.detach(|| {
         on_pool(|| {
-            let results: Vec<CoreResult<Units>> = items
+            let results: Vec<CoreResult<Units>> = prepared
                 .par_iter()
-                .map(|(source, path)| guarded(path, || extract(source, path, &options)))
+                .zip(items.par_iter())
+                .map(|(source, (_, path))| run_prepared(source, path, &options))
                 .collect();
             first_error_or_all(results)
         })
     });
     Ok(result?)
+}
+
+/// A file's bytes as the extractor reads them (docs/surface.md §2).
+enum Prepared<'s> {
+    /// No coding cookie: the bytes themselves (UTF-8, maybe with a BOM).
+    Raw(&'s [u8]),
+    /// A coding cookie: decoded by Python's own codecs, handed over as UTF-8.
+    Decoded(Vec<u8>),
+    /// The declared encoding is refused, or the bytes do not decode.
+    Refused(String, u32, String),
+}
+
+/// Whether one of the first two lines could hold a PEP 263 coding cookie.
+fn may_declare_encoding(source: &[u8]) -> bool {
+    source
+        .split(|&b| b == b'\n')
+        .take(2)
+        .any(|line| line.windows(6).any(|w| w == b"coding"))
+}
+
+/// Decodes a file with a coding cookie through `oracle_gate.surface.utf8_source`,
+/// so both backends read exactly the text Python runs; Rust has no codec tables.
+fn prepare<'s>(py: Python<'_>, source: &'s [u8], path: &str) -> PyResult<Prepared<'s>> {
+    if !may_declare_encoding(source) {
+        return Ok(Prepared::Raw(source));
+    }
+    let helper = py.import("oracle_gate.surface")?.getattr("utf8_source")?;
+    match helper.call1((pyo3::types::PyBytes::new(py, source), path)) {
+        Ok(decoded) => Ok(Prepared::Decoded(decoded.extract()?)),
+        Err(err) if err.is_instance_of::<crate::error::SurfaceError>(py) => {
+            let value = err.value(py);
+            let message: String = value.getattr("message")?.extract()?;
+            let line: Option<u32> = value.getattr("line")?.extract()?;
+            Ok(Prepared::Refused(
+                path.to_owned(),
+                line.unwrap_or(1),
+                message,
+            ))
+        }
+        Err(err) => Err(err),
+    }
+}
+
+fn run_prepared(prepared: &Prepared<'_>, path: &str, options: &Options) -> CoreResult<Units> {
+    match prepared {
+        Prepared::Raw(source) => guarded(path, || extract(source, path, options)),
+        Prepared::Decoded(source) => guarded(path, || extract(source, path, options)),
+        Prepared::Refused(path, line, detail) => Err(CoreError::Surface {
+            path: path.clone(),
+            line: *line,
+            detail: detail.clone(),
+        }),
+    }
 }
 
 /// The units of one file, or `CoreError::Surface` naming `path` and the line.
