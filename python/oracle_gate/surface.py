@@ -1,4 +1,4 @@
-"""Assertion surface: the canonical text of each test, fixture and asserting function in a file.
+"""Test surface: the canonical text of every top-level statement of a test file (its units).
 
 The canonical text is specified in ``docs/surface.md``; the Rust extractor in
 ``rust/src/surface/`` must produce the same bytes. Keep the two in step: any
