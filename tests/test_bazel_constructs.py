@@ -14,10 +14,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from backends import _native
 from gitrepo import GitRepo, run
+from oracle_gate import backend
+from oracle_gate.bazel import starlark
 from oracle_gate.bazel.query import bazel_query_edges
 from oracle_gate.graph import PackageGraph, load_graph
 from oracle_gate.repo.trees import GitTree
@@ -105,6 +108,19 @@ TRUTH: dict[str, set[tuple[str, str]]] = {
 }
 
 
+@pytest.fixture(params=["static", "starlark"])
+def reader(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each way a BUILD file is read: the static reader, and the native core's evaluator."""
+    if request.param == "static":
+        monkeypatch.setattr(starlark, "available", lambda: False)
+    elif _native is None:
+        pytest.skip("native extension is not built")
+    else:
+        monkeypatch.setattr(starlark, "available", lambda: True)
+        monkeypatch.setattr(backend, "_load", lambda: ("native", _native))
+    return str(request.param)
+
+
 def _commit(repo: GitRepo, files: dict[str, str]) -> str:
     files = {"WORKSPACE": "", **files}
     for path, text in files.items():
@@ -117,12 +133,61 @@ def _edges(graph: PackageGraph) -> set[tuple[str, str]]:
 
 
 @pytest.mark.parametrize("name", sorted(WORKSPACES))
-def test_graph_holds_every_edge_bazel_reports(repo: GitRepo, name: str) -> None:
+def test_graph_holds_every_edge_bazel_reports(repo: GitRepo, name: str, reader: str) -> None:
     graph = load_graph(GitTree(repo.path, _commit(repo, WORKSPACES[name])))
     assert TRUTH[name] <= _edges(graph)
+    if reader == "starlark":  # evaluated, not approximated: exactly Bazel's edges
+        assert _edges(graph) == TRUTH[name]
+        assert graph.approximate == ()
 
 
-def test_a_computed_label_depends_on_every_package_under_its_prefix(repo: GitRepo) -> None:
+def test_evaluated_edges_say_where_the_macro_named_the_label(repo: GitRepo, reader: str) -> None:
+    if reader == "static":
+        pytest.skip("the static reader does not run macros")
+    graph = load_graph(GitTree(repo.path, _commit(repo, WORKSPACES["macro_adds_deps"])))
+    assert graph.why("a", "helpers") == "tools/defs.bzl:2, through a/BUILD, names //helpers:h"
+
+
+def test_a_symbol_from_an_absent_repository_is_opaque_and_over_approximated(
+    repo: GitRepo, reader: str
+) -> None:
+    files = {
+        "b/BUILD": FG.format(name="b", srcs="[]"),
+        "c/BUILD": FG.format(name="c", srcs="[]"),
+        "a/BUILD": 'load("@rules_go//go:def.bzl", "go_library")\n'
+        'go_library(name = "a", deps = ["//b:b"], embed = select({"//c:c": []}), x = "//d:nope")\n',
+    }
+    graph = load_graph(GitTree(repo.path, _commit(repo, files)))
+    assert graph.dependents(["b"]) == graph.dependents(["c"]) == {"a"}
+    assert graph.has_node("d")  # named, absent from the tree: still a node
+    if reader == "starlark":
+        assert graph.why("a", "b") == (
+            "over-approximation: a/BUILD:2 names //b:b in a call to "
+            "@rules_go//go:def.bzl%go_library"
+        )
+        assert graph.approximate == (
+            "a/BUILD calls @rules_go//go:def.bzl%go_library, from a repository not in the tree: "
+            "every label it is given is taken as a dependency",
+        )
+
+
+def test_a_build_file_the_evaluator_rejects_is_read_statically(repo: GitRepo, reader: str) -> None:
+    """``len()`` of an opaque value fails at run time: the file is read the static way."""
+    files = {
+        "b/BUILD": FG.format(name="b", srcs="[]"),
+        "a/BUILD": 'load("@ext//:defs.bzl", "X")\nN = len(X)\n'
+        + FG.format(name="a", srcs='["//b"]'),
+    }
+    graph = load_graph(GitTree(repo.path, _commit(repo, files)))
+    assert graph.dependents(["b"]) == {"a"}
+    assert graph.why("a", "b") == "a/BUILD:3 names //b"
+
+
+def test_a_computed_label_depends_on_every_package_under_its_prefix(
+    repo: GitRepo, reader: str
+) -> None:
+    if reader == "starlark":
+        pytest.skip("evaluated labels are exact")
     files = {**WORKSPACES["comprehension_labels"], "libs/three/BUILD": "", "libsx/BUILD": ""}
     graph = load_graph(GitTree(repo.path, _commit(repo, files)))
     assert not graph.has_node("libs/%s")  # no invented package
@@ -132,7 +197,11 @@ def test_a_computed_label_depends_on_every_package_under_its_prefix(repo: GitRep
     assert any("computed label" in why for why in graph.approximate)
 
 
-def test_labels_a_loaded_bzl_names_are_over_approximated_and_said_so(repo: GitRepo) -> None:
+def test_labels_a_loaded_bzl_names_are_over_approximated_and_said_so(
+    repo: GitRepo, reader: str
+) -> None:
+    if reader == "starlark":
+        pytest.skip("the evaluator runs the macro instead")
     files = {
         **WORKSPACES["macro_adds_deps"],
         "tools/defs.bzl": WORKSPACES["macro_adds_deps"]["tools/defs.bzl"]
@@ -154,7 +223,7 @@ def test_a_plain_workspace_is_not_approximate(repo: GitRepo) -> None:
 
 
 def test_an_edit_to_an_inner_bzl_selects_the_packages_loading_the_outer_one(
-    repo: GitRepo,
+    repo: GitRepo, reader: str
 ) -> None:
     graph = load_graph(GitTree(repo.path, _commit(repo, WORKSPACES["transitive_load"])))
     assert graph.loaders("tools/inner.bzl") == {"a"}
@@ -203,16 +272,26 @@ def _macro_monorepos(draw: st.DrawFn) -> tuple[dict[str, str], set[tuple[str, st
     return files, truth
 
 
-@settings(max_examples=25, deadline=None, database=None)
+# ``reader`` only patches which reader runs, the same for every example.
+@settings(
+    max_examples=25,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(_macro_monorepos())
 def test_macro_generated_graphs_never_select_less_than_the_truth(
-    tmp_path_factory: pytest.TempPathFactory, monorepo: tuple[dict[str, str], set[tuple[str, str]]]
+    tmp_path_factory: pytest.TempPathFactory,
+    reader: str,
+    monorepo: tuple[dict[str, str], set[tuple[str, str]]],
 ) -> None:
     files, truth = monorepo
     repo = GitRepo.init(tmp_path_factory.mktemp("macro") / "repo")
     graph = load_graph(GitTree(repo.path, _commit(repo, files)))
     for dependent, dependency in truth:
         assert dependent in graph.dependents([dependency]), (dependent, dependency)
+    if reader == "starlark":
+        assert _edges(graph) == truth
 
 
 # --- against the installed Bazel -----------------------------------------------------------
@@ -242,7 +321,10 @@ def test_truth_is_what_bazel_query_reports(tmp_path: Path) -> None:
     assert failures == []
 
 
-def test_select_explains_an_over_approximated_edge(repo: GitRepo) -> None:
+@pytest.mark.parametrize("impl", ["python", "native"])
+def test_select_explains_an_edge_a_macro_adds(repo: GitRepo, impl: str) -> None:
+    if impl == "native" and _native is None:
+        pytest.skip("native extension is not built")
     files = {
         **WORKSPACES["macro_adds_deps"],
         "a/BUILD": WORKSPACES["macro_adds_deps"]["a/BUILD"]
@@ -253,12 +335,19 @@ def test_select_explains_an_over_approximated_edge(repo: GitRepo) -> None:
     base = _commit(repo, files)
     repo.write("helpers/h.S", "ret\n")
     repo.commit("edit the helper")
-    done = run("select", "--repo", str(repo.path), "--base", base, "--explain")
+    done = run(
+        "select", "--repo", str(repo.path), "--base", base, "--explain", ORACLE_GATE_IMPL=impl
+    )
     assert done.returncode == 0, done.stderr
     assert "a  r\n" in done.stdout
-    assert (
-        "why: a -> helpers [over-approximation: tools/defs.bzl names //helpers:h]: helpers/h.S"
-        in done.stdout
-    )
-    assert "the package graph is approximate in 1 place(s)" in done.stdout
-    assert "    approximate: tools/defs.bzl is loaded by 1 BUILD file(s)" in done.stdout
+    if impl == "python":  # the static reader takes every label of the loaded file
+        assert "why: a -> helpers [over-approximation: tools/defs.bzl names //helpers:h]: " in (
+            done.stdout
+        )
+        assert "the package graph is approximate in 1 place(s)" in done.stdout
+        assert "    approximate: tools/defs.bzl is loaded by 1 BUILD file(s)" in done.stdout
+    else:  # the evaluator ran the macro
+        assert "why: a -> helpers [tools/defs.bzl:2, through a/BUILD, names //helpers:h]: " in (
+            done.stdout
+        )
+        assert "approximate" not in done.stdout

@@ -114,3 +114,22 @@ def extract_units_many(items: Sequence[tuple[bytes, str]]) -> list[list[tuple[st
     """
     units: list[list[tuple[str, str]]] = _load()[1].extract_units_many(list(items))
     return units
+
+
+def evaluate_build_files(
+    builds: list[tuple[str, str, str, bytes]],
+    bzl: list[tuple[str, bytes]],
+    own_names: list[tuple[str, list[str]]],
+) -> list[tuple[list[tuple[str, str, str]], list[str], str]]:
+    """BUILD files evaluated as Starlark (native core only; see ``_native.pyi``).
+
+    Raises:
+        BackendError: the backend in use is not the native core.
+    """
+    name, module = _load()
+    if name != "native":
+        raise BackendError("evaluating BUILD files as Starlark needs the native core")
+    found: list[tuple[list[tuple[str, str, str]], list[str], str]] = module.evaluate_build_files(
+        builds, bzl, own_names
+    )
+    return found

@@ -7,7 +7,7 @@ from (1) labels in BUILD files, read statically (``bazel/buildfile.py``), (2) ``
 in invariants.yaml and in ``oracle_gate(...)``, and (3) ``bazel query`` when the
 ``bazel`` graph is asked for.
 
-networkx stays inside this module; everything else asks ``PackageGraph``.
+Everything else asks ``PackageGraph``; its edges are plain dicts of sets.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from collections import deque
 from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass, field
 
-import networkx as nx
-
+from oracle_gate.bazel import starlark
 from oracle_gate.bazel.buildfile import (
+    GATE_FUNCTION,
     BuildFile,
     Call,
     Dep,
@@ -35,8 +35,9 @@ from oracle_gate.bazel.buildfile import (
 )
 from oracle_gate.bazel.bzl import BzlFile, scan_bzl
 from oracle_gate.bazel.glob import package_files
-from oracle_gate.bazel.labels import BUILD_NAMES, WORKSPACE_MARKERS, parse_label
+from oracle_gate.bazel.labels import BUILD_NAMES, WORKSPACE_MARKERS, label_ref, parse_label
 from oracle_gate.bazel.query import BAZEL_TIMEOUT_SECONDS, Edge, bazel_query_edges, bazel_workspace
+from oracle_gate.bazel.starlark import Evaluated
 from oracle_gate.config.matrix import MATRIX_FILE, gate_matrix, parse_matrix
 from oracle_gate.errors import ConfigError
 from oracle_gate.model import Change, ChangeKind, Matrix, Package
@@ -56,6 +57,11 @@ GRAPH_MODES = ("static", "bazel")
 # Files whose bytes (not only their presence) the graph is built from.
 BAZELIGNORE = ".bazelignore"
 _GRAPH_INPUTS = frozenset({*BUILD_NAMES, *WORKSPACE_MARKERS, MATRIX_FILE, BAZELIGNORE})
+
+
+def _graph_input(path: str) -> bool:
+    """Whether the graph reads ``path``'s bytes: a ``.bzl`` file's labels and macros count."""
+    return posixpath.basename(path) in _GRAPH_INPUTS or path.endswith(".bzl")
 
 
 @dataclass(frozen=True)
@@ -94,6 +100,8 @@ class _Scan:
     # A BUILD file or matrix that is a symlink: its content can change with no
     # diff entry of its own, so a head graph may not be derived from this one.
     linked: bool = False
+    # The loads of BUILD files the static reader read (not evaluated): .bzl -> loaders.
+    read_loads: dict[str, set[str]] = field(default_factory=dict)
     # Where edges over-approximate what the reader could not evaluate:
     # (the BUILD or .bzl file, why), for the report.
     approximate: set[tuple[str, str]] = field(default_factory=set)
@@ -195,34 +203,37 @@ def _scan(tree: Tree) -> _Scan:
     blob_ids = (
         {path: tree.blob_id(path) for path in builds.values()} if isinstance(tree, GitTree) else {}
     )
+    repositories = _repositories(tree, markers)
+    workspace_of = {d: _enclosing(d, repositories.roots) or "" for d in builds}
     linked: set[str] = set()
+    evaluated, gate_files = _evaluate(tree, files, builds, workspace_of, repositories, linked)
+    # The static reader reads what was not evaluated, and every gate's matrix.
     parsed = parse_build_cached(
-        [(path, blob_ids.get(path)) for path in builds.values()],
+        [
+            (path, blob_ids.get(path))
+            for path in builds.values()
+            if path not in evaluated or evaluated[path].error or path in gate_files
+        ],
         lambda paths: _read(tree, paths),
         linked,
     )
     scan = _Scan(nodes=set(builds), linked=bool(linked))
-    repositories = _repositories(tree, markers)
     build_dirs = frozenset(builds)
     sorted_dirs = sorted(build_dirs)
     for directory, path in builds.items():
-        workspace = _enclosing(directory, repositories.roots) or ""  # roots holds ""
+        workspace = workspace_of[directory]
         package = directory[len(workspace) + 1 :] if workspace else directory
         scan.workspace_of[directory] = workspace
-        build = parsed[path]
         own_names = repositories.names[workspace]
-        for dep in (*build.deps, *build.named_repo_deps):
-            if dep.repo and dep.repo not in own_names:
-                continue  # another repository
-            why = f"{path}:{dep.line} names {dep.label}"
-            if dep.prefix:
-                why += f", a computed label: every package under //{dep.package}"
-                scan.approximate.add((path, why))
-            for target in _label_targets(dep, workspace, sorted_dirs):
-                if target != directory:
-                    scan.edges.append((directory, target, why))
-        _add_loads(scan, build, directory, package, workspace, own_names)
-        if build.gates:
+        outcome = evaluated.get(path)
+        if outcome is not None and not outcome.error:
+            _add_evaluated(scan, outcome, directory, path, workspace, own_names, sorted_dirs)
+        else:
+            _add_read(
+                scan, parsed[path], directory, path, package, workspace, own_names, sorted_dirs
+            )
+        build = parsed.get(path)
+        if build is not None and build.gates:
             owned = tuple(package_files(files, directory, build_dirs, sorted_dirs))
             source = _GateSource(build, path, package, workspace, blob_ids.get(path) or "", owned)
             scan.gates[directory] = source
@@ -257,7 +268,7 @@ def _add_bzl_labels(
     present = {path for path in files if path.endswith(".bzl")}
     scanned: dict[str, BzlFile] = {}
     loads: dict[str, set[str]] = {}  # .bzl -> the .bzl files it loads
-    pending = sorted(path for path in scan.loads if path in present)
+    pending = sorted(path for path in scan.read_loads if path in present)
     while pending:
         contents = _read(tree, pending)
         found: set[str] = set()
@@ -272,11 +283,12 @@ def _add_bzl_labels(
                     loads.setdefault(path, set()).add(_join(workspace, loaded))
             found |= loads.get(path, set())
         pending = sorted((found & present) - set(scanned))
-    for start in sorted(set(scan.loads) & present):
-        loaders = scan.loads[start]
+    for start in sorted(set(scan.read_loads) & present):
+        loaders = scan.read_loads[start]
         for path in _reachable(start, loads):
             if path != start:
                 scan.loads.setdefault(path, set()).update(loaders)
+                scan.read_loads.setdefault(path, set()).update(loaders)
     for path in sorted(scanned):
         _bzl_edges(scan, path, scanned[path], repositories, sorted_dirs)
 
@@ -313,7 +325,7 @@ def _bzl_edges(
         deps.append(Dep(package, f"//{package}:...", 0))
     if not deps:
         return
-    loaders = sorted(scan.loads.get(path, ()))
+    loaders = sorted(scan.read_loads.get(path, ()))
     scan.approximate.add(
         (
             path,
@@ -325,6 +337,101 @@ def _bzl_edges(
         why = f"over-approximation: {path} names {dep.label}"
         for target in _label_targets(dep, workspace, sorted_dirs):
             scan.edges.extend((loader, target, why) for loader in loaders if loader != target)
+
+
+def _evaluate(
+    tree: Tree,
+    files: tuple[str, ...],
+    builds: Mapping[str, str],
+    workspace_of: Mapping[str, str],
+    repositories: _Repositories,
+    linked: set[str],
+) -> tuple[dict[str, Evaluated], set[str]]:
+    """BUILD files evaluated by the native core, by path, and those that may declare a gate.
+
+    Empty under the pure-Python backend: the static reader reads every file then.
+    """
+    if not starlark.available():
+        return {}, set()
+    paths = list(builds.values())
+    contents = _read(tree, paths)
+    if isinstance(tree, GitTree):
+        linked |= {path for path in paths if blob_id(contents[path]) != tree.blob_id(path)}
+    bzl_paths = [path for path in files if path.endswith(".bzl")]
+    inputs = []
+    for directory, path in builds.items():
+        workspace = workspace_of[directory]
+        package = directory[len(workspace) + 1 :] if workspace else directory
+        inputs.append((path, package, workspace, contents[path]))
+    outcomes = starlark.evaluate_build_files(
+        inputs, _read(tree, bzl_paths), {root: sorted(n) for root, n in repositories.names.items()}
+    )
+    # A gate is named in its file (a load alias too); the static reader builds its matrix.
+    gates = {path for path in paths if GATE_FUNCTION.encode() in contents[path]}
+    return dict(zip(paths, outcomes, strict=True)), gates
+
+
+# This project's own rules, loaded from @oracle_gate: a gate's labels are its deps.
+_OWN_RULES = (f"%{GATE_FUNCTION}", "%invariant")
+
+
+def _add_evaluated(
+    scan: _Scan,
+    outcome: Evaluated,
+    directory: str,
+    path: str,
+    workspace: str,
+    own_names: frozenset[str],
+    sorted_dirs: list[str],
+) -> None:
+    for record in outcome.records:
+        ref = label_ref(record.label)
+        if ref is None or (ref.repo and ref.repo not in own_names):
+            continue
+        through = "" if record.location.startswith(f"{path}:") else f", through {path},"
+        why = f"{record.location}{through} names {record.label}"
+        if record.opaque and not record.opaque.endswith(_OWN_RULES):
+            why = f"over-approximation: {why} in a call to {record.opaque}"
+            scan.approximate.add(
+                (
+                    path,
+                    f"{path} calls {record.opaque}, from a repository not in the tree: "
+                    "every label it is given is taken as a dependency",
+                )
+            )
+        dep = Dep(ref.package, record.label, 0, ref.repo, ref.prefix)
+        if dep.prefix:
+            why += f", a computed label: every package under //{dep.package}"
+            scan.approximate.add((path, why))
+        for target in _label_targets(dep, workspace, sorted_dirs):
+            if target != directory:
+                scan.edges.append((directory, target, why))
+    for loaded in outcome.loads:
+        scan.loads.setdefault(loaded, set()).add(directory)
+
+
+def _add_read(
+    scan: _Scan,
+    build: BuildFile,
+    directory: str,
+    path: str,
+    package: str,
+    workspace: str,
+    own_names: frozenset[str],
+    sorted_dirs: list[str],
+) -> None:
+    """Edges of a BUILD file the static reader read: its labels, and its loads."""
+    for dep in (*build.deps, *build.named_repo_deps):
+        if dep.repo and dep.repo not in own_names:
+            continue  # another repository
+        why = f"{path}:{dep.line} names {dep.label}"
+        if dep.prefix:
+            why += f", a computed label: every package under //{dep.package}"
+            scan.approximate.add((path, why))
+        for target in _label_targets(dep, workspace, sorted_dirs):
+            if target != directory:
+                scan.edges.append((directory, target, why))
+    _add_loads(scan, build, directory, package, workspace, own_names)
 
 
 def _label_targets(dep: Dep, workspace: str, sorted_dirs: list[str]) -> list[str]:
@@ -369,6 +476,7 @@ def _add_loads(
         loaded = _loaded_file(text, relative_to, own_names)
         if loaded is not None:
             scan.loads.setdefault(_join(workspace, loaded), set()).add(directory)
+            scan.read_loads.setdefault(_join(workspace, loaded), set()).add(directory)
 
 
 # Gate matrices by (BUILD blob id, directory, workspace, the package's files):
@@ -455,7 +563,7 @@ def derive_graph(
     """The graph of ``head``, derived from ``parent``'s when the diff allows it.
 
     A graph depends only on which paths exist and on the bytes of BUILD files,
-    matrix files and workspace markers. When no change touches one of those:
+    ``.bzl`` files, matrix files and workspace markers. When no change touches one of those:
     if every change modifies a file in place (the common patch), ``parent`` is
     returned as it is; if paths appeared or disappeared, nodes and edges stay
     and only the gates whose ``glob()`` sees those paths are recomputed. Any
@@ -466,11 +574,7 @@ def derive_graph(
     """
     changes = list(changes)
     paths = [path for change in changes for path in (change.path, change.old_path) if path]
-    if (
-        mode != "static"
-        or not parent.derivable
-        or any(posixpath.basename(path) in _GRAPH_INPUTS for path in paths)
-    ):
+    if mode != "static" or not parent.derivable or any(_graph_input(path) for path in paths):
         return load_graph(head, mode, former=frozenset(parent.packages))
     if all(change.kind is ChangeKind.MODIFIED for change in changes):
         return parent
@@ -536,9 +640,15 @@ class PackageGraph:
                     )
                 if target != package.path:
                     self._via.setdefault((package.path, target), f"{declared_in} deps {dep}")
-        self._graph: nx.DiGraph[str] = nx.DiGraph()
-        self._graph.add_nodes_from(self._owners)
-        self._graph.add_edges_from(self._via)
+        # Reverse adjacency: node -> the nodes that depend on it directly. A dict of
+        # sets, not a graph library: importing one costs a fresh process ~0.3 s.
+        self._nodes = set(self._owners)
+        self._dependents_of: dict[str, set[str]] = {}
+        self._dependencies_of: dict[str, set[str]] = {}
+        for dependent, dependency in self._via:
+            self._nodes.update((dependent, dependency))
+            self._dependents_of.setdefault(dependency, set()).add(dependent)
+            self._dependencies_of.setdefault(dependent, set()).add(dependency)
         self._loads = {path: frozenset(users) for path, users in (loads or {}).items()}
         self._gate_sources = dict(gate_sources or {})
         self._bazel_dirs = frozenset(bazel_packages)
@@ -595,21 +705,35 @@ class PackageGraph:
 
     def has_node(self, node: str) -> bool:
         """Whether ``node`` is in the graph (present, or named by a label)."""
-        return node in self._graph
+        return node in self._nodes
 
     def dependents(self, packages: Iterable[str]) -> set[str]:
         """Every node that transitively depends on one of ``packages``."""
         found: set[str] = set()
         for package in packages:
-            if package in self._graph:
-                found |= nx.ancestors(self._graph, package)
+            found |= self._ancestors(package)
         return found
 
     def dependencies(self, package: str) -> tuple[str, ...]:
         """Every node ``package`` depends on, transitively, in sorted order."""
-        if package not in self._graph:
-            return ()
-        return tuple(sorted(nx.descendants(self._graph, package)))
+        return tuple(sorted(self._reachable(package, self._dependencies_of)))
+
+    def _ancestors(self, node: str) -> set[str]:
+        """Every node with a path of one or more edges to ``node``, ``node`` left out."""
+        return self._reachable(node, self._dependents_of)
+
+    @staticmethod
+    def _reachable(node: str, adjacency: Mapping[str, set[str]]) -> set[str]:
+        """Every node one or more steps from ``node`` in ``adjacency``, ``node`` left out."""
+        seen: set[str] = set()
+        stack = [node]
+        while stack:
+            for dependent in adjacency.get(stack.pop(), ()):
+                if dependent not in seen:
+                    seen.add(dependent)
+                    stack.append(dependent)
+        seen.discard(node)
+        return seen
 
     def dependency_chains(self, sources: Iterable[str]) -> dict[str, tuple[str, ...]]:
         """For each node that depends on one of ``sources`` through at least one edge: a
@@ -618,17 +742,17 @@ class PackageGraph:
         The chain starts at the dependent and ends at the source it depends on
         (``(c, b, a)``: c depends on b, which depends on a). A source is in the
         result only when it depends on a source itself: another one, or itself
-        around a cycle (``dependents``, like ``nx.ancestors``, leaves that one
+        around a cycle (``dependents`` leaves that one
         out). Ties are broken by sorted order, so the same graph always explains
         itself the same way.
         """
         chains: dict[str, tuple[str, ...]] = {}
         queue: deque[tuple[str, tuple[str, ...]]] = deque(
-            (node, (node,)) for node in sorted(set(sources)) if node in self._graph
+            (node, (node,)) for node in sorted(set(sources)) if node in self._nodes
         )
         while queue:
             node, chain = queue.popleft()
-            for dependent in sorted(self._graph.predecessors(node)):
+            for dependent in sorted(self._dependents_of.get(node, ())):
                 if dependent not in chains:
                     chains[dependent] = (dependent, *chain)
                     queue.append((dependent, chains[dependent]))
@@ -644,7 +768,7 @@ class PackageGraph:
 
     def nodes(self) -> frozenset[str]:
         """Every node: Bazel packages, matrix packages and directories labels name."""
-        return frozenset(self._graph.nodes)
+        return frozenset(self._nodes)
 
     def resolve(self, name: str) -> Package:
         """The package at repo-relative directory ``name`` (``.`` is the root).

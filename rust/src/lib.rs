@@ -5,6 +5,7 @@
 
 mod error;
 mod hash;
+mod starlark;
 mod stat_cache;
 mod surface;
 mod walk;
@@ -22,5 +23,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(stat_cache::hash_files_cached, m)?)?;
     m.add_function(wrap_pyfunction!(surface::extract_units, m)?)?;
     m.add_function(wrap_pyfunction!(surface::extract_units_many, m)?)?;
+    m.add_function(wrap_pyfunction!(crate::starlark::evaluate_build_files, m)?)?;
     Ok(())
 }

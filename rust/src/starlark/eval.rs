@@ -1,0 +1,476 @@
+//! BUILD files evaluated as Starlark, in parallel, with the repository's own `.bzl` files.
+//!
+//! Each BUILD file runs in its own module: its `load()`s of `.bzl` files in the
+//! tree are evaluated for real (once per run, shared between threads), loads
+//! from repositories that are not in the tree give opaque symbols, and every
+//! name the file uses that nothing defines (`cc_library`, `py_test`) is a rule
+//! that records its arguments' labels.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use rayon::prelude::*;
+use starlark::environment::{FrozenModule, Globals, GlobalsBuilder, LibraryExtension, Module};
+use starlark::eval::{Evaluator, FileLoader};
+use starlark::syntax::{AstModule, Dialect};
+
+use super::values::{Context, Magic, Record};
+
+/// One BUILD file to evaluate.
+pub struct BuildInput {
+    /// Repository-relative path of the BUILD file (messages, locations).
+    pub path: String,
+    /// Its package, relative to its workspace.
+    pub package: String,
+    /// The workspace root it belongs to, repository-relative ("" for the main one).
+    pub workspace: String,
+    pub content: String,
+}
+
+/// What one BUILD file's evaluation found.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub records: Vec<Record>,
+    /// Repository-relative `.bzl` files it loads, directly or through others, sorted.
+    pub loads: Vec<String>,
+    /// Why it could not be evaluated (then the caller falls back to reading it).
+    pub error: String,
+}
+
+/// The shared state of one run: the `.bzl` sources and the modules made from them.
+struct Run<'a> {
+    globals: Globals,
+    global_names: HashSet<String>,
+    dialect: Dialect,
+    bzl: &'a HashMap<String, String>,
+    own_names: &'a HashMap<String, Vec<String>>,
+    modules: Mutex<HashMap<String, Arc<Result<Loaded, String>>>>,
+}
+
+#[derive(Clone)]
+struct Loaded {
+    module: FrozenModule,
+    /// Every `.bzl` file this one loads, transitively, itself included.
+    files: Vec<String>,
+}
+
+fn globals() -> Globals {
+    let extensions = [
+        LibraryExtension::StructType,
+        LibraryExtension::Map,
+        LibraryExtension::Filter,
+        LibraryExtension::Partial,
+        LibraryExtension::Json,
+        LibraryExtension::Print,
+        LibraryExtension::SetType,
+    ];
+    let mut builder = GlobalsBuilder::extended_by(&extensions);
+    for name in [
+        "glob",
+        "select",
+        "rule",
+        "macro",
+        "package_name",
+        "repository_name",
+    ] {
+        builder.set(
+            name,
+            Magic::Builtin {
+                name: name.to_owned(),
+            },
+        );
+    }
+    for name in ["native", "attr"] {
+        builder.set(
+            name,
+            Magic::Namespace {
+                name: name.to_owned(),
+            },
+        );
+    }
+    builder.build()
+}
+
+fn dialect() -> Dialect {
+    Dialect {
+        enable_f_strings: true,
+        ..Dialect::Extended
+    }
+}
+
+/// Where a `load()` label leads: a `.bzl` file of the tree, or an opaque repository.
+enum Target {
+    File {
+        path: String,
+        package: String,
+    },
+    /// A file of this repository the tree lacks: opaque, but still a file it loads.
+    Missing {
+        path: String,
+    },
+    Opaque(String),
+}
+
+fn join(parts: &[&str]) -> String {
+    parts
+        .iter()
+        .filter(|p| !p.is_empty())
+        .copied()
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+impl Run<'_> {
+    fn resolve(&self, label: &str, workspace: &str, package: &str) -> Target {
+        let own = self.own_names.get(workspace);
+        let rest = if let Some(stripped) = label.strip_prefix('@') {
+            let stripped = stripped.trim_start_matches('@');
+            let (repo, tail) = stripped.split_once("//").unwrap_or((stripped, ""));
+            if !repo.is_empty() && !own.is_some_and(|names| names.iter().any(|n| n == repo)) {
+                return Target::Opaque(label.to_owned());
+            }
+            format!("//{tail}")
+        } else {
+            label.to_owned()
+        };
+        let (pkg, name) = match rest.strip_prefix("//") {
+            Some(absolute) => match absolute.split_once(':') {
+                Some((pkg, name)) => (pkg.to_owned(), name.to_owned()),
+                None => return Target::Opaque(label.to_owned()),
+            },
+            None => (package.to_owned(), rest.trim_start_matches(':').to_owned()),
+        };
+        let path = join(&[workspace, &pkg, &name]);
+        if self.bzl.contains_key(&path) {
+            Target::File { path, package: pkg }
+        } else {
+            Target::Missing { path }
+        }
+    }
+
+    /// The module of the `.bzl` file at `path`, evaluated once per run.
+    fn load_bzl(&self, path: &str, package: &str, chain: &[String]) -> Arc<Result<Loaded, String>> {
+        if let Some(found) = self.modules.lock().unwrap().get(path) {
+            return found.clone();
+        }
+        if chain.iter().any(|p| p == path) {
+            return Arc::new(Err(format!("load cycle through {path}")));
+        }
+        let mut chain = chain.to_vec();
+        chain.push(path.to_owned());
+        let workspace = self.workspace_of(path);
+        let result = self.evaluate(path, &self.bzl[path], &workspace, package, &chain, true);
+        let result = Arc::new(result.map(|(module, _, files)| Loaded {
+            module: module.unwrap(),
+            files,
+        }));
+        self.modules
+            .lock()
+            .unwrap()
+            .entry(path.to_owned())
+            .or_insert(result)
+            .clone()
+    }
+
+    fn workspace_of(&self, path: &str) -> String {
+        let mut best = "";
+        for root in self.own_names.keys() {
+            if (root.is_empty() || path.starts_with(&format!("{root}/")))
+                && root.len() >= best.len()
+            {
+                best = root;
+            }
+        }
+        best.to_owned()
+    }
+
+    /// Evaluates one file; returns its frozen module (for a `.bzl`), its records and the
+    /// `.bzl` files it reached.
+    #[allow(clippy::type_complexity)]
+    fn evaluate(
+        &self,
+        path: &str,
+        content: &str,
+        workspace: &str,
+        package: &str,
+        chain: &[String],
+        freeze: bool,
+    ) -> Result<(Option<FrozenModule>, Vec<Record>, Vec<String>), String> {
+        let ast = AstModule::parse(path, content.to_owned(), &self.dialect)
+            .map_err(|e| first_line(&e.to_string()))?;
+        let mut modules: HashMap<String, FrozenModule> = HashMap::new();
+        let mut files: HashSet<String> = HashSet::new();
+        if freeze {
+            files.insert(path.to_owned());
+        }
+        let mut loaded_names: HashSet<String> = HashSet::new();
+        for load in ast.loads() {
+            loaded_names.extend(load.symbols.keys().map(|s| (*s).to_owned()));
+            let module = match self.resolve(load.module_id, workspace, package) {
+                Target::File {
+                    path: file,
+                    package: pkg,
+                } => match &*self.load_bzl(&file, &pkg, chain) {
+                    Ok(loaded) => {
+                        files.extend(loaded.files.iter().cloned());
+                        loaded.module.clone()
+                    }
+                    Err(error) => return Err(error.clone()),
+                },
+                Target::Missing { path: file } => {
+                    files.insert(file);
+                    opaque_module(load.module_id, load.symbols.values().copied())?
+                }
+                Target::Opaque(label) => opaque_module(&label, load.symbols.values().copied())?,
+            };
+            modules.insert(load.module_id.to_owned(), module);
+        }
+        let context = Context {
+            package: package.to_owned(),
+            ..Context::default()
+        };
+        let loader = Loader { modules: &modules };
+        let unknown = unknown_names(content, &self.global_names, &loaded_names);
+        let module = Module::with_temp_heap(|module| -> Result<Option<FrozenModule>, String> {
+            for name in &unknown {
+                module.set(
+                    name,
+                    module.heap().alloc(Magic::Rule {
+                        kind: name.clone(),
+                        implicit: Vec::new(),
+                    }),
+                );
+            }
+            module.set(
+                "Label",
+                module.heap().alloc(Magic::LabelFn {
+                    package: package.to_owned(),
+                }),
+            );
+            {
+                let mut eval = Evaluator::new(&module);
+                eval.set_loader(&loader);
+                eval.extra = Some(&context);
+                eval.eval_module(ast, &self.globals)
+                    .map_err(|e| first_line(&e.to_string()))?;
+            }
+            if freeze {
+                Ok(Some(module.freeze().map_err(|e| format!("{e:?}"))?))
+            } else {
+                Ok(None)
+            }
+        })?;
+        let mut files: Vec<String> = files.into_iter().collect();
+        files.sort();
+        Ok((module, context.records.into_inner(), files))
+    }
+}
+
+fn first_line(text: &str) -> String {
+    text.lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim()
+        .to_owned()
+}
+
+struct Loader<'a> {
+    modules: &'a HashMap<String, FrozenModule>,
+}
+
+impl FileLoader for Loader<'_> {
+    fn load(&self, path: &str) -> starlark::Result<FrozenModule> {
+        self.modules.get(path).cloned().ok_or_else(|| {
+            starlark::Error::new_other(std::io::Error::other(format!("cannot load {path}")))
+        })
+    }
+}
+
+/// A module whose every requested symbol is opaque: the repository is not in the tree.
+fn opaque_module<'a>(
+    label: &str,
+    symbols: impl Iterator<Item = &'a str>,
+) -> Result<FrozenModule, String> {
+    let symbols: Vec<&str> = symbols.collect();
+    Module::with_temp_heap(|module| {
+        for symbol in &symbols {
+            let origin = format!("{label}%{symbol}");
+            module.set(
+                symbol,
+                module.heap().alloc(Magic::Opaque {
+                    origin,
+                    strings: Vec::new(),
+                }),
+            );
+        }
+        module.freeze().map_err(|e| format!("{e:?}"))
+    })
+}
+
+const KEYWORDS: [&str; 20] = [
+    "and", "as", "break", "continue", "def", "elif", "else", "for", "if", "in", "lambda", "load",
+    "not", "or", "pass", "return", "True", "False", "None", "while",
+];
+
+/// Identifiers the file uses that neither the globals nor its loads define, over-approximated
+/// (every identifier outside strings and comments that does not follow a '.').
+fn unknown_names(
+    content: &str,
+    globals: &HashSet<String>,
+    loaded: &HashSet<String>,
+) -> Vec<String> {
+    let bytes = content.as_bytes();
+    let mut names: HashSet<&str> = HashSet::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if c == b'#' {
+            while i < bytes.len() && bytes[i] != b'\n' {
+                i += 1;
+            }
+        } else if c == b'"' || c == b'\'' {
+            let triple = bytes[i..].starts_with(&[c, c, c]);
+            i += if triple { 3 } else { 1 };
+            while i < bytes.len() {
+                if bytes[i] == b'\\' {
+                    i += 2;
+                    continue;
+                }
+                if triple && bytes[i..].starts_with(&[c, c, c]) {
+                    i += 3;
+                    break;
+                }
+                if !triple && (bytes[i] == c || bytes[i] == b'\n') {
+                    i += 1;
+                    break;
+                }
+                i += 1;
+            }
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            let start = i;
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                i += 1;
+            }
+            let after_dot = content[..start].trim_end().ends_with('.');
+            if !after_dot {
+                names.insert(&content[start..i]);
+            }
+        } else {
+            i += 1;
+        }
+    }
+    let mut unknown: Vec<String> = names
+        .into_iter()
+        .filter(|n| !KEYWORDS.contains(n) && !globals.contains(*n) && !loaded.contains(*n))
+        .filter(|n| *n != "Label")
+        .map(str::to_owned)
+        .collect();
+    unknown.sort();
+    unknown
+}
+
+/// Evaluates every BUILD file, in parallel.
+pub fn evaluate_all(
+    builds: &[BuildInput],
+    bzl: &HashMap<String, String>,
+    own_names: &HashMap<String, Vec<String>>,
+) -> Vec<Outcome> {
+    let globals = globals();
+    let global_names = globals.names().map(|n| n.as_str().to_owned()).collect();
+    let run = Run {
+        globals,
+        global_names,
+        dialect: dialect(),
+        bzl,
+        own_names,
+        modules: Mutex::new(HashMap::new()),
+    };
+    builds
+        .par_iter()
+        .map(|build| {
+            match run.evaluate(
+                &build.path,
+                &build.content,
+                &build.workspace,
+                &build.package,
+                &[],
+                false,
+            ) {
+                Ok((_, records, loads)) => Outcome {
+                    records,
+                    loads,
+                    error: String::new(),
+                },
+                Err(error) => Outcome {
+                    error,
+                    ..Outcome::default()
+                },
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn run(files: &[(&str, &str)], builds: &[(&str, &str)]) -> Vec<Outcome> {
+        let bzl: HashMap<String, String> = files
+            .iter()
+            .map(|(p, c)| (p.to_string(), c.to_string()))
+            .collect();
+        let mut names = HashMap::new();
+        names.insert(String::new(), vec!["mono".to_string()]);
+        let inputs: Vec<BuildInput> = builds
+            .iter()
+            .map(|(p, c)| BuildInput {
+                path: p.to_string(),
+                package: p.rsplit_once('/').map(|x| x.0).unwrap_or("").to_string(),
+                workspace: String::new(),
+                content: c.to_string(),
+            })
+            .collect();
+        evaluate_all(&inputs, &bzl, &names)
+    }
+
+    #[test]
+    fn constructs() {
+        let out = run(
+            &[
+                ("tools/defs.bzl", "load(':inner.bzl', 'DEPS')\ndef my_group(name, srcs = [], **kwargs):\n    native.filegroup(name = name, srcs = srcs + ['//helpers:h'] + DEPS, **kwargs)\n"),
+                ("tools/inner.bzl", "DEPS = ['//deep:d']\nCOMMON = ['//common']\n"),
+                ("tools/stamp.bzl", "def _impl(ctx):\n    return []\nstamped = rule(implementation = _impl, attrs = {'srcs': attr.label_list(allow_files = True), '_tool': attr.label(default = ':stamper'), 'x': attr.string(default = '//no')})\nMyInfo = provider(fields = ['a'])\n"),
+            ],
+            &[
+                ("a/BUILD", "load('//tools:defs.bzl', 'my_group')\nload('@mono//tools:inner.bzl', 'COMMON')\nload('@rules_go//go:def.bzl', 'go_library')\nmy_group(name = 't', visibility = ['//vis:x'])\nfilegroup(name = 'c', srcs = COMMON + ['//libs/%s' % n for n in ['one', 'two']] + ['//lib:' + n for n in ['x']])\ngo_library(name = 'g', deps = ['//gdep'], embed = select({'//config:opt': ['//sel:a'], '//conditions:default': []}))\nfilegroup(name = 'f', srcs = [], features = select({'//config:f': ['x']}))\n"),
+                ("b/BUILD", "load('//tools:stamp.bzl', 'stamped')\nstamped(name = 's', srcs = glob(['*.py']) + select({'//c:d': []}))\ncc_library(name = 'x', deps = [':local', '//b2'] + glob(['x']))\n"),
+                ("c/BUILD", "this is not starlark(\n"),
+                ("d/BUILD", "load('//missing:x.bzl', 'm')\nm(name = 'q', deps = ['//mm'])\n"),
+            ],
+        );
+        for o in &out {
+            println!("{:?}\n", o);
+        }
+        let labels = |i: usize| {
+            out[i]
+                .records
+                .iter()
+                .map(|r| r.label.clone())
+                .collect::<Vec<_>>()
+        };
+        assert!(labels(0).contains(&"//helpers:h".to_string()));
+        assert!(labels(0).contains(&"//deep:d".to_string()));
+        assert!(labels(0).contains(&"//libs/two".to_string()));
+        assert!(labels(0).contains(&"//lib:x".to_string()));
+        assert!(labels(0).contains(&"//common".to_string()));
+        assert!(labels(0).contains(&"//config:opt".to_string()));
+        assert!(labels(0).contains(&"//config:f".to_string()));
+        assert!(!labels(0).contains(&"//vis:x".to_string()));
+        assert!(labels(1).contains(&"//tools:stamper".to_string()));
+        assert!(!labels(1).contains(&"//no".to_string()));
+        assert!(labels(1).contains(&"//b2".to_string()));
+        assert!(!out[2].error.is_empty());
+        assert!(labels(3).contains(&"//mm".to_string()));
+    }
+}

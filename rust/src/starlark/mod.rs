@@ -1,0 +1,125 @@
+//! `evaluate_build_files`: BUILD files evaluated as Starlark, in parallel with the GIL released.
+//!
+//! The package graph (`python/oracle_gate/graph.py`) turns the labels recorded
+//! here into edges; `docs/selection.md` says what is evaluated and what is opaque.
+
+mod eval;
+mod values;
+
+use std::collections::HashMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::OnceLock;
+
+use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedBytes;
+
+use eval::{evaluate_all, BuildInput, Outcome};
+
+/// Starlark recursion (a deep macro, a long `+` chain) needs more than rayon's default stack.
+const WORKER_STACK: usize = 64 << 20;
+
+/// (label, `file:line` of the call, opaque symbol or ""), the `.bzl` files reached, error.
+type PyOutcome = (Vec<(String, String, String)>, Vec<String>, String);
+
+// pyo3 turns this doc comment into the Python docstring; the full contract is
+// in `python/oracle_gate/_native.pyi`.
+/// BUILD files evaluated as Starlark with the repository's own .bzl files, in parallel.
+///
+/// Returns, per BUILD file in input order: the label-like strings its rules
+/// were given, the .bzl files it loads (transitively) and an error ("" if none).
+#[pyfunction]
+pub fn evaluate_build_files(
+    py: Python<'_>,
+    builds: Vec<(String, String, String, PyBackedBytes)>,
+    bzl: Vec<(String, PyBackedBytes)>,
+    own_names: Vec<(String, Vec<String>)>,
+) -> PyResult<Vec<PyOutcome>> {
+    let outcomes = py.detach(|| {
+        let sources: HashMap<String, String> = bzl
+            .iter()
+            .map(|(path, text)| (path.clone(), String::from_utf8_lossy(text).into_owned()))
+            .collect();
+        let names: HashMap<String, Vec<String>> = own_names.into_iter().collect();
+        let inputs: Vec<Result<BuildInput, String>> = builds
+            .iter()
+            .map(|(path, package, workspace, text)| {
+                let content = std::str::from_utf8(text)
+                    .map_err(|_| "the BUILD file is not UTF-8".to_owned())?;
+                Ok(BuildInput {
+                    path: path.clone(),
+                    package: package.clone(),
+                    workspace: workspace.clone(),
+                    content: content.to_owned(),
+                })
+            })
+            .collect();
+        on_pool(|| evaluate_inputs(&inputs, &sources, &names))
+    });
+    Ok(outcomes
+        .into_iter()
+        .map(|outcome| {
+            let records = outcome
+                .records
+                .into_iter()
+                .map(|r| (r.label, r.location, r.opaque))
+                .collect();
+            (records, outcome.loads, outcome.error)
+        })
+        .collect())
+}
+
+fn evaluate_inputs(
+    inputs: &[Result<BuildInput, String>],
+    sources: &HashMap<String, String>,
+    names: &HashMap<String, Vec<String>>,
+) -> Vec<Outcome> {
+    let valid: Vec<BuildInput> = inputs
+        .iter()
+        .filter_map(|input| input.as_ref().ok())
+        .map(|b| BuildInput {
+            path: b.path.clone(),
+            package: b.package.clone(),
+            workspace: b.workspace.clone(),
+            content: b.content.clone(),
+        })
+        .collect();
+    // A panic in the interpreter is a file the caller reads the other way, not a crash.
+    let mut evaluated = catch_unwind(AssertUnwindSafe(|| evaluate_all(&valid, sources, names)))
+        .unwrap_or_else(|_| {
+            let error = "the Starlark interpreter failed".to_owned();
+            valid
+                .iter()
+                .map(|_| Outcome {
+                    error: error.clone(),
+                    ..Outcome::default()
+                })
+                .collect()
+        })
+        .into_iter();
+    inputs
+        .iter()
+        .map(|input| match input {
+            Ok(_) => evaluated.next().unwrap_or_default(),
+            Err(error) => Outcome {
+                error: error.clone(),
+                ..Outcome::default()
+            },
+        })
+        .collect()
+}
+
+/// Runs `work` on a pool whose threads have stacks big enough for deep Starlark.
+fn on_pool<T: Send>(work: impl FnOnce() -> T + Send) -> T {
+    static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
+    let pool = POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .stack_size(WORKER_STACK)
+            .thread_name(|i| format!("oracle-gate-starlark-{i}"))
+            .build()
+            .ok()
+    });
+    match pool {
+        Some(pool) => pool.install(work),
+        None => work(),
+    }
+}
