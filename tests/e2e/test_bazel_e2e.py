@@ -18,6 +18,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -858,3 +859,183 @@ def test_switching_venvs_or_removing_a_shadowing_pth_misses_the_cache(
         assert gates(second) == ["PASSED"] * 3
     finally:
         bazel.shutdown()
+
+
+# --- Remote execution: BuildGrid from PyPI on 127.0.0.1 --------------------------------
+#
+# BuildGrid 0.4.4 (the newest on PyPI for Python 3.11) needs PostgreSQL for its
+# scheduler and ships no worker, so the fixture starts a throw-away PostgreSQL,
+# `bgd server` (CAS, ByteStream, action cache, execution, bots) and the small
+# worker in reapi_bot.py. .ci/run installs BuildGrid into a virtual environment
+# and names its `bgd` in ORACLE_GATE_BGD.
+
+BGD = os.environ.get("ORACLE_GATE_BGD") or shutil.which("bgd")
+BGD_CONFIG = """\
+server:
+  - !channel
+    address: "127.0.0.1:{port}"
+    insecure-mode: true
+connections:
+  - !sql-connection &sql
+    connection-string: {database}
+storages:
+  - !disk-storage &storage
+    path: {root}/cas
+caches:
+  - !lru-action-cache &cache
+    storage: *storage
+    max-cached-refs: 1024
+    allow-updates: true
+schedulers:
+  - !sql-scheduler &scheduler
+    sql: *sql
+    action-cache: *cache
+    storage: *storage
+instances:
+  - name: ""
+    services:
+      - !action-cache
+        cache: *cache
+      - !execution
+        scheduler: *scheduler
+      - !bots
+        scheduler: *scheduler
+      - !cas
+        storage: *storage
+      - !bytestream
+        storage: *storage
+"""
+
+
+def _as_postgres(command: list[str]) -> list[str]:
+    # PostgreSQL refuses to run as root.
+    return ["runuser", "-u", "postgres", "--", *command] if os.geteuid() == 0 else command
+
+
+def _wait_for_port(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        if process.poll() is not None:
+            break
+        time.sleep(0.5)
+    pytest.fail(f"BuildGrid did not start: {log.read_text()[-2000:]}")
+
+
+@pytest.fixture
+def buildgrid() -> Iterator[tuple[str, Path]]:
+    """BuildGrid with PostgreSQL and one local worker; yields grpc://... and the worker's log."""
+    missing = [
+        name for name, found in (("bgd", BGD), ("initdb", shutil.which("initdb"))) if found is None
+    ]
+    if missing:
+        message = f"{', '.join(missing)} not found; .ci/run installs BuildGrid and PostgreSQL"
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    assert BGD is not None
+    # Not below tmp_path: pytest's directory is private to root, and
+    # PostgreSQL runs as the postgres user.
+    root = Path(tempfile.mkdtemp(prefix="oracle-gate-buildgrid-"))
+    data = root / "postgres"
+    if os.geteuid() == 0:
+        shutil.chown(root, "postgres")
+    pg_port, port = _free_port(), _free_port()
+    run = {"check": True, "timeout": 120, "capture_output": True}
+    subprocess.run(_as_postgres(["initdb", "-D", str(data), "-A", "trust", "-U", "bgd"]), **run)
+    subprocess.run(
+        _as_postgres(
+            [
+                "pg_ctl",
+                "-D",
+                str(data),
+                "-w",
+                "-l",
+                str(root / "postgres.log"),
+                "-o",
+                f"-p {pg_port} -k {root} -h 127.0.0.1",
+                "start",
+            ]
+        ),
+        **run,
+    )
+    server = bot = None
+    try:
+        subprocess.run(
+            [
+                "psql",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                str(pg_port),
+                "-U",
+                "bgd",
+                "-d",
+                "postgres",
+                "-c",
+                "create database bgd",
+            ],
+            **run,
+        )
+        database = f"postgresql+psycopg2://bgd@127.0.0.1:{pg_port}/bgd"
+        subprocess.run([BGD, "migrate", "apply", database], **run)
+        config = root / "bgd.yml"
+        config.write_text(BGD_CONFIG.format(port=port, database=database, root=root))
+        server_log = root / "server.log"
+        with server_log.open("wb") as out:
+            server = subprocess.Popen([BGD, "server", "start", str(config)], stdout=out, stderr=out)
+        _wait_for_port(port, server, server_log)
+        bot_log = root / "bot.log"
+        (root / "work").mkdir()
+        python = str(Path(BGD).resolve().parent / "python")
+        with bot_log.open("wb") as out:
+            bot = subprocess.Popen(
+                [
+                    python,
+                    "-u",
+                    str(Path(__file__).parent / "reapi_bot.py"),
+                    f"127.0.0.1:{port}",
+                    str(root / "work"),
+                ],
+                stdout=out,
+                stderr=out,
+            )
+        yield f"grpc://127.0.0.1:{port}", bot_log
+    finally:
+        for process in (bot, server):
+            if process is not None:
+                process.terminate()
+                process.wait(timeout=60)
+        subprocess.run(
+            _as_postgres(["pg_ctl", "-D", str(data), "-m", "fast", "stop"]),
+            timeout=120,
+            capture_output=True,
+            check=False,
+        )
+
+
+def test_gates_run_on_a_buildgrid_remote_executor_and_fail_as_locally(
+    tmp_path: Path, checkout: Path, buildgrid: tuple[str, Path]
+) -> None:
+    executor, bot_log = buildgrid
+    bazel = Bazel(
+        _copy_workspace("workspace", tmp_path, checkout),
+        tmp_path / "output_base",
+        f"--override_repository=oracle_gate={checkout}",
+    )
+    fixture = bazel.workspace / "libs" / "intervals" / "testdata" / "ranges" / "nested.json"
+    try:
+        passing = bazel.test(f"--remote_executor={executor}", "//...")
+        fixture.write_text('{"input": [[0, 9]], "expected": [[0, 9]]}\n')
+        failing = bazel.test(f"--remote_executor={executor}", "--test_output=errors", "//...")
+    finally:
+        bazel.shutdown()
+    assert passing.returncode == 0, passing.output
+    assert [_status(passing, gate) for gate in GATES] == ["PASSED"] * 3
+    assert re.search(r"processes: .*\b3 remote\b", passing.output), passing.output
+    assert failing.returncode == 3, failing.output
+    assert _status(failing, "//libs/intervals:oracle_gate") == "FAILED"
+    assert "fixture changed since libs/intervals/oracle_gate.lock was written" in failing.output
+    assert len(re.findall(r"^executed lease ", bot_log.read_text(), re.M)) >= 5
