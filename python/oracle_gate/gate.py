@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime
 from pathlib import Path
 
-from oracle_gate import backend
+from oracle_gate import backend, progress
 from oracle_gate.classify import classify
 from oracle_gate.config.ledgers import ASSUMPTIONS_FILE, FREEZE_FILE, SEEDS_FILE
 from oracle_gate.config.lockfile import LOCK_FILE
@@ -119,7 +119,8 @@ def check(
         ConfigError, LockError, LedgerError, SurfaceError, TreeError: an oracle
             file in either tree is invalid, so no verdict can be reached.
     """
-    facts = gather_facts(repo, base, head, today, graph, approvals=approvals)
+    with progress.stage("reading both trees and package graphs"):
+        facts = gather_facts(repo, base, head, today, graph, approvals=approvals)
     laned = classify(facts)
     findings = judge_paths(laned, facts)
     selection = select(laned, facts)
@@ -131,7 +132,10 @@ def check(
         findings += judge_packages(list(selection.packages), facts)
         if run_rows:
             rows = _selected_rows(facts, selection)
-            row_findings, stats = _run_rows(repo, facts, rows, write_seeds)
+            with progress.stage(
+                "running rows (seed replay, properties, partitions, relations)", len(rows)
+            ):
+                row_findings, stats = _run_rows(repo, facts, rows, write_seeds)
             findings += row_findings
     append_health(repo, facts, rows, stats)
     return Report.build(

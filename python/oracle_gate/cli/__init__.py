@@ -20,6 +20,7 @@ from oracle_gate.cli.ledgers import add_freeze_arguments, add_seeds_arguments, c
 from oracle_gate.cli.lock import cmd_lock
 from oracle_gate.cli.note import cmd_note
 from oracle_gate.cli.select import cmd_select
+from oracle_gate.cli.terminal import COLOR_CHOICES
 from oracle_gate.errors import GateError
 from oracle_gate.formats import FORMATS
 from oracle_gate.graph import GRAPH_MODES
@@ -51,6 +52,12 @@ def build_parser() -> argparse.ArgumentParser:
     def add_output(sub: argparse.ArgumentParser) -> None:
         sub.add_argument("--format", choices=sorted(FORMATS), default="text")
         sub.add_argument("--today", help="judge freeze expiry as of this YYYY-MM-DD date")
+        sub.add_argument(
+            "--color",
+            choices=COLOR_CHOICES,
+            default="auto",
+            help="colour the verdicts of the text report (auto: on a terminal, unless NO_COLOR)",
+        )
 
     def add_graph(sub: argparse.ArgumentParser) -> None:
         # check and select take the same graph, so what select prints is what check runs.

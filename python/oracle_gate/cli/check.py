@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from oracle_gate.cli.common import repo_root, today
+from oracle_gate.cli.terminal import progress_on_tty, styled
 from oracle_gate.errors import ConfigError
 from oracle_gate.formats import FORMATS
 from oracle_gate.gate import check
@@ -77,15 +78,16 @@ def cmd_check(args: argparse.Namespace) -> int:
     repo = repo_root(args.repo)
     approvals = read_approvals(args.approvals)
     base = args.base or base_from_environment(os.environ)
-    report = check(
-        repo,
-        base=base,
-        head=args.head,
-        today=today(args.today),
-        write_seeds=args.write_seeds,
-        graph=args.graph,
-        approvals=approvals,
-    )
+    with progress_on_tty():
+        report = check(
+            repo,
+            base=base,
+            head=args.head,
+            today=today(args.today),
+            write_seeds=args.write_seeds,
+            graph=args.graph,
+            approvals=approvals,
+        )
     _write_outputs(args.output, report)
-    sys.stdout.write(FORMATS[args.format](report))
+    sys.stdout.write(styled(FORMATS[args.format](report), args.format, args.color))
     return report.exit_code

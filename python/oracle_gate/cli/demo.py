@@ -17,7 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from oracle_gate import progress
 from oracle_gate.cli.common import today
+from oracle_gate.cli.terminal import progress_on_tty, styled
 from oracle_gate.formats import FORMATS
 from oracle_gate.gate import check
 from oracle_gate.locks import relock
@@ -281,7 +283,7 @@ def run_demo(today: datetime.date, patches: tuple[DemoPatch, ...] = PATCHES) -> 
         shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns("__pycache__"))
         git(root, "init", "-q", "-b", "main")
         parent = _commit(root, "trusted parent")
-        for patch in patches:
+        for patch in progress.steps("demo patches", patches):
             git(root, "checkout", "-q", "-f", "--detach", parent)
             git(root, "clean", "-q", "-fdx")
             patch.apply(root, parent)
@@ -341,11 +343,11 @@ _DOCUMENTS: dict[str, Callable[[list[DemoOutcome]], str]] = {
 }
 
 
-def _print_readable(outcomes: list[DemoOutcome], format: str) -> None:
+def _print_readable(outcomes: list[DemoOutcome], format: str, color: str) -> None:
     for outcome in outcomes:
         print(f"=== patch: {outcome.name} — {outcome.description}")
         print(f"    expected {outcome.expected.value}, gate says {outcome.report.verdict.value}")
-        sys.stdout.write(FORMATS[format](outcome.report))
+        sys.stdout.write(styled(FORMATS[format](outcome.report), format, color))
         print()
     rejected = sum(o.report.exit_code == ExitCode.REJECT for o in outcomes)
     print(
@@ -356,9 +358,10 @@ def _print_readable(outcomes: list[DemoOutcome], format: str) -> None:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    outcomes = run_demo(today(args.today), PATCHES)
+    with progress_on_tty():
+        outcomes = run_demo(today(args.today), PATCHES)
     if args.format in _DOCUMENTS:
         sys.stdout.write(_DOCUMENTS[args.format](outcomes))
     else:
-        _print_readable(outcomes, args.format)
+        _print_readable(outcomes, args.format, args.color)
     return ExitCode.MERGE if all(_as_expected(o) for o in outcomes) else ExitCode.REJECT

@@ -19,6 +19,7 @@ from typing import Any
 
 from blake3 import blake3
 
+from oracle_gate import progress
 from oracle_gate.config.ledgers import (
     ASSUMPTIONS_FILE,
     FREEZE_FILE,
@@ -540,6 +541,7 @@ def judge_rows(rows: list[tuple[Package, Row]], env: RowEnv) -> tuple[list[Findi
             _judge_row(context, partitions, findings)
         except OracleMistake as mistake:
             raise _config_error(env, package, mistake) from None
+        progress.advance()
     packages = {package.path: package for package, _ in rows}
     for package_path, described in sorted(partitions.items()):
         findings.extend(_assumption_findings(env, packages[package_path], described))
