@@ -8,6 +8,7 @@ import pty
 import re
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -92,38 +93,46 @@ def test_progress_is_drawn_on_a_tty(example_repo: tuple[GitRepo, str]) -> None:
     repo, base = example_repo
     _reject_and_refactor(repo)
     leader, follower = pty.openpty()
+    drawn = bytearray()
+
+    def drain() -> None:
+        # Read while the child draws: a full pty buffer would block it.
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            drawn.extend(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    command = [
+        sys.executable,
+        "-m",
+        "oracle_gate",
+        "check",
+        "--repo",
+        str(repo.path),
+        "--base",
+        base,
+    ]
     try:
         done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "oracle_gate",
-                "check",
-                "--repo",
-                str(repo.path),
-                "--base",
-                base,
-            ],
+            command,
             stdout=subprocess.PIPE,
             stderr=follower,
             env={**os.environ, "TERM": "xterm", "COLUMNS": "120"},
             timeout=300,
             check=False,
         )
-        os.close(follower)
-        drawn = b""
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            drawn += chunk
     finally:
+        os.close(follower)
+        reader.join(timeout=10)
         os.close(leader)
     assert done.returncode == 1
-    text = drawn.decode("utf-8", "replace")
+    text = bytes(drawn).decode("utf-8", "replace")
     assert "reading both trees and package graphs" in text
     assert "running rows" in text
     assert ANSI.search(done.stdout.decode()) is None  # stdout is a pipe: no colour
