@@ -42,7 +42,7 @@ def _add(repo: GitRepo, node: str = NODE, expires: str = "2026-12-31", **env: st
     return code
 
 
-def test_freeze_add_writes_an_entry_the_ledger_lane_accepts_without_a_note(
+def test_freeze_add_writes_an_entry_the_ledger_lane_accepts_with_a_triage_trailer(
     example_repo: tuple[GitRepo, str],
 ) -> None:
     repo, base = example_repo
@@ -54,8 +54,8 @@ def test_freeze_add_writes_an_entry_the_ledger_lane_accepts_without_a_note(
     assert entries[0].data["owner"] == "@intervals-team"
     assert entries[0].data["replacement_row"] == "merge_ranges_contract"
     assert "budget: 2" in repo.read(FREEZE)
-    repo.commit("freeze a flaky test")
-    assert repo.judge_paths(base).verdict_of(FREEZE) is Verdict.PASS
+    repo.commit("freeze a flaky test", {"Freeze-Triage": "grace@example.com"})
+    assert repo.judge_paths(base).verdict_of(FREEZE) is Verdict.HUMAN_NOTED
 
 
 @pytest.mark.parametrize(("variable", "value"), [("ORACLE_GATE_ROLE", "agent"), ("CI", "true")])

@@ -58,10 +58,23 @@ def test_gate_call_removed_from_build_without_note_is_rejected(repo: GitRepo) ->
 
 def test_gate_widened_in_build_passes(repo: GitRepo) -> None:
     base = _package(repo)
-    repo.replace(BUILD, 'globs = ["ranges/split.py"]', 'globs = ["ranges/split.py", "ranges/x.py"]')
-    report = repo.gate(base, repo.commit("widen a row"))
+    repo.replace(
+        BUILD,
+        'globs = ["ranges/split.py"]',
+        'globs = ["ranges/split.py", "ranges/x.py"], properties = ["props.py:p"]',
+    )
+    repo.write(f"{PKG}/props.py", "def p(x):\n    pass\n")
+    report = repo.judge_paths(base, repo.commit("widen a row, with a property"))
     assert report.paths[0].lane is Lane.MATRIX
     assert report.verdict_of(BUILD) is Verdict.PASS
+
+
+def test_gate_row_without_oracle_widened_in_build_is_rejected(repo: GitRepo) -> None:
+    base = _package(repo)
+    repo.replace(BUILD, 'globs = ["ranges/split.py"]', 'globs = ["ranges/split.py", "ranges/x.py"]')
+    report = repo.judge_paths(base, repo.commit("widen a row that checks nothing"))
+    assert report.verdict_of(BUILD) is Verdict.REJECT
+    assert any("decorative row 'split'" in f.reason for f in report.findings)
 
 
 def test_build_file_without_a_gate_stays_harness(repo: GitRepo) -> None:

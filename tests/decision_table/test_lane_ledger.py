@@ -95,10 +95,73 @@ def test_freeze_entry_thawed_or_edited_is_rejected(
     assert any(words in f.reason for f in report.findings)
 
 
-def test_freeze_entry_added_with_expiry_passes(example_repo: tuple[GitRepo, str]) -> None:
+TRIAGE = {"Freeze-Triage": "grace@example.com"}
+
+
+def test_freeze_entry_added_with_expiry_and_triage_passes(
+    example_repo: tuple[GitRepo, str],
+) -> None:
     repo, base = example_repo
     _freeze(repo, _entry())
-    assert repo.gate(base, repo.commit("freeze")).verdict is Verdict.PASS
+    report = repo.gate(base, repo.commit("freeze", TRIAGE))
+    assert report.verdict_of(FREEZE) is Verdict.HUMAN_NOTED
+    assert report.verdict is Verdict.PASS
+
+
+def test_freeze_entry_added_without_triage_or_note_is_rejected(
+    example_repo: tuple[GitRepo, str],
+) -> None:
+    repo, base = example_repo
+    _freeze(repo, _entry())
+    report = repo.judge_paths(base, repo.commit("freeze quietly"))
+    assert report.verdict_of(FREEZE) is Verdict.REJECT
+    assert any("no Freeze-Triage" in f.reason for f in report.findings)
+
+
+def test_freeze_entry_added_with_a_human_note_is_human_noted(
+    example_repo: tuple[GitRepo, str],
+) -> None:
+    repo, base = example_repo
+    _freeze(repo, _entry())
+    repo.note(PKG, base, "flake_freeze.yaml")
+    report = repo.judge_paths(base, repo.commit("noted freeze"))
+    assert report.verdict_of(FREEZE) is Verdict.HUMAN_NOTED
+
+
+PARTITION_FREEZE = (
+    "  - row: merge_ranges_contract\n    input_hash: {hash}\n    reason: flaky\n"
+    "    expires: '2027-01-15'\n    owner: platform\n    replacement_row: {row}\n"
+)
+
+
+def test_flaky_partition_frozen_with_a_replacement_row_added_in_the_same_patch_is_rejected(
+    example_repo: tuple[GitRepo, str],
+) -> None:
+    repo, base = example_repo
+    repo.append(
+        f"{PKG}/invariants.yaml",
+        '  - id: replacement\n    globs: ["intervals/*.py"]\n'
+        '    properties: ["props.py:prop_idempotent"]\n',
+    )
+    _freeze(repo, PARTITION_FREEZE.format(hash="ab" * 32, row="replacement"))
+    report = repo.judge_paths(base, repo.commit("freeze and replace", TRIAGE))
+    assert report.verdict_of(FREEZE) is Verdict.REJECT
+    assert any("replacement row this patch adds" in f.reason for f in report.findings)
+
+
+def test_flaky_partition_frozen_with_an_existing_replacement_row_is_triaged(
+    example_repo: tuple[GitRepo, str],
+) -> None:
+    repo, _ = example_repo
+    repo.append(
+        f"{PKG}/invariants.yaml",
+        '  - id: replacement\n    globs: ["intervals/*.py"]\n'
+        '    properties: ["props.py:prop_idempotent"]\n',
+    )
+    base = repo.commit("a reviewed replacement row")
+    _freeze(repo, PARTITION_FREEZE.format(hash="ab" * 32, row="replacement"))
+    report = repo.judge_paths(base, repo.commit("freeze", TRIAGE))
+    assert report.verdict_of(FREEZE) is Verdict.HUMAN_NOTED
 
 
 def test_freeze_entry_without_expiry_is_rejected(example_repo: tuple[GitRepo, str]) -> None:
@@ -130,7 +193,7 @@ def test_frozen_node_id_that_no_longer_exists_is_rejected(
 def test_frozen_parametrized_node_id_that_exists_passes(example_repo: tuple[GitRepo, str]) -> None:
     repo, base = example_repo
     _freeze(repo, _entry(nodeid="tests/test_merge.py::test_recorded_cases[nested.json]"))
-    assert repo.gate(base, repo.commit("freeze")).verdict is Verdict.PASS
+    assert repo.gate(base, repo.commit("freeze", TRIAGE)).verdict is Verdict.PASS
 
 
 def test_frozen_entries_over_budget_are_rejected(example_repo: tuple[GitRepo, str]) -> None:

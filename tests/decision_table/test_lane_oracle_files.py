@@ -68,7 +68,11 @@ def test_matrix_row_removed_without_note_is_rejected(example_repo: tuple[GitRepo
 def test_matrix_widened_passes(example_repo: tuple[GitRepo, str]) -> None:
     repo, base = example_repo
     repo.replace(MATRIX, "examples: 80", "examples: 200")
-    repo.append(MATRIX, '  - id: extra_row\n    globs: ["tools/*.py"]\n')
+    repo.append(
+        MATRIX,
+        '  - id: extra_row\n    globs: ["tools/*.py"]\n'
+        '    properties: ["props.py:prop_idempotent"]\n',
+    )
     report = repo.judge_paths(base, repo.commit("widen"))
     assert report.verdict_of(MATRIX) is Verdict.PASS
 

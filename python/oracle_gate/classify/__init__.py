@@ -22,7 +22,7 @@ from oracle_gate.facts import Facts, LanedPath
 from oracle_gate.globs import matches_any
 from oracle_gate.model import Change, ChangeKind, Lane, Package
 
-__all__ = ["classify", "is_docs"]
+__all__ = ["classify", "is_docs", "lane_in"]
 
 _LEDGER_FILES = frozenset({SEEDS_FILE, FREEZE_FILE, ASSUMPTIONS_FILE, CHANGELOG_FILE})
 # Files that neither run nor judge anything, wherever they are.
@@ -45,6 +45,26 @@ _PRECEDENCE = (
 def is_docs(path: str, globs: tuple[str, ...]) -> bool:
     """Whether ``path`` (package- or repo-relative) is documentation under ``globs``."""
     return not path.endswith(_PYTHON_SUFFIXES) and matches_any(path, globs)
+
+
+def lane_in(relative: str, package: Package, is_new: bool, docs: tuple[str, ...]) -> Lane:
+    """The lane one package's matrix alone gives a package-relative path.
+
+    First match wins: oracle module, fixture, test, docs, test support, production.
+    """
+    matrix = package.matrix
+    if any(relative in row.oracle_modules for row in matrix.rows):
+        return Lane.PROPERTY
+    fixtures = [*matrix.fixtures, *(g for row in matrix.rows for g in row.fixtures)]
+    if matches_any(relative, fixtures):
+        return Lane.FIXTURE
+    if matches_any(relative, matrix.tests) or (
+        not is_docs(relative, docs) and matrix.is_test_support(relative)
+    ):
+        return Lane.AGENT_TEST if is_new else Lane.TEST
+    if is_docs(relative, docs):
+        return Lane.DOCS
+    return Lane.PRODUCTION
 
 
 def _looks_like_test(path: str) -> bool:
@@ -145,21 +165,8 @@ class _Classifier:
 
     def _lane_in(self, change: Change, package: Package) -> Lane:
         """The lane one matrix gives the path (the parent's or the head's)."""
-        relative = package.relative(change.path)
-        matrix = package.matrix
         is_new = change.kind is ChangeKind.ADDED
-        if any(relative in row.oracle_modules for row in matrix.rows):
-            return Lane.PROPERTY
-        fixtures = [*matrix.fixtures, *(g for row in matrix.rows for g in row.fixtures)]
-        if matches_any(relative, fixtures):
-            return Lane.FIXTURE
-        if matches_any(relative, matrix.tests):
-            return Lane.AGENT_TEST if is_new else Lane.TEST
-        if is_docs(relative, self.facts.settings.docs):
-            return Lane.DOCS
-        if matrix.is_test_support(relative):
-            return Lane.AGENT_TEST if is_new else Lane.TEST
-        return Lane.PRODUCTION
+        return lane_in(package.relative(change.path), package, is_new, self.facts.settings.docs)
 
     def _package_lane(self, change: Change, owner: Package, parent: Package | None) -> Lane:
         """The lane inside a package, judged by the parent's and the head's matrices.

@@ -29,6 +29,9 @@ _NOTE_HINT = (
     "a human note must come with it: an ORACLE_CHANGELOG.md entry naming the parent "
     "commit and {path}, or an 'Oracle-Change: {path} — <reason>' trailer"
 )
+_TRIAGE_HINT = (
+    "commit it with a 'Freeze-Triage: <reviewer>' trailer, or with a human note for {path}"
+)
 
 
 def add_freeze_arguments(parser: argparse.ArgumentParser) -> None:
@@ -129,8 +132,7 @@ def cmd_freeze(args: argparse.Namespace) -> int:
         content = freeze_remove(text, path, ledger_key)
     replace_file(file, content)
     print(f"wrote {path}: {args.action} {ledger_key}")
-    if args.action != "add":
-        print(_NOTE_HINT.format(path=path))
+    print((_TRIAGE_HINT if args.action == "add" else _NOTE_HINT).format(path=path))
     return ExitCode.MERGE
 
 

@@ -12,6 +12,7 @@ from oracle_gate.config.ledgers import (
     ASSUMPTIONS_FILE,
     FREEZE_FILE,
     SEEDS_FILE,
+    FreezeEntry,
     FreezeLedger,
     check_seed_refs,
     parse_assumptions,
@@ -20,7 +21,7 @@ from oracle_gate.config.ledgers import (
 )
 from oracle_gate.config.notes import CHANGELOG_FILE, changelog_entries
 from oracle_gate.facts import Facts, LanedPath
-from oracle_gate.lanes.common import oracle_move
+from oracle_gate.lanes.common import oracle_move, summarize
 from oracle_gate.model import ChangeKind, Finding, Lane, Package, Verdict
 from oracle_gate.repo.trees import GitTree
 
@@ -119,10 +120,55 @@ def judge(laned: LanedPath, facts: Facts) -> list[Finding]:
     if laned.change.kind is ChangeKind.DELETED:
         return [oracle_move(laned, facts, f"{name} deleted: {why}")]
     before = facts.parent.read_optional(laned.change.old_path or laned.path) or b""
-    problems = compare(before, facts.head.read(laned.path), laned.path)
+    after = facts.head.read(laned.path)
+    problems = compare(before, after, laned.path)
     if problems:
         return [oracle_move(laned, facts, f"{'; '.join(problems)}: {why}")]
+    if name == FREEZE_FILE:
+        added = _freeze_additions(before, after, laned.path)
+        if added:
+            return [_judge_freeze_additions(laned, facts, added)]
     return [laned.finding(Verdict.PASS, f"{name}: only appended entries or retirements")]
+
+
+def _freeze_additions(before: bytes, after: bytes, path: str) -> list[FreezeEntry]:
+    old = {entry.key for entry in parse_freeze(before, path).entries}
+    return [entry for entry in parse_freeze(after, path).entries if entry.key not in old]
+
+
+def _judge_freeze_additions(laned: LanedPath, facts: Facts, added: list[FreezeEntry]) -> Finding:
+    """A freeze silences a test or a partition row: a human triages it.
+
+    A ``Freeze-Triage:`` trailer or a human note lets it pass as ``human_noted``.
+    A freeze whose ``replacement_row`` this same patch adds is rejected whatever
+    the notes say: the row meant to take over is not yet trusted, so the flaky
+    row's replacement must land, reviewed, before the freeze that leans on it.
+    """
+    package = laned.package
+    parent = facts.parent_graph.packages.get(package.path) if package else None
+    trusted = {row.id for row in parent.matrix.rows} if parent else set()
+    keys = summarize([entry.key for entry in added])
+    laundered = [
+        f"{entry.key} (replacement_row {entry.data['replacement_row']})"
+        for entry in added
+        if entry.data.get("replacement_row") and entry.data["replacement_row"] not in trusted
+    ]
+    if laundered:
+        return laned.finding(
+            Verdict.REJECT,
+            f"freeze added with a replacement row this patch adds: {summarize(laundered)}; "
+            "land the replacement row first, in its own reviewed change",
+        )
+    if facts.notes.freeze_triage:
+        reviewers = ", ".join(facts.notes.freeze_triage)
+        return laned.finding(
+            Verdict.HUMAN_NOTED,
+            f"freeze entries added ({keys}); triaged by {reviewers} (Freeze-Triage trailer)",
+            facts.notes.freeze_triage,
+        )
+    return oracle_move(
+        laned, facts, f"freeze entries added ({keys}) with no Freeze-Triage: trailer"
+    )
 
 
 def _node_exists(head: GitTree, package: Package, nodeid: str) -> bool:

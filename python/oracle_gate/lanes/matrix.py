@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import posixpath
+
+from oracle_gate.bazel.glob import package_files
+from oracle_gate.classify import lane_in
 from oracle_gate.facts import Facts, LanedPath, boundary_moves
 from oracle_gate.lanes.common import oracle_move, summarize
 from oracle_gate.model import Change, ChangeKind, Finding, Lane, Matrix, Row, Verdict
@@ -45,6 +49,40 @@ def narrowings(before: Matrix, after: Matrix) -> list[str]:
     return found
 
 
+def _decorative_rows(before: Matrix | None, after: Matrix) -> list[str]:
+    """Rows that guard new paths with no property, partition or relation.
+
+    Such a row makes production "guarded" while checking nothing. Rows the parent
+    already had, with the globs it already had, are left as they were.
+    """
+    old = {row.id: row for row in before.rows} if before else {}
+    found = []
+    for row in after.rows:
+        if row.properties or row.partitions or row.relations:
+            continue
+        previous = old.get(row.id)
+        if previous is None or set(row.globs) - set(previous.globs):
+            found.append(f"row '{row.id}' guards {', '.join(row.globs)}")
+    return found
+
+
+def _claimed_production(laned: LanedPath, facts: Facts) -> list[str]:
+    """Paths production in the parent that the head's globs call tests, fixtures or oracle."""
+    directory = posixpath.dirname(laned.path)
+    before = facts.parent_graph.packages.get(directory)
+    after = facts.head_graph.packages.get(directory)
+    if before is None or after is None:
+        return []
+    docs = facts.settings.docs
+    files = package_files(facts.parent.files(), directory, facts.parent_graph.packages.keys())
+    return [
+        path
+        for path in files
+        if lane_in(path, before, False, docs) is Lane.PRODUCTION
+        and lane_in(path, after, False, docs) is not Lane.PRODUCTION
+    ]
+
+
 def judge(laned: LanedPath, facts: Facts) -> list[Finding]:
     if laned.change.kind is ChangeKind.DELETED:
         return [oracle_move(laned, facts, "matrix deleted: the package's rows are gone")]
@@ -53,11 +91,24 @@ def judge(laned: LanedPath, facts: Facts) -> list[Finding]:
     if after is None:
         return [oracle_move(laned, facts, "oracle_gate() removed: the package's rows are gone")]
     before = facts.parent_graph.matrix_declared_by(old_path)
+    problems = []
+    if before is not None:
+        lost = narrowings(before, after)
+        claimed = _claimed_production(laned, facts)
+        if claimed:
+            lost.append(f"tests, fixtures or oracle now claim production {summarize(claimed)}")
+        if lost:
+            problems.append("matrix narrowed: " + "; ".join(lost))
+    decorative = _decorative_rows(before, after)
+    if decorative:
+        problems.append(
+            f"decorative {summarize(decorative, '; ')}: a row must reference a property, "
+            "partition or relation"
+        )
+    if problems:
+        return [oracle_move(laned, facts, "; ".join(problems))]
     if before is None:
         return [laned.finding(Verdict.PASS, "matrix added: a new package declares its rows")]
-    lost = narrowings(before, after)
-    if lost:
-        return [oracle_move(laned, facts, "matrix narrowed: " + "; ".join(lost))]
     return [laned.finding(Verdict.PASS, "matrix unchanged or widened")]
 
 
