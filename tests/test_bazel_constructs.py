@@ -351,3 +351,15 @@ def test_select_explains_an_edge_a_macro_adds(repo: GitRepo, impl: str) -> None:
             done.stdout
         )
         assert "approximate" not in done.stdout
+
+
+def test_a_gate_called_through_a_load_alias_is_a_gate(repo: GitRepo, reader: str) -> None:
+    """Only files that call oracle_gate are read for a matrix; an alias is a call too."""
+    files = {
+        "a/BUILD": 'load("@oracle_gate//rules:defs.bzl", inv = "invariant", g = "oracle_gate")\n'
+        'g(name = "gate", rows = [inv(id = "r", globs = ["*.py"])])\n',
+        "b/BUILD": 'load("@oracle_gate//rules:defs.bzl", "invariant", "oracle_gate")\n',
+    }
+    graph = load_graph(GitTree(repo.path, _commit(repo, files)))
+    assert sorted(graph.packages) == ["a"]
+    assert graph.packages["a"].target == "//a:gate"

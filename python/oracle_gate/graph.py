@@ -19,6 +19,7 @@ import functools
 import itertools
 import logging
 import posixpath
+import re
 from collections import deque
 from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -339,6 +340,9 @@ def _bzl_edges(
             scan.edges.extend((loader, target, why) for loader in loaders if loader != target)
 
 
+_GATE_CALL = re.compile(rb"\b%s\s*\(|=\s*[\"']%s[\"']" % ((GATE_FUNCTION.encode(),) * 2))
+
+
 def _evaluate(
     tree: Tree,
     files: tuple[str, ...],
@@ -366,8 +370,9 @@ def _evaluate(
     outcomes = starlark.evaluate_build_files(
         inputs, _read(tree, bzl_paths), {root: sorted(n) for root, n in repositories.names.items()}
     )
-    # A gate is named in its file (a load alias too); the static reader builds its matrix.
-    gates = {path for path in paths if GATE_FUNCTION.encode() in contents[path]}
+    # The static reader builds a gate's matrix: files that call oracle_gate (or a name a
+    # load() binds to it). Merely loading it, as every BUILD file of a monorepo may, is not one.
+    gates = {path for path in paths if _GATE_CALL.search(contents[path])}
     return dict(zip(paths, outcomes, strict=True)), gates
 
 
