@@ -334,6 +334,7 @@ from math import isclose
 
 import pytest
 from intervals import merge_ranges
+from intervals_checks import Checks
 
 CASES = [([[0, 1]], [[0, 1]])]
 
@@ -372,6 +373,10 @@ def test_overlapping(overlapping):
 class TestMerge(unittest.TestCase):
     def test_touching(self):
         self.assertEqual(merge_ranges([[0, 2], [2, 4]]), [[0, 2], [2, 4]])
+
+
+class TestInherited(Checks):
+    pass
 """
 
 BAD_CLASS_EDITS = {
@@ -404,6 +409,11 @@ BAD_CLASS_EDITS = {
     "definition moved above the import it overrides": (
         "from math import isclose\n",
         "\n\ndef isclose(a, b):\n    return abs(a - b) < 1e-9\n\n\nfrom math import isclose\n",
+    ),
+    "inherited test overridden by a new method": (
+        "class TestInherited(Checks):\n    pass\n",
+        "class TestInherited(Checks):\n    pass\n\n    def test_hidden_in_base(self):\n"
+        "        pass\n",
     ),
     "class attribute added to an existing class": (
         "class TestMerge(unittest.TestCase):\n",

@@ -57,6 +57,7 @@ _MARKER_EXACT = frozenset(
         "mock.patch.multiple",
     }
 )
+_TEST_CASES = frozenset({"TestCase", "IsolatedAsyncioTestCase"})
 _PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod", "property"})
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -134,6 +135,11 @@ def why_not_fresh(key: str, parent: FileView, head: FileView) -> str | None:
         name = getattr(node, "name", "")
         if not name.startswith("test"):
             return f"adds {name} to the existing class {owner}"
+        owner_node = parent.statements[owner]
+        if isinstance(owner_node, ast.ClassDef) and not all(
+            _plain_base(base) for base in owner_node.bases
+        ):
+            return f"adds {name} to {owner}, whose base class may define a test of that name"
         return _fresh(name, parent) or _inert_definition(node, head)
     if isinstance(node, (*_DEFS, ast.ClassDef)):
         return _fresh(node.name, parent) or _inert_definition(node, head)
@@ -147,6 +153,17 @@ def why_not_fresh(key: str, parent: FileView, head: FileView) -> str | None:
             return f"adds {key}, which runs code at import time"
         return _fresh_all(scope_bindings(node), parent)
     return f"adds {key}, which runs code at import time"
+
+
+def _plain_base(base: ast.expr) -> bool:
+    """A base class that defines no tests of its own: ``object`` or unittest's test cases."""
+    if isinstance(base, ast.Attribute):
+        return (
+            isinstance(base.value, ast.Name)
+            and base.value.id == "unittest"
+            and (base.attr in _TEST_CASES)
+        )
+    return isinstance(base, ast.Name) and base.id in {"object", *_TEST_CASES}
 
 
 def _plain_targets(node: ast.Assign | ast.AnnAssign) -> bool:
