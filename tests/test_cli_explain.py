@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 
-from gitrepo import GitRepo, run
+from gitrepo import GitRepo, oracle_gate_on_path, run
 from oracle_gate.cli.explain import LANE_RULES
 from oracle_gate.model import Lane, Verdict
 
@@ -27,7 +28,7 @@ def test_every_lane_has_a_rule() -> None:
 
 
 def test_fixture_edit_is_explained_and_the_printed_command_makes_it_human_noted(
-    example_repo: tuple[GitRepo, str],
+    example_repo: tuple[GitRepo, str], tmp_path: Path
 ) -> None:
     repo, base = example_repo
     repo.write(FIXTURE, "[[0, 1]]\n")
@@ -38,8 +39,9 @@ def test_fixture_edit_is_explained_and_the_printed_command_makes_it_human_noted(
     assert fields["verdict"].startswith("reject (modified since")
     assert "records why in a human note" in fields["todo"]
     command = fields["command"].replace("<why>", "recorded case corrected, reviewed")
-    assert command.endswith(">> libs/intervals/ORACLE_CHANGELOG.md")
-    subprocess.run(["bash", "-c", command], cwd=repo.path, check=True, timeout=30)
+    assert command.startswith(f"oracle-gate note {FIXTURE} --reason ")
+    env = oracle_gate_on_path(tmp_path / "bin")
+    subprocess.run(["bash", "-c", command], cwd=repo.path, env=env, check=True, timeout=120)
     repo.commit("note the fixture")
     assert repo.judge_paths(base).verdict_of(FIXTURE) is Verdict.HUMAN_NOTED
     assert _explain(repo, FIXTURE, "--base", base)["verdict"].startswith("human_noted")

@@ -42,7 +42,7 @@ def test_walkthrough_init_property_lock_check_runs_as_written(tmp_path: Path) ->
     merge, _, reject = out.partition("rejected with exit")
     assert "verdict: MERGE" in merge  # step 4: the honest refactor
     assert reject.startswith(" 1")
-    assert "lane:    test:" in reject and "printf" in reject
+    assert "lane:    test:" in reject and "oracle-gate note libs/geo/tests/test_area.py" in reject
 
 
 def test_the_two_commands_are_what_ci_runs_and_the_demo_count_is_true() -> None:

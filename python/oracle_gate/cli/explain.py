@@ -15,7 +15,6 @@ from pathlib import Path
 from oracle_gate.classify import classify
 from oracle_gate.cli.common import repo_root, today
 from oracle_gate.config.ledgers import FREEZE_FILE, SEEDS_FILE
-from oracle_gate.config.notes import CHANGELOG_FILE
 from oracle_gate.config.settings import SETTINGS_FILE
 from oracle_gate.facts import Facts, LanedPath, gather_facts, rows_guarding
 from oracle_gate.gate import check
@@ -23,7 +22,7 @@ from oracle_gate.model import ORACLE_LANES, Change, ChangeKind, Finding, Lane, V
 
 __all__ = ["LANE_RULES", "add_explain_arguments", "cmd_explain"]
 
-# What puts a path in each lane (docs/selection.md and docs/formats.md say it at length).
+# What puts a path in each lane (docs/design.md, "Classification", has every rule in order).
 LANE_RULES: dict[Lane, str] = {
     Lane.PRODUCTION: "code the patch may change if a row guards it: a file inside a package "
     "that no oracle rule claims, or a non-documentation file outside every package that the "
@@ -34,14 +33,15 @@ LANE_RULES: dict[Lane, str] = {
     "this patch without patching anything at import: it judges nothing",
     Lane.FIXTURE: "matches the package's 'fixtures' globs or a row's 'fixtures'",
     Lane.LOCK: "is an oracle_gate.lock",
-    Lane.LEDGER: "is a seeds.jsonl, flake_freeze.yaml or assumptions.yaml",
+    Lane.LEDGER: "is a seeds.jsonl, flake_freeze.yaml, assumptions.yaml or ORACLE_CHANGELOG.md",
     Lane.MATRIX: "is an invariants.yaml, or a BUILD file that declares an oracle_gate() gate",
     Lane.PROPERTY: "is a module a row names in 'properties', 'partitions' or 'relations'",
     Lane.HARNESS: "changes how tests are collected, run or judged (conftest.py, pytest, tox "
     "and coverage settings at any depth, dependency manifests, .bazelrc files and what they "
     "import, BUILD/.bzl files, CI files, CODEOWNERS, a module binding pytest_* names, a new "
     "test module that patches at import)",
-    Lane.DOCS: "is documentation (the 'docs' globs of the root settings) or ORACLE_CHANGELOG.md",
+    Lane.DOCS: "is documentation: the 'docs' globs of the root settings (never a file Python "
+    "can import)",
     Lane.OTHER: "never runs and never judges (repository metadata such as .gitignore, or a path "
     "the root settings list in 'outside')",
 }
@@ -74,18 +74,9 @@ def _laned(facts: Facts, path: str) -> tuple[LanedPath, bool]:
     return laned, False
 
 
-def _note_command(laned: LanedPath, parent: str) -> str:
-    package = laned.package
-    if package is None:
-        return (
-            f'git commit --amend --trailer "Oracle-Change: {laned.path} — <why>" '
-            '--trailer "Reviewed-by: <owner>"'
-        )
-    relative = package.relative(laned.path)
-    return (
-        f"printf '\\n## {parent[:12]}\\n\\n- {relative}: <why>.\\n' >> "
-        f"{package.join(CHANGELOG_FILE)}"
-    )
+def _note_command(laned: LanedPath) -> str:
+    """The command a human runs, from the repository root, to note the path's change."""
+    return f'oracle-gate note {laned.path} --reason "<why>"'
 
 
 def _remedy(
@@ -117,12 +108,12 @@ def _remedy(
     if laned.lane is Lane.LOCK:
         return (
             "an owner reviews the oracle change the lock records, relocks and notes it",
-            f"oracle-gate lock --write {where} && {_note_command(laned, parent)}",
+            f"oracle-gate lock --write {where} && {_note_command(laned)}",
         )
     if laned.lane is Lane.LEDGER and name == FREEZE_FILE:
         return (
             "only a human freezes, extends or thaws, with a note for edits and removals",
-            f"oracle-gate freeze add|extend|remove NODEID ... && {_note_command(laned, parent)}",
+            f"oracle-gate freeze add|extend|remove NODEID ... && {_note_command(laned)}",
         )
     if laned.lane is Lane.LEDGER and name == SEEDS_FILE:
         return (
@@ -134,7 +125,7 @@ def _remedy(
     if laned.lane in ORACLE_LANES:
         return (
             "an owner reviews the change to the oracle and records why in a human note",
-            _note_command(laned, parent),
+            _note_command(laned),
         )
     return "nothing: the path does not block the merge", ""
 
