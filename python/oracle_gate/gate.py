@@ -18,6 +18,7 @@ from oracle_gate.repo.trees import GitTree
 from oracle_gate.report import Report
 from oracle_gate.runtime.health import append_health
 from oracle_gate.runtime.judge import RowEnv, RuntimeStats, judge_rows
+from oracle_gate.runtime.replay import ReplayTrees, replay_packages
 from oracle_gate.runtime.sandbox import (
     Runner,
     checkouts,
@@ -59,9 +60,14 @@ def _hidden_paths(tree: GitTree, graph: PackageGraph) -> list[str]:
 
 
 def _run_rows(
-    repo: Path, facts: Facts, rows: list[tuple[Package, Row]], write_seeds: bool
+    repo: Path,
+    facts: Facts,
+    rows: list[tuple[Package, Row]],
+    packages: list[Package],
+    write_seeds: bool,
 ) -> tuple[list[Finding], RuntimeStats]:
-    if not rows:
+    """The rows' code, then (for ``packages``) the trusted replay, in one pair of checkouts."""
+    if not rows and not packages:
         return [], RuntimeStats()
     with checkouts(repo, facts.diff.base, facts.diff.head) as trees:
         hide(trees.parent, _hidden_paths(facts.parent, facts.parent_graph))
@@ -72,6 +78,7 @@ def _run_rows(
             timeout_floor=facts.settings.timeout_floor,
             repo_modules=top_level_packages(facts.head.files(), facts.head_graph.nodes()),
         )
+        involved = [p for p, _ in rows] + packages
         env = RowEnv(
             head=facts.head,
             head_dir=trees.head,
@@ -81,9 +88,12 @@ def _run_rows(
             seed_sink=repo if write_seeds else None,
             head_name=facts.diff.head[:12],
             runner=runner,
-            deps={p.path: facts.head_graph.dependencies(p.path) for p, _ in rows},
+            deps={p.path: facts.head_graph.dependencies(p.path) for p in involved},
         )
-        return judge_rows(rows, env)
+        findings, stats = judge_rows(rows, env)
+        replay = ReplayTrees(facts.parent, facts.head, trees.parent, trees.head)
+        findings += replay_packages(packages, env, replay)
+        return findings, stats
 
 
 def check(
@@ -96,6 +106,7 @@ def check(
     write_seeds: bool = False,
     graph: str = "static",
     approvals: tuple[str, ...] | None = None,
+    replay: bool = True,
 ) -> Report:
     """Run the gate on the patch from ``base`` to ``head``.
 
@@ -113,6 +124,8 @@ def check(
             (as ``oracle-gate select --graph``).
         approvals: who approved the change on the review platform; read only
             when the parent's notes policy is ``approvals``.
+        replay: run the parent's tests against the head's code for each
+            selected package (``runtime/replay.py``); needs ``run_rows``.
 
     Raises:
         GitError: a ref does not resolve, or history is too shallow.
@@ -132,10 +145,14 @@ def check(
         findings += judge_packages(list(selection.packages), facts)
         if run_rows:
             rows = _selected_rows(facts, selection)
+            # a package new in the head has no trusted tests to replay
+            packages = [
+                p for p in selection.packages if replay and p.path in facts.parent_graph.packages
+            ]
             with progress.stage(
                 "running rows (seed replay, properties, partitions, relations)", len(rows)
             ):
-                row_findings, stats = _run_rows(repo, facts, rows, write_seeds)
+                row_findings, stats = _run_rows(repo, facts, rows, packages, write_seeds)
             findings += row_findings
     append_health(repo, facts, rows, stats)
     return Report.build(

@@ -76,6 +76,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also append new counterexamples to the working tree's seeds.jsonl (once each)",
     )
+    check_parser.add_argument(
+        "--no-replay",
+        action="store_true",
+        help="do not run the parent's tests against the head's code (for tests that need services)",
+    )
     add_graph(check_parser)
     add_output_files(check_parser)
     check_parser.add_argument(

@@ -87,6 +87,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             write_seeds=args.write_seeds,
             graph=args.graph,
             approvals=approvals,
+            replay=not args.no_replay,
         )
     _write_outputs(args.output, report)
     sys.stdout.write(styled(FORMATS[args.format](report), args.format, args.color))

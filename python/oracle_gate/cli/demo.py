@@ -198,7 +198,7 @@ PATCHES = (
     ),
     DemoPatch(
         "loosened-assertion",
-        "weakens an assertion until the suite is quiet",
+        "weakens an assertion until the suite is quiet (the replay of the parent's test fails)",
         Verdict.REJECT,
         _loosened_assertion,
     ),

@@ -35,7 +35,7 @@ from oracle_gate.runtime.frames import read_frame, write_frame
 
 _MODULE_COUNTER = [0]
 # Roles that run production code; the others see oracle files only.
-_PRODUCTION_ROLES = frozenset({"subject", "properties", "resolve"})
+_PRODUCTION_ROLES = frozenset({"subject", "properties", "resolve", "pytest"})
 
 
 class OracleMistake(Exception):
@@ -306,12 +306,42 @@ def role_resolve(request: dict[str, Any]) -> dict[str, Any]:
     return {"defined": [_defined(symbol) for symbol in request["symbols"]]}
 
 
+class _Outcomes:
+    """A pytest plugin: the outcome of every test node and of every collection error."""
+
+    def __init__(self) -> None:
+        self.outcomes: dict[str, str] = {}
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        if report.failed:
+            self.outcomes[report.nodeid] = "failed"
+        elif report.skipped and report.when != "teardown":
+            self.outcomes.setdefault(report.nodeid, "skipped")
+        elif report.when == "call":
+            self.outcomes.setdefault(report.nodeid, "passed")
+
+    def pytest_collectreport(self, report: Any) -> None:
+        if report.failed:
+            self.outcomes[report.nodeid or "<collection>"] = "failed"
+
+
+def role_pytest(request: dict[str, Any]) -> dict[str, Any]:
+    """Run pytest on the given test files; every node id with passed, failed or skipped."""
+    import pytest
+
+    collector = _Outcomes()
+    arguments = ["-q", "-p", "no:cacheprovider", "--rootdir", request["package_dir"]]
+    code = pytest.main([*arguments, *request["files"]], plugins=[collector])
+    return {"outcomes": collector.outcomes, "exit": int(code)}
+
+
 ROLES: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "subject": role_subject,
     "describe": role_describe,
     "evaluate": role_evaluate,
     "properties": role_properties,
     "resolve": role_resolve,
+    "pytest": role_pytest,
 }
 
 
