@@ -64,7 +64,12 @@ def test_json_report_has_a_versioned_schema_and_is_deterministic(
     document = json.loads(outputs[0])
     assert (document["schema"], document["version"]) == ("oracle-gate/report", 1)
     assert document["verdict"] == "reject"
-    assert [p["path"] for p in document["paths"]] == ["README.md", "libs/codec/codec_fast.py"]
+    # the package is selected, so its parent tests are replayed (and reported) too
+    assert [p["path"] for p in document["paths"]] == [
+        "README.md",
+        "libs/codec/codec_fast.py",
+        "libs/codec/tests/test_codec.py",
+    ]
     assert {f["verdict"] for f in document["findings"]} == {"pass", "reject"}
 
 

@@ -13,7 +13,7 @@ parent's checkout give the baseline:
 - frozen tests run but never decide;
 - a run that hits the package's time budget is a reject, never a pass.
 
-The head's own new or changed test files run too, on the head's code, and are
+The head's own new test files run too, on the head's code, and are
 reported as agent tests (they never decide).
 """
 
@@ -248,11 +248,13 @@ def _confirm(
 
 
 def _agent_tests(env: RowEnv, trees: ReplayTrees, package: Package, budget: float) -> list[Finding]:
-    """The head's new or changed test files, on the head's code: reported, never deciding."""
+    """The head's new test files, on the head's code: reported, never deciding.
+
+    A changed test file the parent has is the test lane's (statically) and the
+    replay's (its parent version); only new ones are the agent's own.
+    """
     head_tests, _ = test_files(trees.head, package)
-    changed = [
-        path for path in head_tests if trees.parent.blob_id(path) != trees.head.blob_id(path)
-    ]
+    changed = [path for path in head_tests if trees.parent.blob_id(path) is None]
     if not changed:
         return []
     files = [package.relative(path) for path in changed]
