@@ -28,7 +28,7 @@ def test_oracle_code_changed_without_note_is_rejected(
 
 def test_oracle_code_changed_with_note_is_human_noted(example_repo: tuple[GitRepo, str]) -> None:
     repo, base = example_repo
-    repo.append(f"{PKG}/props.py", "\n# reviewed tweak\n")
+    repo.append(f"{PKG}/props.py", "\nREVIEWED_TWEAK = True\n")
     repo.note(PKG, base, "props.py")
     report = repo.gate(base, repo.commit("noted"))
     assert report.verdict_of(f"{PKG}/props.py") is Verdict.HUMAN_NOTED
@@ -136,3 +136,30 @@ def test_docs_plus_code_is_not_docs_only(example_repo: tuple[GitRepo, str]) -> N
     repo.append("README.md", "\nmore words\n")
     repo.replace(f"{PKG}/intervals/__init__.py", "merged = []", "merged = []  # x")
     assert not repo.judge_paths(base, repo.commit("docs and code")).docs_only
+
+
+@pytest.mark.parametrize("module", ["props.py", "partitions.py", "relations.py"])
+def test_oracle_code_comment_only_edit_passes(
+    example_repo: tuple[GitRepo, str], module: str
+) -> None:
+    repo, base = example_repo
+    repo.append(f"{PKG}/{module}", "\n# why these cases: see the design notes\n")
+    report = repo.judge_paths(base, repo.commit("comment in oracle code"))
+    assert (report.paths[0].lane, report.verdict) == (Lane.PROPERTY, Verdict.PASS)
+
+
+@pytest.mark.parametrize(
+    ("module", "old", "new"),
+    [
+        ("props.py", "st.integers(0, 50)", "st.integers(0, 1)"),  # a strategy, not a def
+        ("partitions.py", '"P001"', '"P001x"'),
+        ("relations.py", '"compare": "equal"', '"compare": lambda out, x: True'),
+    ],
+)
+def test_oracle_code_module_level_edit_is_rejected(
+    example_repo: tuple[GitRepo, str], module: str, old: str, new: str
+) -> None:
+    repo, base = example_repo
+    repo.replace(f"{PKG}/{module}", old, new)
+    report = repo.judge_paths(base, repo.commit("weaken the oracle outside any def"))
+    assert report.verdict_of(f"{PKG}/{module}") is Verdict.REJECT
