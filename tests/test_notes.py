@@ -291,3 +291,51 @@ def test_check_approvals_file_must_be_a_list_of_strings(
     approvals.write_text('{"alice": true}\n')
     code = main(["check", "--repo", str(repo.path), "--base", base, "--approvals", str(approvals)])
     assert code == 2
+
+
+TESTS = f"{PKG}/tests/test_merge.py"
+OVERLAP = "assert merge_ranges([[0, 4], [3, 7]]) == [[0, 7]]"
+
+
+def _tighten(repo: GitRepo) -> None:
+    """A human tightens one test's assertion."""
+    repo.replace(
+        TESTS, OVERLAP, OVERLAP + "\n    assert merge_ranges([[0, 4], [4, 7]]) != [[0, 7]]"
+    )
+
+
+def test_unit_note_covers_its_test_and_its_lock_entry(example_repo: tuple[GitRepo, str]) -> None:
+    repo, base = example_repo
+    _tighten(repo)
+    repo.note_content("tighter overlap test", f"{TESTS}::test_overlapping_ranges_merge")
+    repo.relock(PKG)
+    assert "- `tests/test_merge.py::test_overlapping_ranges_merge` blake3:" in repo.read(CHANGELOG)
+    report = repo.judge_paths(base, repo.commit("tighten"))
+    assert report.verdict_of(TESTS) is Verdict.HUMAN_NOTED
+    assert report.verdict_of(LOCK) is Verdict.HUMAN_NOTED
+    assert report.verdict is Verdict.PASS
+
+
+def test_unit_note_does_not_cover_another_unit_of_the_file(
+    example_repo: tuple[GitRepo, str],
+) -> None:
+    repo, base = example_repo
+    _tighten(repo)
+    repo.note_content("tighter overlap test", f"{TESTS}::test_overlapping_ranges_merge")
+    repo.replace(TESTS, "== [[0, 2], [2, 4]]", "is not None")  # a second, unnoted unit
+    repo.relock(PKG)
+    report = repo.judge_paths(base, repo.commit("one unit noted, another weakened"))
+    assert report.verdict_of(TESTS) is Verdict.REJECT
+    assert report.verdict_of(LOCK) is Verdict.REJECT
+    (lock,) = [f for f in report.findings if f.path == LOCK]
+    assert "test_touching_ranges_stay_apart" in lock.reason
+
+
+def test_unit_note_of_other_content_does_not_count(example_repo: tuple[GitRepo, str]) -> None:
+    repo, base = example_repo
+    _tighten(repo)
+    repo.note_content("tighter overlap test", f"{TESTS}::test_overlapping_ranges_merge")
+    repo.replace(TESTS, "!= [[0, 7]]", "!= [[0, 8]]")  # edited after the note
+    repo.relock(PKG)
+    report = repo.judge_paths(base, repo.commit("edited after noting"))
+    assert report.verdict_of(TESTS) is Verdict.REJECT

@@ -1,6 +1,7 @@
 """``oracle-gate note PATH... --reason TEXT``: a human notes oracle changes in ORACLE_CHANGELOG.md.
 
-Each path gets a line ``- `PATH` blake3:<digest>`` (``deleted`` when it is gone)
+Each path gets a line ``- `PATH` blake3:<digest>`` (``deleted`` when it is gone;
+a test unit ``FILE::UNIT`` gets the digest of its canonical assertion surface)
 under one new heading in the changelog of the package that owns it (the root
 changelog for paths outside every package). The digest is of the working-tree
 file, so the note holds whatever the patch is rebased onto, as long as the
@@ -16,7 +17,7 @@ import posixpath
 from pathlib import Path
 
 from oracle_gate.cli.common import refuse_unless_human, repo_root
-from oracle_gate.config.notes import CHANGELOG_FILE
+from oracle_gate.config.notes import CHANGELOG_FILE, unit_digest
 from oracle_gate.errors import ConfigError
 from oracle_gate.graph import PackageGraph, load_packages
 from oracle_gate.model import ExitCode
@@ -40,12 +41,15 @@ def _repo_path(repo: Path, given: str) -> str:
     return relative.as_posix()
 
 
-def _content(tree: WorkTree, path: str) -> str:
+def _content(tree: WorkTree, path: str, unit: str) -> str:
     if not (tree.root / path).exists():
         return "deleted"
     if (tree.root / path).is_dir():
         raise ConfigError("is a directory; note each file", path)
-    return "blake3:" + tree.digests([path])[0]
+    if not unit:
+        return "blake3:" + tree.digests([path])[0]
+    digest = unit_digest(tree.read(path), path, unit)
+    return "deleted" if digest is None else f"blake3:{digest}"
 
 
 def cmd_note(args: argparse.Namespace) -> int:
@@ -58,11 +62,13 @@ def cmd_note(args: argparse.Namespace) -> int:
     graph = PackageGraph(load_packages(tree))
     lines: dict[str, list[str]] = {}
     for given in args.paths:
-        path = _repo_path(repo, given)
+        file, separator, unit = given.partition("::")
+        path = _repo_path(repo, file)
         package = graph.package_of(path)
         directory = package.path if package else ""
-        name = package.relative(path) if package else path
-        lines.setdefault(directory, []).append(f"- `{name}` {_content(tree, path)}\n")
+        name = (package.relative(path) if package else path) + separator + unit
+        content = _content(tree, path, unit)
+        lines.setdefault(directory, []).append(f"- `{name}` {content}\n")
     heading = f"\n## {datetime.date.today().isoformat()}: {reason}\n\n"
     for directory, entries in sorted(lines.items()):
         changelog = repo / directory / CHANGELOG_FILE

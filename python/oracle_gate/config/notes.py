@@ -7,7 +7,9 @@ A note names one changed path and is carried by one commit of the patch:
   that package's paths; the root changelog notes paths outside every package.
   An entry names a path (package- or repo-relative) with the content it now
   has, ``PATH blake3:<hex>``, ``PATH blob:<git blob id>`` or ``PATH deleted``,
-  which holds whatever the parent is while the head content matches; or it
+  which holds whatever the parent is while the head content matches (a test
+  unit ``FILE::UNIT`` is named by the BLAKE3 of its canonical assertion
+  surface, as the lock stores it); or it
   names the parent commit (12+ hex characters) and the path, which holds only
   against that parent. Its commit is the first of the patch whose tree holds it.
 - ``Oracle-Change: <path> — <reason>`` with a non-empty ``Reviewed-by:`` on a
@@ -27,7 +29,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from oracle_gate.errors import ConfigError
+from blake3 import blake3
+
+from oracle_gate import backend
+from oracle_gate.errors import ConfigError, SurfaceError
 from oracle_gate.model import Diff
 from oracle_gate.repo.git import git
 from oracle_gate.repo.signatures import ALLOWED_SIGNERS, read_allowed_signers, signers_of
@@ -41,6 +46,7 @@ __all__ = [
     "endorse",
     "normalize_principal",
     "read_notes",
+    "unit_digest",
 ]
 
 CHANGELOG_FILE = "ORACLE_CHANGELOG.md"
@@ -103,7 +109,27 @@ def _names_path(entry: str, names: Iterable[str]) -> bool:
     return any(re.search(rf"(?<![\w/.-]){re.escape(name)}(?![\w/.-])", entry) for name in names)
 
 
+def unit_digest(source: bytes, path: str, unit: str) -> str | None:
+    """BLAKE3 of a test unit's canonical assertion surface (as the lock stores it), or None."""
+    text = dict(backend.extract_units(source, path)).get(unit)
+    return None if text is None else blake3(text.encode()).hexdigest()
+
+
+def _unit_matches(token: str, path: str, unit: str, head: GitTree) -> bool:
+    source = head.read_optional(path)
+    try:
+        digest = None if source is None else unit_digest(source, path, unit)
+    except SurfaceError:
+        return False  # a file that does not parse has no units to note
+    if token == "deleted":
+        return digest is None
+    return token == f"blake3:{digest}"
+
+
 def _content_matches(token: str, path: str, head: GitTree) -> bool:
+    file, _, unit = path.partition("::")
+    if unit:
+        return _unit_matches(token, file, unit, head)
     blob = head.blob_id(path)
     if token == "deleted":
         return blob is None
@@ -127,7 +153,8 @@ def _entry_notes(
     source = f"{_join(directory, CHANGELOG_FILE)} entry"
     for match in _CONTENT_LINE.finditer(entry):
         for path in {_join(directory, match["name"]), match["name"]}:
-            if changed.get(path) == directory and _content_matches(match["token"], path, head):
+            file = path.partition("::")[0]
+            if changed.get(file) == directory and _content_matches(match["token"], path, head):
                 notes.append(Note(path, commit, pinned=True, source=source))
     if any(diff.base.startswith(token) for token in _SHA_TOKEN.findall(entry)):
         for path, owner_dir in changed.items():

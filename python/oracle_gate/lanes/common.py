@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from oracle_gate.config.notes import normalize_principal
 from oracle_gate.facts import Facts, LanedPath
 from oracle_gate.model import Finding, Package, Verdict
 
-__all__ = ["note_problem", "noted", "oracle_move", "summarize"]
+__all__ = ["note_problem", "noted", "oracle_move", "part_problem", "summarize"]
 
 _SHOWN = 3
 _UNSATISFIED = {
@@ -45,15 +45,31 @@ def note_problem(paths: Iterable[str], package: Package | None, facts: Facts) ->
     return f": {_UNSATISFIED[facts.notes.policy]} {_where(paths[0], package)} ({listed})"
 
 
-def oracle_move(laned: LanedPath, facts: Facts, reason: str) -> Finding:
+def part_problem(part: str, package: Package | None, facts: Facts) -> str | None:
+    """``note_problem`` for one moved part: a path, or a test unit ``file::unit``.
+
+    A unit is noted by its own note or by a note of its file.
+    """
+    problem = note_problem([part], package, facts)
+    file, _, unit = part.partition("::")
+    if problem is not None and unit and note_problem([file], package, facts) is None:
+        return None
+    return problem
+
+
+def oracle_move(laned: LanedPath, facts: Facts, reason: str, parts: Sequence[str] = ()) -> Finding:
     """The oracle moved: ``human_noted`` when a human explained it, else a reject.
 
-    ``reason`` says what moved; the verdict decides how the sentence ends.
+    ``reason`` says what moved; the verdict decides how the sentence ends. A
+    note naming the path explains any move; failing that, ``parts`` (the test
+    units that moved) are explained when each has a note of its own.
     """
     paths = [laned.path] + ([laned.change.old_path] if laned.change.old_path else [])
     problem = note_problem(paths, laned.package, facts)
     if problem is None:
         return noted(laned, facts, f"{reason}; a human note explains it")
+    if parts and all(part_problem(part, laned.package, facts) is None for part in parts):
+        return noted(laned, facts, f"{reason}; notes of each moved unit explain it")
     return laned.finding(Verdict.REJECT, reason + problem)
 
 

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from oracle_gate.config.lockfile import LOCK_FILE, Drift, DriftKind, Lock, compare_locks, parse_lock
 from oracle_gate.errors import LockError
 from oracle_gate.facts import Facts, LanedPath
-from oracle_gate.lanes.common import note_problem, noted, oracle_move, summarize
+from oracle_gate.lanes.common import note_problem, noted, oracle_move, part_problem, summarize
 from oracle_gate.locks import compute_lock
 from oracle_gate.model import Finding, Lane, Package, Verdict
 from oracle_gate.repo.trees import GitTree
@@ -46,16 +46,16 @@ def judge(laned: LanedPath, facts: Facts) -> list[Finding]:
 def _entries_noted(laned: LanedPath, facts: Facts, drifts: list[Drift]) -> Finding:
     """``human_noted`` when a note covers the path of every moved entry, else a reject.
 
-    A fixture entry is keyed by its path and a surface entry by ``file::unit``;
-    both are relative to the lock's directory. This is what lets a human edit a
+    A fixture entry is keyed by its path and a surface entry by ``file::unit``
+    (noted by the unit's note or its file's); both are relative to the lock's
+    directory. This is what lets a human edit a
     fixture, note it, regenerate the lock and merge without noting the lock too.
     """
     directory = posixpath.dirname(laned.path)
     uncovered: list[Drift] = []
     problem = ""
     for drift in drifts:
-        path = posixpath.join(directory, drift.key.split("::", 1)[0])
-        found = note_problem([path], laned.package, facts)
+        found = part_problem(posixpath.join(directory, drift.key), laned.package, facts)
         if found is not None:
             uncovered.append(drift)
             problem = problem or found

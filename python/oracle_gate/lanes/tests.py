@@ -81,11 +81,16 @@ def judge_test(laned: LanedPath, facts: Facts) -> list[Finding]:
         moved.append(f"removed or renamed {summarize(_qualified(old_path, removed))}")
     if changed:
         moved.append(f"changed {summarize(_qualified(laned.path, changed))}")
+    # Notes of each moved unit explain the move, unless additions moved the file too.
+    units = _qualified(old_path, removed) + _qualified(laned.path, changed)
     if before_source is not None and after_source is not None and not renamed:
-        moved += _risky_additions(before_source, after_source, old_path, laned.path, added)
+        risky = _risky_additions(before_source, after_source, old_path, laned.path, added)
+        moved += risky
+        units = [] if risky else units
     findings: list[Finding] = []
     if moved:
-        findings.append(oracle_move(laned, facts, "assertion surface moved: " + "; ".join(moved)))
+        reason = "assertion surface moved: " + "; ".join(moved)
+        findings.append(oracle_move(laned, facts, reason, units))
     if triaged:
         reviewers = ", ".join(facts.notes.freeze_triage)
         what = f"only skip/xfail added to {summarize(_qualified(laned.path, triaged))}"
