@@ -28,6 +28,7 @@ CASE_TEXT = '{"input": [[0, 1], [1, 2], [5, 6]], "expected": [[0, 1], [1, 2], [5
 LOCK = f"{PKG}/oracle_gate.lock"
 CHANGELOG = f"{PKG}/ORACLE_CHANGELOG.md"
 SIGNERS = ".oracle-gate/allowed_signers"
+FORMATS_DOC = (Path(__file__).resolve().parent.parent / "docs" / "formats.md").read_text()
 OWNERS_MESSAGE = (
     "note not signed by an owner of libs/intervals (@intervals-team, alice@example.com)"
 )
@@ -298,8 +299,9 @@ def test_signed_policy_without_allowed_signers_is_a_gate_error(repo: GitRepo) ->
     repo.commit_example()
     repo.write("oracle-gate.toml", 'notes = "signed"\n')
     base = repo.commit("policy without signers")
-    with pytest.raises(ConfigError, match=r"no \.oracle-gate/allowed_signers"):
+    with pytest.raises(ConfigError, match=r"no \.oracle-gate/allowed_signers") as caught:
         repo.judge_paths(base, _noted_case(repo, None))
+    assert f"`{caught.value}`" in FORMATS_DOC
 
 
 def test_malformed_allowed_signers_is_a_config_error_naming_the_line(
@@ -308,8 +310,9 @@ def test_malformed_allowed_signers_is_a_config_error_naming_the_line(
     repo, _ = signed_repo
     repo.append(SIGNERS, "dave@example.com no-key-here\n")
     base = repo.commit("bad signers line")
-    with pytest.raises(ConfigError, match=r"allowed_signers:4"):
+    with pytest.raises(ConfigError, match=r"allowed_signers:4") as caught:
         repo.judge_paths(base, _noted_case(repo, None))
+    assert f"`{caught.value}`" in FORMATS_DOC
 
 
 def _approvals(tmp_path: Path, names: list[str]) -> str:
