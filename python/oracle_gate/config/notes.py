@@ -72,7 +72,6 @@ class Note:
     path: str
     commit: str
     pinned: bool
-    source: str
     endorsers: frozenset[str] = frozenset()
 
 
@@ -150,17 +149,16 @@ def _entry_notes(
 ) -> list[Note]:
     """The notes one new changelog entry in ``directory`` makes for changed paths it names."""
     notes: list[Note] = []
-    source = f"{_join(directory, CHANGELOG_FILE)} entry"
     for match in _CONTENT_LINE.finditer(entry):
         for path in {_join(directory, match["name"]), match["name"]}:
             file = path.partition("::")[0]
             if changed.get(file) == directory and _content_matches(match["token"], path, head):
-                notes.append(Note(path, commit, pinned=True, source=source))
+                notes.append(Note(path, commit, pinned=True))
     if any(diff.base.startswith(token) for token in _SHA_TOKEN.findall(entry)):
         for path, owner_dir in changed.items():
             relative = path[len(directory) + 1 :] if directory else path
             if owner_dir == directory and _names_path(entry, {path, relative}):
-                notes.append(Note(path, commit, pinned=False, source=source))
+                notes.append(Note(path, commit, pinned=False))
     return notes
 
 
@@ -217,7 +215,7 @@ def _trailer_notes(diff: Diff, changed: Mapping[str, str]) -> list[Note]:
                 continue
             path = _PATH_REASON_SPLIT.split(value, maxsplit=1)[0].strip()
             if path in changed:
-                notes.append(Note(path, commit.sha, pinned=False, source="Oracle-Change trailer"))
+                notes.append(Note(path, commit.sha, pinned=False))
     return notes
 
 
