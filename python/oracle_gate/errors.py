@@ -52,5 +52,9 @@ class BackendError(GateError):
     """The native backend was required but cannot be imported."""
 
 
+class DeadlineError(GateError):
+    """The command ran past its ``--timeout``; nothing was decided."""
+
+
 class RefusedError(GateError):
     """The command is not allowed in this context (for example ``lock --write`` in CI)."""

@@ -9,6 +9,7 @@ from oracle_gate import backend, progress
 from oracle_gate.classify import classify
 from oracle_gate.config.ledgers import ASSUMPTIONS_FILE, FREEZE_FILE, SEEDS_FILE
 from oracle_gate.config.lockfile import LOCK_FILE
+from oracle_gate.errors import ConfigError
 from oracle_gate.facts import Facts, gather_facts
 from oracle_gate.globs import matches_any
 from oracle_gate.graph import PackageGraph
@@ -107,6 +108,7 @@ def check(
     graph: str = "static",
     approvals: tuple[str, ...] | None = None,
     replay: bool = True,
+    allow_empty: bool = False,
 ) -> Report:
     """Run the gate on the patch from ``base`` to ``head``.
 
@@ -126,14 +128,24 @@ def check(
             when the parent's notes policy is ``approvals``.
         replay: run the parent's tests against the head's code for each
             selected package (``runtime/replay.py``); needs ``run_rows``.
+        allow_empty: accept a repository where neither tree declares a package;
+            otherwise that is an error, since nothing would be judged.
 
     Raises:
-        GitError: a ref does not resolve, or history is too shallow.
+        GitError: a ref does not resolve, history is too shallow, or head is
+            an ancestor of base.
+        ConfigError: no package in either tree (without ``allow_empty``).
         ConfigError, LockError, LedgerError, SurfaceError, TreeError: an oracle
             file in either tree is invalid, so no verdict can be reached.
     """
     with progress.stage("reading both trees and package graphs"):
         facts = gather_facts(repo, base, head, today, graph, approvals=approvals)
+    if not (allow_empty or facts.parent_graph.packages or facts.head_graph.packages):
+        raise ConfigError(
+            "no package in the parent or the head (no invariants.yaml, no BUILD file calling "
+            "oracle_gate), so nothing would be judged; pass --allow-empty if that is intended",
+            str(repo),
+        )
     laned = classify(facts)
     findings = judge_paths(laned, facts)
     selection = select(laned, facts)

@@ -173,6 +173,7 @@ class Finding:
     row: str | None = None
     package: str | None = None
     owners: tuple[str, ...] = ()
+    line: int | None = None  # 1-based line in ``path`` the finding is about, when known
 
     def sort_key(self) -> tuple[str, str, str, str]:
         return (self.path or "", self.row or "", self.lane.value, self.reason)

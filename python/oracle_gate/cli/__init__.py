@@ -7,12 +7,14 @@ errors into exit codes.
 from __future__ import annotations
 
 import argparse
+import io
+import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
 
 from oracle_gate import __version__, backend
-from oracle_gate.cli.check import add_output_files, cmd_check
+from oracle_gate.cli.check import DEFAULT_TIMEOUT, add_output_files, cmd_check
 from oracle_gate.cli.demo import cmd_demo
 from oracle_gate.cli.explain import add_explain_arguments, cmd_explain
 from oracle_gate.cli.init import add_init_arguments, cmd_init
@@ -88,6 +90,23 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="JSON list of the reviewers (handles or emails) who approved the change; "
         "needed when the parent's notes policy is 'approvals'",
+    )
+    check_parser.add_argument(
+        "--worktree",
+        action="store_true",
+        help="judge the working tree (as git add -A would commit it) against --base: pre-commit",
+    )
+    check_parser.add_argument(
+        "--allow-empty",
+        action="store_true",
+        help="accept a repository without packages (otherwise a gate error: nothing is judged)",
+    )
+    check_parser.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"give up with exit 2 after this long (default {DEFAULT_TIMEOUT:g})",
     )
 
     lock_parser = add("lock", "verify oracle_gate.lock files against the tree, or rewrite them")
@@ -173,12 +192,44 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 }
 
 
+def _take_debug(argv: list[str]) -> bool:
+    """Remove every ``--debug`` before ``--`` from ``argv``; was there one?
+
+    ``--debug`` is accepted anywhere on the command line, before or after the
+    command, so it is taken out before argparse sees the subcommand's options.
+    """
+    end = argv.index("--") if "--" in argv else len(argv)
+    found = "--debug" in argv[:end]
+    argv[:end] = [word for word in argv[:end] if word != "--debug"]
+    return found
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush cannot fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns 0 merge, 1 reject, 2 gate error, 130 interrupted."""
-    args = build_parser().parse_args(argv)
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        # A reason may quote text the patched code chose, lone surrogates included.
+        sys.stdout.reconfigure(errors="backslashreplace")
+    words = list(sys.argv[1:] if argv is None else argv)
+    debug = _take_debug(words)
+    args = build_parser().parse_args(words)
+    args.debug = debug or args.debug
     try:
         backend.name()  # an unusable ORACLE_GATE_IMPL is a gate error before any work
-        return COMMANDS[args.command](args)
+        code = COMMANDS[args.command](args)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
+        return code
+    except BrokenPipeError:
+        # The reader went away (``| head -1``): the output is cut short, so this
+        # is no verdict; exit 2 without a message, since nobody reads it.
+        _silence_stdout()
+        return ExitCode.GATE_ERROR
     except GateError as error:
         print(f"oracle-gate: error: {error}", file=sys.stderr)
         return ExitCode.GATE_ERROR

@@ -3,20 +3,28 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import signal
 import sys
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import FrameType
 
 from oracle_gate.cli.common import repo_root, today
 from oracle_gate.cli.terminal import progress_on_tty, styled
-from oracle_gate.errors import ConfigError
-from oracle_gate.formats import FORMATS
+from oracle_gate.errors import ConfigError, DeadlineError, GateError, GitError
+from oracle_gate.formats import ERROR_FORMATS, FORMATS
 from oracle_gate.gate import check
+from oracle_gate.repo.diff import resolve_commit
 from oracle_gate.repo.merge_queue import base_from_environment
-from oracle_gate.report import Report
+from oracle_gate.repo.worktree import snapshot_worktree, uncommitted_paths
 
-__all__ = ["add_output_files", "cmd_check"]
+__all__ = ["DEFAULT_TIMEOUT", "add_output_files", "cmd_check", "deadline"]
+
+DEFAULT_TIMEOUT = 3600.0
 
 
 def add_output_files(parser: argparse.ArgumentParser) -> None:
@@ -40,10 +48,11 @@ def _output(text: str) -> tuple[str, str]:
     return format, file
 
 
-def _write_outputs(outputs: list[tuple[str, str]], report: Report) -> None:
+def _write_outputs(outputs: list[tuple[str, str]], render: Callable[[str], str]) -> None:
+    """Write ``render(format)`` to each ``--output`` file."""
     for format, file in outputs:
         try:
-            Path(file).write_text(FORMATS[format](report), encoding="utf-8")
+            Path(file).write_text(render(format), encoding="utf-8")
         except OSError as error:
             raise ConfigError(
                 f"cannot write the {format} report ({error.strerror})", file
@@ -74,21 +83,85 @@ def read_approvals(path: str | None) -> tuple[str, ...] | None:
     return tuple(document)
 
 
-def cmd_check(args: argparse.Namespace) -> int:
+@contextlib.contextmanager
+def deadline(seconds: float, what: str) -> Iterator[None]:
+    """Raise DeadlineError in the main thread once ``seconds`` have passed.
+
+    The error unwinds like Ctrl-C does: temporary checkouts are removed and a
+    running child process is killed on the way out. Off the main thread no
+    timer can be set, and the body runs without one.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum: int, frame: FrameType | None) -> None:
+        raise DeadlineError(f"{what} did not finish within --timeout {seconds:g}s; no verdict")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _warn_uncommitted(repo: Path, head: str) -> None:
+    """One stderr line when the checked-out head has edits that this check does not judge."""
+    try:
+        if resolve_commit(repo, head) != resolve_commit(repo, "HEAD"):
+            return
+        paths = uncommitted_paths(repo)
+    except GitError:
+        return
+    if paths:
+        shown = ", ".join(paths[:3]) + (", ..." if len(paths) > 3 else "")
+        print(
+            f"oracle-gate: warning: {len(paths)} uncommitted change(s) are not judged "
+            f"({shown}); commit them, or run check --worktree",
+            file=sys.stderr,
+        )
+
+
+def _judge(args: argparse.Namespace) -> int:
     repo = repo_root(args.repo)
     approvals = read_approvals(args.approvals)
     base = args.base or base_from_environment(os.environ)
+    if args.worktree:
+        head = snapshot_worktree(repo)
+    else:
+        head = args.head
+        _warn_uncommitted(repo, head)
     with progress_on_tty():
         report = check(
             repo,
             base=base,
-            head=args.head,
+            head=head,
             today=today(args.today),
             write_seeds=args.write_seeds,
             graph=args.graph,
             approvals=approvals,
             replay=not args.no_replay,
+            allow_empty=args.allow_empty,
         )
-    _write_outputs(args.output, report)
+    _write_outputs(args.output, lambda format: FORMATS[format](report))
     sys.stdout.write(styled(FORMATS[args.format](report), args.format, args.color))
     return report.exit_code
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    if args.timeout <= 0:
+        raise ConfigError(f"--timeout must be a positive number of seconds, found {args.timeout:g}")
+    if args.worktree and args.head != "HEAD":
+        raise ConfigError("--worktree judges the working tree; it cannot be used with --head")
+    try:
+        with deadline(args.timeout, "check"):
+            return _judge(args)
+    except GateError as error:
+        # The files a CI step reads must say why there is no verdict, not be empty.
+        failure = error
+        with contextlib.suppress(GateError):
+            _write_outputs(args.output, lambda format: ERROR_FORMATS[format](failure))
+        sys.stdout.write(ERROR_FORMATS[args.format](failure))
+        raise

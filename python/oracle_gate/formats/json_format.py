@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 
+from oracle_gate.errors import GateError
 from oracle_gate.report import Report
 
-__all__ = ["SCHEMA", "SCHEMA_VERSION", "render"]
+__all__ = ["SCHEMA", "SCHEMA_VERSION", "render", "render_error"]
 
 SCHEMA = "oracle-gate/report"
 SCHEMA_VERSION = 1
@@ -33,10 +34,28 @@ def render(report: Report) -> str:
                 "path": f.path,
                 "row": f.row,
                 "package": f.package,
+                "line": f.line,
                 "reason": f.reason,
                 "owners": list(f.owners),
             }
             for f in report.findings
         ],
+    }
+    return json.dumps(document, indent=2, sort_keys=True) + "\n"
+
+
+def render_error(error: GateError) -> str:
+    """The document of a check that could not decide: verdict "error", exit code 2."""
+    document = {
+        "schema": SCHEMA,
+        "version": SCHEMA_VERSION,
+        "verdict": "error",
+        "exit_code": 2,
+        "error": {
+            "message": error.message,
+            "path": error.path,
+            "line": error.line,
+            "text": str(error),
+        },
     }
     return json.dumps(document, indent=2, sort_keys=True) + "\n"

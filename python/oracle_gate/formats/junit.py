@@ -7,14 +7,36 @@ path (and test unit) it judges, so a failure names what moved.
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from oracle_gate.errors import GateError
 from oracle_gate.model import Verdict
 from oracle_gate.report import Report
 
-__all__ = ["Case", "render", "render_suite"]
+__all__ = ["Case", "escape", "render", "render_error", "render_suite"]
+
+# Characters XML 1.0 cannot hold at all, not even as character references.
+_NOT_XML = re.compile("[^\t\n\r\x20-\x7e\x80-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def escape(text: str) -> str:
+    """``text`` with every character XML cannot hold written as ``#xNN``.
+
+    The same spelling as pytest's ``bin_xml_escape``: reasons quote exception
+    text chosen by the patched code (``\\x1b``, ``\\x00``), and one such
+    character would make the whole document invalid.
+    """
+    return _NOT_XML.sub(
+        lambda found: (
+            f"#x{ord(found.group()):02X}"
+            if ord(found.group()) <= 0xFF
+            else f"#x{ord(found.group()):04X}"
+        ),
+        text,
+    )
 
 
 @dataclass(frozen=True)
@@ -41,7 +63,7 @@ def render_suite(
         root,
         "testsuite",
         {
-            "name": name,
+            "name": escape(name),
             "tests": str(len(cases)),
             "failures": str(failures),
             "errors": str(errors),
@@ -50,13 +72,13 @@ def render_suite(
     if properties:
         listed = ET.SubElement(suite, "properties")
         for key, value in properties:
-            ET.SubElement(listed, "property", {"name": key, "value": value})
+            ET.SubElement(listed, "property", {"name": escape(key), "value": escape(value)})
     for case in cases:
-        element = ET.SubElement(suite, "testcase", {"classname": case.classname, "name": case.name})
-        if case.failure is not None:
-            ET.SubElement(element, "failure", {"message": case.failure}).text = case.failure
-        if case.error is not None:
-            ET.SubElement(element, "error", {"message": case.error}).text = case.error
+        attributes = {"classname": escape(case.classname), "name": escape(case.name)}
+        element = ET.SubElement(suite, "testcase", attributes)
+        for tag, text in (("failure", case.failure), ("error", case.error)):
+            if text is not None:
+                ET.SubElement(element, tag, {"message": escape(text)}).text = escape(text)
     ET.indent(root)
     body = ET.tostring(root, encoding="unicode")
     return f'<?xml version="1.0" encoding="UTF-8"?>\n{body}\n'
@@ -91,3 +113,9 @@ def render(report: Report) -> str:
     reviewers = report.reviewers()
     properties = [("review required by", ", ".join(reviewers))] if reviewers else []
     return render_suite(name, cases, properties)
+
+
+def render_error(error: GateError) -> str:
+    """A suite with one errored case: the check could not decide, and why."""
+    case = Case("oracle-gate", error.path or "oracle-gate check", error=str(error))
+    return render_suite("oracle-gate check: error", [case])

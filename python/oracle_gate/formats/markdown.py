@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from oracle_gate.errors import GateError
 from oracle_gate.model import Verdict
 from oracle_gate.report import Report
 
-__all__ = ["render"]
+__all__ = ["render", "render_error"]
 
 _ICONS = {
     Verdict.PASS: "✅",
@@ -46,3 +47,8 @@ def render(report: Report) -> str:
     if reviewers:
         lines += ["", f"**Review required by:** {', '.join(reviewers)}"]
     return "\n".join(lines) + "\n"
+
+
+def render_error(error: GateError) -> str:
+    """The comment for a check that could not decide: exit 2, no verdict."""
+    return f"## oracle-gate: ⛔ error\n\nThe gate could not decide: `{_cell(str(error))}`\n"

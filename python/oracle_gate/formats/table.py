@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections import Counter
 
+from oracle_gate.errors import GateError
 from oracle_gate.model import Verdict
 from oracle_gate.report import Report
 
-__all__ = ["render"]
+__all__ = ["render", "render_error"]
 
 
 def render(report: Report) -> str:
@@ -34,3 +35,8 @@ def render(report: Report) -> str:
         lines.append(f"review required by: {', '.join(reviewers)}")
     lines.append(f"verdict: {report.verdict_word.upper()} ({summary or 'nothing changed'})")
     return "\n".join(lines) + "\n"
+
+
+def render_error(error: GateError) -> str:
+    """Nothing on stdout: the one ``oracle-gate: error:`` line on stderr is the text report."""
+    return ""

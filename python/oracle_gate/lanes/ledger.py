@@ -181,25 +181,33 @@ def _node_exists(head: GitTree, package: Package, nodeid: str) -> bool:
 
 def _freeze_findings(ledger: FreezeLedger, package: Package, facts: Facts) -> list[Finding]:
     path = package.join(FREEZE_FILE)
-    problems = []
+    problems: list[tuple[int, str]] = []
     for entry in ledger.entries:
         where = f"{path}:{entry.line}: {entry.key}"
         if entry.expires is None:
-            problems.append(f"{where} has no expiry; every freeze must expire")
+            problems.append((entry.line, f"{where} has no expiry; every freeze must expire"))
         elif entry.expires < facts.today:
-            problems.append(f"{where} expired on {entry.expires.isoformat()}")
+            problems.append((entry.line, f"{where} expired on {entry.expires.isoformat()}"))
         if entry.nodeid and not _node_exists(facts.head, package, entry.nodeid):
-            problems.append(f"{where} names a test that no longer exists")
+            problems.append((entry.line, f"{where} names a test that no longer exists"))
     if ledger.budget is not None and len(ledger.entries) > ledger.budget:
         problems.append(
-            f"{len(ledger.entries)} frozen entries exceed the budget of {ledger.budget}"
+            (
+                ledger.budget_line,
+                f"{len(ledger.entries)} frozen entries exceed the budget of {ledger.budget}",
+            )
         )
-    return [_ledger_reject(path, package, problem) for problem in problems]
+    return [_ledger_reject(path, package, problem, line) for line, problem in problems]
 
 
-def _ledger_reject(path: str, package: Package, reason: str) -> Finding:
+def _ledger_reject(path: str, package: Package, reason: str, line: int) -> Finding:
     return Finding(
-        verdict=Verdict.REJECT, lane=Lane.LEDGER, path=path, reason=reason, package=package.path
+        verdict=Verdict.REJECT,
+        lane=Lane.LEDGER,
+        path=path,
+        reason=reason,
+        package=package.path,
+        line=line,
     )
 
 
@@ -233,6 +241,7 @@ def check_packages(packages: Iterable[Package], facts: Facts) -> list[Finding]:
                         package,
                         f"{assumptions_path}:{item.line}: assumption {item.id} is still "
                         "proposed; silence is not assent",
+                        item.line,
                     )
                 )
     return findings

@@ -104,11 +104,19 @@ def read_diff(repo: Path, base: str, head: str) -> Diff:
     """The patch from ``base`` (last trusted commit) to ``head``.
 
     Raises:
-        GitError: a ref does not resolve, history is shallow, or git failed.
+        GitError: a ref does not resolve, history is shallow, git failed, or
+            ``head`` is a proper ancestor of ``base`` (swapped refs).
     """
     base_sha = resolve_commit(repo, base)
     head_sha = resolve_commit(repo, head)
     parent = _parent_of(repo, base_sha, head_sha)
+    if parent == head_sha != base_sha:
+        # Swapped refs would otherwise be an empty patch: a merge by accident.
+        raise GitError(
+            f"--head {head} ({head_sha[:12]}) is an ancestor of --base {base} "
+            f"({base_sha[:12]}): there is no patch to judge; are --base and --head swapped?",
+            str(repo),
+        )
     return Diff(
         base=parent,
         head=head_sha,

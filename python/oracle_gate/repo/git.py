@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 from oracle_gate.errors import GitError
@@ -13,15 +14,18 @@ __all__ = ["git", "git_bytes"]
 TIMEOUT_SECONDS = 120.0
 
 
-def _environment() -> dict[str, str]:
+def _environment(extra: Mapping[str, str]) -> dict[str, str]:
     # A user's pager, editor or locale must not change what we parse.
     env = dict(os.environ)
     env.update({"GIT_PAGER": "cat", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"})
+    env.update(extra)
     return env
 
 
-def git_bytes(repo: Path, *args: str, input: bytes | None = None) -> bytes:
-    """Run ``git -C repo ARGS`` and return its stdout.
+def git_bytes(
+    repo: Path, *args: str, input: bytes | None = None, env: Mapping[str, str] | None = None
+) -> bytes:
+    """Run ``git -C repo ARGS`` (with ``env`` added to the environment) and return its stdout.
 
     Raises:
         GitError: git is missing, timed out, or exited non-zero.
@@ -33,7 +37,7 @@ def git_bytes(repo: Path, *args: str, input: bytes | None = None) -> bytes:
             input=input,
             capture_output=True,
             timeout=TIMEOUT_SECONDS,
-            env=_environment(),
+            env=_environment(env or {}),
             check=False,
         )
     except FileNotFoundError as error:

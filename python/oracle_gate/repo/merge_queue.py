@@ -10,19 +10,49 @@ from oracle_gate.errors import GitError
 __all__ = ["base_from_environment"]
 
 
-def _github_merge_group(env: Mapping[str, str]) -> str | None:
-    if env.get("GITHUB_EVENT_NAME") != "merge_group" or not env.get("GITHUB_EVENT_PATH"):
-        return None
+# A merge_group event is a few kilobytes; anything far larger is not one.
+_MAX_EVENT_BYTES = 1024 * 1024
+
+
+def _read_event(path: str) -> dict[str, object]:
     try:
-        with open(env["GITHUB_EVENT_PATH"], encoding="utf-8") as handle:
-            event = json.load(handle)
-    except (OSError, json.JSONDecodeError) as error:
+        with open(path, "rb") as handle:
+            data = handle.read(_MAX_EVENT_BYTES + 1)
+    except OSError as error:
+        raise GitError(f"cannot read the merge_group event ({error.strerror})", path) from None
+    if len(data) > _MAX_EVENT_BYTES:
+        raise GitError("merge_group event file is larger than 1 MiB", path)
+    try:
+        event = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise GitError("merge_group event file is not valid UTF-8", path, line) from None
+    except json.JSONDecodeError as error:
         raise GitError(
-            f"cannot read the merge_group event ({error})", env["GITHUB_EVENT_PATH"]
-        ) from error
-    base = event.get("merge_group", {}).get("base_sha")
+            f"merge_group event file is not valid JSON: {error.msg}", path, error.lineno
+        ) from None
+    except (ValueError, RecursionError):
+        raise GitError("merge_group event file is not JSON the gate can read", path) from None
+    if not isinstance(event, dict):
+        raise GitError(
+            f"merge_group event must be a JSON object, found {type(event).__name__}", path, 1
+        )
+    return event
+
+
+def _github_merge_group(env: Mapping[str, str]) -> str | None:
+    if env.get("GITHUB_EVENT_NAME") != "merge_group":
+        return None
+    path = env.get("GITHUB_EVENT_PATH")
+    if not path:
+        raise GitError(
+            "GITHUB_EVENT_NAME is merge_group but GITHUB_EVENT_PATH is not set, so the merge "
+            "group's base is unknown; pass --base REF"
+        )
+    group = _read_event(path).get("merge_group")
+    base = group.get("base_sha") if isinstance(group, dict) else None
     if not isinstance(base, str) or not base:
-        raise GitError("merge_group event has no merge_group.base_sha", env["GITHUB_EVENT_PATH"])
+        raise GitError("merge_group event has no merge_group.base_sha", path)
     return base
 
 

@@ -514,18 +514,26 @@ def _assumption_findings(
                 package=package.path,
             )
         ]
-    problems = []
+    problems: list[tuple[int, str]] = []
     for item in accepted:
         where = f"{path}:{item.line}: assumption {item.id}"
         if partitions is not None and item.id not in guarded:
             problems.append(
-                f"{where} is accepted but no boundary or invalid partition row tests it: "
-                "decorative register"
+                (
+                    item.line,
+                    f"{where} is accepted but no boundary or invalid partition row tests it: "
+                    "decorative register",
+                )
             )
         symbol = str(item.data.get("symbol", ""))
         if symbol in undefined:
-            problems.append(f"{where} cites {symbol}, which the head tree does not define")
-    return [Finding(Verdict.REJECT, Lane.LEDGER, path, p, package=package.path) for p in problems]
+            problems.append(
+                (item.line, f"{where} cites {symbol}, which the head tree does not define")
+            )
+    return [
+        Finding(Verdict.REJECT, Lane.LEDGER, path, problem, package=package.path, line=line)
+        for line, problem in problems
+    ]
 
 
 def judge_rows(rows: list[tuple[Package, Row]], env: RowEnv) -> tuple[list[Finding], RuntimeStats]:
