@@ -21,9 +21,9 @@ from oracle_gate.config.lockfile import (
     LOCK_FILE,
     Drift,
     Lock,
-    compare_locks,
     parse_lock,
     render_lock,
+    stale_drifts,
 )
 from oracle_gate.errors import SurfaceError
 from oracle_gate.globs import matches_any
@@ -154,7 +154,7 @@ def lock_statuses(tree: WorkTree, graph: PackageGraph, packages: list[Package]) 
             statuses.append(LockStatus(package, lock_path, (), missing=True))
             continue
         stored = parse_lock(tree.read(lock_path), lock_path)
-        statuses.append(LockStatus(package, lock_path, tuple(compare_locks(stored, actual)), False))
+        statuses.append(LockStatus(package, lock_path, tuple(stale_drifts(stored, actual)), False))
     return statuses
 
 

@@ -5,7 +5,14 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterable
 
-from oracle_gate.config.lockfile import LOCK_FILE, Drift, DriftKind, Lock, compare_locks, parse_lock
+from oracle_gate.config.lockfile import (
+    LOCK_FILE,
+    Drift,
+    Lock,
+    compare_locks,
+    parse_lock,
+    stale_drifts,
+)
 from oracle_gate.errors import LockError
 from oracle_gate.facts import Facts, LanedPath
 from oracle_gate.lanes.common import note_problem, noted, oracle_move, part_problem, summarize
@@ -87,14 +94,7 @@ def _check_one(package: Package, facts: Facts) -> list[Finding]:
                 lock_path,
             )
         return []
-    actual = compute_lock(facts.head, facts.head_graph, package)
-    # A test unit the lock does not know yet is not oracle until a human relocks;
-    # the test lanes report it as ignored_as_oracle, so it is no drift here.
-    drifts = [
-        drift
-        for drift in compare_locks(stored, actual)
-        if not (drift.section == "surface" and drift.kind is DriftKind.ADDED)
-    ]
+    drifts = stale_drifts(stored, compute_lock(facts.head, facts.head_graph, package))
     if not drifts:
         return []
     return [

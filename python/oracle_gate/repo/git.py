@@ -23,12 +23,19 @@ def _environment(extra: Mapping[str, str]) -> dict[str, str]:
 
 
 def git_bytes(
-    repo: Path, *args: str, input: bytes | None = None, env: Mapping[str, str] | None = None
+    repo: Path,
+    *args: str,
+    input: bytes | None = None,
+    env: Mapping[str, str] | None = None,
+    ok_codes: tuple[int, ...] = (0,),
 ) -> bytes:
     """Run ``git -C repo ARGS`` (with ``env`` added to the environment) and return its stdout.
 
+    An exit code in ``ok_codes`` is success (``git check-ignore`` exits 1 when
+    it matched nothing).
+
     Raises:
-        GitError: git is missing, timed out, or exited non-zero.
+        GitError: git is missing, timed out, or exited with a code not in ``ok_codes``.
     """
     try:
         done = subprocess.run(
@@ -44,7 +51,7 @@ def git_bytes(
         raise GitError("git is not installed or not on PATH") from error
     except subprocess.TimeoutExpired as error:
         raise GitError(f"'git {' '.join(args)}' timed out after {TIMEOUT_SECONDS:.0f}s") from error
-    if done.returncode != 0:
+    if done.returncode not in ok_codes:
         detail = done.stderr.decode("utf-8", "replace").strip().splitlines()
         reason = detail[-1] if detail else f"exit code {done.returncode}"
         raise GitError(f"'git {' '.join(args)}' failed: {reason}", str(repo))

@@ -8,8 +8,10 @@ describes the files a developer has on disk.
 from __future__ import annotations
 
 import functools
+import os
 import posixpath
-from collections.abc import Iterable, Sequence
+import stat
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -21,7 +23,7 @@ from oracle_gate.repo.cache import cache_dir
 from oracle_gate.repo.files import NOT_REGULAR, NotRegularFileError, open_regular
 from oracle_gate.repo.git import git_bytes
 
-__all__ = ["STAT_CACHE", "GitTree", "Tree", "WorkTree"]
+__all__ = ["STAT_CACHE", "GitTree", "Tree", "WorkTree", "follow_link"]
 
 # The stat cache's name inside the repository's cache directory (``repo/cache.py``).
 # The tree walk still skips ``.oracle_gate`` directories, where older versions kept it.
@@ -46,8 +48,42 @@ class Tree(Protocol):
         ...
 
 
+def follow_link(path: str, kind: Callable[[str], str], target_of: Callable[[str], str]) -> str:
+    """The repo-relative file the symlink ``path`` leads to, followed inside the repository.
+
+    Both trees follow links with this one function, so ``lock`` (a working tree)
+    and ``check`` (git objects) refuse the same link with the same message.
+    ``kind`` says what a repo-relative path is in the tree: "file", "link",
+    "dir" or "missing"; ``target_of`` reads a link's target text.
+
+    Raises:
+        TreeError: a link points outside the repository (absolute, or up past
+            its root), at a directory, at nothing, or round in a loop.
+    """
+    current = path
+    for _hop in range(_MAX_LINK_HOPS):
+        found = kind(current)
+        if found == "file":
+            return current
+        if found == "missing":
+            raise TreeError("broken symlink: its target does not exist", path)
+        if found == "dir":
+            raise TreeError("symlink to a directory, expected a file", path)
+        target = target_of(current)
+        joined = posixpath.normpath(posixpath.join(posixpath.dirname(current), target))
+        if posixpath.isabs(target) or joined == ".." or joined.startswith("../"):
+            raise TreeError(f"symlink points outside the repository (to {target})", path)
+        current = joined
+    raise TreeError("symlink loop", path)
+
+
 class WorkTree:
     """A directory on disk; walking and hashing go through the selected backend.
+
+    Its files are found by the backend's walk; in a git working tree, the
+    files ``.gitignore`` ignores are then dropped (unless tracked), so it sees
+    what git would track: tracked files plus untracked files not ignored.
+    Symlinks are followed only inside the tree (``follow_link``).
 
     Digests reuse the stat cache in the repository's cache directory (outside
     the tree, ``repo/cache.py``) when the root is a git working tree, unless
@@ -61,11 +97,45 @@ class WorkTree:
 
     @functools.cache  # noqa: B019 - a tree lives as long as one command
     def files(self) -> tuple[str, ...]:
-        return tuple(backend.walk_tree(str(self.root)))
+        walked = tuple(backend.walk_tree(str(self.root)))
+        if not walked or not (self.root / ".git").exists():
+            return walked
+        # What git would track: drop what .gitignore ignores (a tracked file is
+        # never ignored). A FIFO stays listed, so reading it is an error, as before.
+        request = b"".join(path.encode("utf-8") + b"\0" for path in walked)
+        output = git_bytes(
+            self.root, "check-ignore", "--stdin", "-z", input=request, ok_codes=(0, 1)
+        )
+        ignored = {raw.decode("utf-8") for raw in output.split(b"\0") if raw}
+        return tuple(path for path in walked if path not in ignored)
+
+    def _kind(self, path: str) -> str:
+        """What ``path`` is, as git would see it: a path through a linked directory is missing."""
+        current = self.root
+        parts = path.split("/")
+        for index, part in enumerate(parts):
+            current = current / part
+            try:
+                mode = current.lstat().st_mode
+            except OSError:
+                return "missing"
+            if stat.S_ISLNK(mode):
+                return "link" if index == len(parts) - 1 else "missing"
+            if index < len(parts) - 1 and not stat.S_ISDIR(mode):
+                return "missing"
+        if path in (".", "") or stat.S_ISDIR(mode):
+            return "dir"
+        return "file"
+
+    def _resolved(self, path: str) -> str:
+        """``path``, or the file inside the tree its symlink leads to."""
+        if not (self.root / path).is_symlink():
+            return path
+        return follow_link(path, self._kind, lambda link: os.readlink(self.root / link))
 
     def read(self, path: str) -> bytes:
         try:
-            descriptor, _ = open_regular(self.root / path)
+            descriptor, _ = open_regular(self.root / self._resolved(path))
             with open(descriptor, "rb") as handle:
                 return handle.read()
         except IsADirectoryError:
@@ -82,7 +152,8 @@ class WorkTree:
         return str(cache_dir(self.root) / STAT_CACHE)
 
     def digests(self, paths: Sequence[str]) -> list[str]:
-        return backend.hash_files_cached(str(self.root), paths, self._cache_file())
+        resolved = [self._resolved(path) for path in paths]
+        return backend.hash_files_cached(str(self.root), resolved, self._cache_file())
 
 
 class GitTree:
@@ -105,18 +176,31 @@ class GitTree:
                 entries[name.decode("utf-8", "surrogateescape")] = (mode, oid)
         return entries
 
+    @functools.cached_property
+    def _directories(self) -> frozenset[str]:
+        return frozenset(
+            posixpath.dirname(path[: index + 1])
+            for path in self._entries
+            for index in range(len(path))
+            if path[index] == "/"
+        ) | {"."}
+
+    def _kind(self, path: str) -> str:
+        entry = self._entries.get(path)
+        if entry is None:
+            return "dir" if path in self._directories else "missing"
+        return "link" if entry[0] == _SYMLINK_MODE else "file"
+
     def _resolve(self, path: str) -> str:
-        current = path
-        for _hop in range(_MAX_LINK_HOPS):
-            entry = self._entries.get(current)
-            if entry is None:
-                raise TreeError("broken symlink: its target does not exist", path)
-            mode, oid = entry
-            if mode != _SYMLINK_MODE:
-                return oid
-            target = git_bytes(self.repo, "cat-file", "blob", oid).decode("utf-8", "replace")
-            current = posixpath.normpath(posixpath.join(posixpath.dirname(current), target))
-        raise TreeError("symlink loop", path)
+        """The blob id of the file ``path`` leads to (``follow_link`` for a symlink)."""
+        target = follow_link(
+            path,
+            self._kind,
+            lambda link: git_bytes(self.repo, "cat-file", "blob", self._entries[link][1]).decode(
+                "utf-8", "surrogateescape"
+            ),
+        )
+        return self._entries[target][1]
 
     @functools.cached_property
     def _files(self) -> tuple[str, ...]:

@@ -1,0 +1,108 @@
+"""One view of the tree: ``lock`` (a working tree) and ``check`` (commits) see the same files."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from gitrepo import GitRepo
+from oracle_gate.cli import main
+
+PKG = "libs/codec"
+TESTDATA = f"{PKG}/testdata"
+
+
+@pytest.fixture
+def codec(repo: GitRepo) -> tuple[GitRepo, str]:
+    return repo, repo.commit_example(PKG)
+
+
+def _lock(repo: GitRepo, *args: str) -> int:
+    return main(["lock", "--repo", str(repo.path), *args])
+
+
+def _check(repo: GitRepo, base: str) -> int:
+    return main(["check", "--repo", str(repo.path), "--base", base])
+
+
+def test_lock_ignores_what_git_ignores_so_check_agrees_after_the_commit(
+    codec: tuple[GitRepo, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo, _ = codec
+    repo.write(".gitignore", "*.tmp\n")
+    repo.write(f"{TESTDATA}/scratch.tmp", "local only\n")
+    assert _lock(repo, "--write", PKG) == 0
+    assert "scratch.tmp" not in repo.read(f"{PKG}/oracle_gate.lock")
+    base = repo.commit("ignore scratch files")
+    repo.write(f"{PKG}/README.md", "docs\n")
+    repo.commit("docs")
+    capsys.readouterr()
+    assert _check(repo, base) == 0, capsys.readouterr()
+
+
+def test_an_untracked_file_that_is_not_ignored_is_seen_by_lock(
+    codec: tuple[GitRepo, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo, _ = codec
+    repo.write(f"{TESTDATA}/new_case.json", "{}\n")
+    capsys.readouterr()
+    assert _lock(repo, PKG) == 1
+    assert f"FAIL {TESTDATA}/new_case.json: fixtures entry added" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("/etc/passwd", "symlink points outside the repository (to /etc/passwd)"),
+        ("../../../../outside.txt", "symlink points outside the repository"),
+        (".", "symlink to a directory, expected a file"),
+        ("loop", "symlink loop"),
+        ("missing.json", "broken symlink: its target does not exist"),
+    ],
+    ids=["absolute", "up-and-out", "self", "loop", "broken"],
+)
+def test_lock_and_check_give_the_same_message_for_the_same_link(
+    codec: tuple[GitRepo, str], capsys: pytest.CaptureFixture[str], target: str, message: str
+) -> None:
+    repo, base = codec
+    os.symlink(target, repo.path / TESTDATA / "link")
+    if target == "loop":
+        os.symlink("link", repo.path / TESTDATA / "loop")
+    capsys.readouterr()
+    assert _lock(repo, PKG) == 2
+    lock_err = capsys.readouterr().err
+    repo.commit("a fixture link")
+    assert _check(repo, base) == 2
+    check_err = capsys.readouterr().err
+    assert lock_err.startswith(f"oracle-gate: error: {TESTDATA}/link: {message}"), lock_err
+    assert check_err.splitlines()[-1] == lock_err.strip()
+
+
+def test_a_link_to_a_file_inside_the_repository_is_followed_by_both(
+    codec: tuple[GitRepo, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo, base = codec
+    repo.write(f"{PKG}/shared/golden.json", '{"a": 1}\n')
+    os.symlink("../shared/golden.json", repo.path / TESTDATA / "golden.json")
+    assert _lock(repo, "--write", PKG) == 0
+    repo.note(PKG, base, "testdata/golden.json", "oracle_gate.lock", "shared/golden.json")
+    repo.commit("a linked fixture, noted and relocked")
+    capsys.readouterr()
+    assert _lock(repo, PKG) == 0
+    assert _check(repo, base) in (0, 1)
+    assert "symlink" not in capsys.readouterr().err
+
+
+def test_lock_and_check_both_accept_an_added_test(
+    codec: tuple[GitRepo, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo, base = codec
+    repo.write(f"{PKG}/tests/test_more.py", "def test_more():\n    assert 1 + 1 == 2\n")
+    capsys.readouterr()
+    assert _lock(repo, PKG) == 0
+    repo.commit("an agent's own test")
+    assert _check(repo, base) == 0
+    # A changed existing test is still drift for both.
+    repo.replace(f"{PKG}/tests/test_codec.py", "assertEqual", "assertNotEqual")
+    assert _lock(repo, PKG) == 1
