@@ -136,7 +136,7 @@ def test_a_gate_error_writes_a_valid_document_of_the_format(
     capsys.readouterr()
     assert _check(repo, "--base", base, "--format", name) == 2
     captured = capsys.readouterr()
-    message = f"{CODEC}/invariants.yaml:3: row has no id"
+    message = f"{CODEC}/invariants.yaml:3: rows[0] has no id"
     assert captured.err.startswith(f"oracle-gate: error: {message}")
     out = captured.out
     if name == "text":
