@@ -41,7 +41,7 @@ INPUTS = (
     "CODEOWNERS",
     EVENT,
 )
-EXAMPLES = int(os.environ.get("ORACLE_GATE_FUZZ_EXAMPLES", "8"))
+EXAMPLES = int(os.environ.get("ORACLE_GATE_FUZZ_EXAMPLES", "3"))
 LIMIT_SECONDS = 10.0
 LIMIT_KIB = 1024 * 1024
 # Pieces that broke readers before (issue 16), spliced into the files.
