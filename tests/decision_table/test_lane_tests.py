@@ -379,6 +379,15 @@ class TestInherited(Checks):
     pass
 """
 
+CHECKS_SOURCE = """\
+import unittest
+
+
+class Checks(unittest.TestCase):
+    def test_hidden_in_base(self):
+        self.assertEqual(sorted([2, 1]), [1, 2])
+"""
+
 BAD_CLASS_EDITS = {
     "setUp added": (
         "class TestMerge(unittest.TestCase):\n",
@@ -438,6 +447,8 @@ HONEST_CLASS_EDITS = {
 def class_repo(example_repo: tuple[GitRepo, str]) -> tuple[GitRepo, str]:
     repo, _ = example_repo
     repo.write(CLASSES, CLASSES_SOURCE)
+    # The imported base class must exist: the trusted replay runs this file.
+    repo.write(f"{PKG}/tests/intervals_checks.py", CHECKS_SOURCE)
     repo.relock(PKG)
     return repo, repo.commit("class-based tests")
 
