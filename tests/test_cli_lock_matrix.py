@@ -192,3 +192,18 @@ def test_write_with_junit_is_refused(runfiles: Path, capsys: pytest.CaptureFixtu
     assert lock("--write", "--junit", "x.xml") == 2
     assert "cannot be used with --write" in capsys.readouterr().err
     assert (runfiles / PKG / "oracle_gate.lock").read_text() == before
+
+
+def test_runfiles_symlinks_to_declared_inputs_outside_the_tree_are_followed(
+    runfiles: Path, tmp_path: Path
+) -> None:
+    """Bazel's runfiles are links into its execroot; a gate must read through them."""
+    execroot = tmp_path / "execroot" / "golden.txt"
+    execroot.parent.mkdir()
+    fixture = runfiles / PKG / "testdata" / "golden.txt"
+    execroot.write_bytes(fixture.read_bytes())
+    fixture.unlink()
+    fixture.symlink_to(execroot)
+    assert lock() == 0
+    execroot.write_text("a=2\n")  # the declared input changed: the lock must see it
+    assert lock() == 1

@@ -75,7 +75,8 @@ def cmd_lock(args: argparse.Namespace) -> int:
             raise ConfigError("--junit reports a verification; it cannot be used with --write")
     try:
         repo = repo_root(args.repo)
-        tree = WorkTree(repo)
+        # --matrix comes from a Bazel gate, which runs on its runfiles tree.
+        tree = WorkTree(repo, runfiles=bool(args.matrix))
         # PKG names a directory of --repo DIR when it is given, else of the current one.
         against = repo if args.repo else Path.cwd()
         if args.matrix:

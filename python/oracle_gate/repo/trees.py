@@ -89,11 +89,16 @@ class WorkTree:
     the tree, ``repo/cache.py``) when the root is a git working tree, unless
     ``cache`` is False. Other directories (the example shipped inside the
     installed package, an exported tree) get no cache files.
+
+    ``runfiles`` marks a Bazel runfiles tree (what a gate target's launcher
+    verifies): every file there is a symlink Bazel made to a declared input
+    outside the tree, so links are followed wherever they lead.
     """
 
-    def __init__(self, root: Path, cache: bool = True) -> None:
+    def __init__(self, root: Path, cache: bool = True, runfiles: bool = False) -> None:
         self.root = root
         self.cache = cache
+        self.runfiles = runfiles
 
     @functools.cache  # noqa: B019 - a tree lives as long as one command
     def files(self) -> tuple[str, ...]:
@@ -129,7 +134,7 @@ class WorkTree:
 
     def _resolved(self, path: str) -> str:
         """``path``, or the file inside the tree its symlink leads to."""
-        if not (self.root / path).is_symlink():
+        if self.runfiles or not (self.root / path).is_symlink():
             return path
         return follow_link(path, self._kind, lambda link: os.readlink(self.root / link))
 
