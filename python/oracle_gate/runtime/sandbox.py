@@ -178,7 +178,7 @@ def library_paths(exclude: Sequence[Path]) -> tuple[str, ...]:
             continue
         if any(real == root or real.startswith(root + os.sep) for root in roots):
             continue
-        if entry not in kept and os.path.abspath(entry) != _DRIVER_PATH:
+        if entry not in kept:
             kept.append(entry)
     return tuple(kept)
 
