@@ -9,6 +9,7 @@ Bazel, so the expectations are Bazel's, not ours.
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -363,3 +364,59 @@ def test_a_gate_called_through_a_load_alias_is_a_gate(repo: GitRepo, reader: str
     graph = load_graph(GitTree(repo.path, _commit(repo, files)))
     assert sorted(graph.packages) == ["a"]
     assert graph.packages["a"].target == "//a:gate"
+
+
+@pytest.mark.parametrize("impl", ["python", "native"])
+def test_check_says_when_the_graph_it_selected_with_is_approximate(
+    repo: GitRepo, impl: str
+) -> None:
+    """What select prints about over-approximation, check's report carries in every format."""
+    if impl == "native" and _native is None:
+        pytest.skip("native extension is not built")
+    files = {
+        **WORKSPACES["macro_adds_deps"],
+        "a/BUILD": WORKSPACES["macro_adds_deps"]["a/BUILD"]
+        + 'load("@oracle_gate//rules:defs.bzl", "invariant", "oracle_gate")\n'
+        'oracle_gate(name = "g", rows = [invariant(id = "r", globs = ["*.py"])])\n',
+        "helpers/h.S": "nop\n",
+    }
+    base = _commit(repo, files)
+    repo.write("helpers/h.S", "ret\n")
+    repo.commit("edit the helper")
+    out = repo.path.parent / f"report-{impl}"
+    done = run(
+        "check",
+        "--repo",
+        str(repo.path),
+        "--base",
+        base,
+        "--output",
+        f"json:{out}.json",
+        "--output",
+        f"markdown:{out}.md",
+        "--output",
+        f"junit:{out}.xml",
+        "--output",
+        f"sarif:{out}.sarif",
+        ORACLE_GATE_IMPL=impl,
+    )
+    assert done.returncode in (0, 1), done.stderr
+    document = json.loads(Path(f"{out}.json").read_text())
+    sarif = json.loads(Path(f"{out}.sarif").read_text())
+    approximated = sarif["runs"][0]["properties"]["graphApproximate"]
+    if impl == "python":  # the static reader takes every label of the loaded .bzl file
+        place = (
+            "tools/defs.bzl is loaded by 1 BUILD file(s), which are taken to depend on every "
+            "label it names"
+        )
+        assert document["graph_approximate"] == [place]
+        assert approximated == [place]
+        assert "package graph approximate in 1 place(s)" in done.stdout
+        assert f"  approximate: {place}\n" in done.stdout
+        assert "package graph approximate in 1 place(s)" in Path(f"{out}.md").read_text()
+        assert 'name="package graph approximate"' in Path(f"{out}.xml").read_text()
+    else:  # the evaluator ran the macro: the graph is exact, and no format says otherwise
+        assert document["graph_approximate"] == []
+        assert approximated == []
+        for text in (done.stdout, Path(f"{out}.md").read_text(), Path(f"{out}.xml").read_text()):
+            assert "approximate" not in text

@@ -174,4 +174,5 @@ def check(
         lanes={lp.path: lp.lane for lp in laned},
         findings=findings,
         docs_only=docs_only,
+        approximate=selection.approximate,
     )

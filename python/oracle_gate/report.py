@@ -6,7 +6,10 @@ from dataclasses import dataclass
 
 from oracle_gate.model import ExitCode, Finding, Lane, Verdict
 
-__all__ = ["PathVerdict", "Report", "worst"]
+__all__ = ["APPROXIMATE_SHOWN", "PathVerdict", "Report", "worst"]
+
+# How many places of an approximate graph the text and markdown reports list.
+APPROXIMATE_SHOWN = 5
 
 # Which verdict wins when one path has several findings.
 _SEVERITY = {
@@ -40,6 +43,9 @@ class Report:
     paths: tuple[PathVerdict, ...]
     findings: tuple[Finding, ...]
     docs_only: bool = False
+    # Where the head's package graph assumes edges it could not evaluate
+    # (``PackageGraph.approximate``): selection there errs toward more packages.
+    approximate: tuple[str, ...] = ()
 
     @classmethod
     def build(
@@ -51,6 +57,7 @@ class Report:
         lanes: dict[str, Lane],
         findings: list[Finding],
         docs_only: bool,
+        approximate: tuple[str, ...] = (),
     ) -> Report:
         ordered = tuple(sorted(findings, key=Finding.sort_key))
         # Package-level findings (a stale lock, an expired freeze) name paths the
@@ -67,7 +74,7 @@ class Report:
             )
             for path, lane in sorted(lanes.items())
         )
-        return cls(base, head, backend, paths, ordered, docs_only)
+        return cls(base, head, backend, paths, ordered, docs_only, approximate)
 
     @property
     def verdict(self) -> Verdict:
@@ -91,6 +98,22 @@ class Report:
         outside ``paths`` has no finding, so PASS, as ``worst([])`` is.
         """
         return next((p.verdict for p in self.paths if p.path == path), Verdict.PASS)
+
+    def approximate_summary(self) -> str:
+        """One sentence on the graph's over-approximation, or "" when it has none."""
+        if not self.approximate:
+            return ""
+        return (
+            f"package graph approximate in {len(self.approximate)} place(s): edges were assumed "
+            "where BUILD files could not be evaluated, so more packages may be selected, "
+            "never fewer (`oracle-gate select --explain` lists them)"
+        )
+
+    def approximate_shown(self) -> tuple[str, ...]:
+        """The places a human report lists: the first few, then how many more."""
+        shown = self.approximate[:APPROXIMATE_SHOWN]
+        more = len(self.approximate) - len(shown)
+        return shown + ((f"... and {more} more",) if more else ())
 
     def reviewers(self) -> tuple[str, ...]:
         """Owners whose review a human-noted oracle change requires."""

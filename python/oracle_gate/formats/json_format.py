@@ -23,6 +23,7 @@ def render(report: Report) -> str:
         "verdict": report.verdict_word,
         "exit_code": int(report.exit_code),
         "docs_only": report.docs_only,
+        "graph_approximate": list(report.approximate),
         "reviewers": list(report.reviewers()),
         "paths": [
             {"path": p.path, "lane": p.lane.value, "verdict": p.verdict.value} for p in report.paths

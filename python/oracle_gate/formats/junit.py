@@ -112,6 +112,8 @@ def render(report: Report) -> str:
     name = f"oracle-gate check {report.base[:12]}..{report.head[:12]}: {report.verdict_word}"
     reviewers = report.reviewers()
     properties = [("review required by", ", ".join(reviewers))] if reviewers else []
+    if report.approximate:
+        properties.append(("package graph approximate", report.approximate_summary()))
     return render_suite(name, cases, properties)
 
 

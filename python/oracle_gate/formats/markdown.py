@@ -43,6 +43,9 @@ def render(report: Report) -> str:
             lines.append(f"- {_ICONS[finding.verdict]} `{where}`{row}: {finding.reason}")
     if report.docs_only:
         lines += ["", "Docs-only or format-only patch: no rows run."]
+    if report.approximate:
+        lines += ["", f"**Note:** {_cell(report.approximate_summary())}.", ""]
+        lines += [f"- {_cell(place)}" for place in report.approximate_shown()]
     reviewers = report.reviewers()
     if reviewers:
         lines += ["", f"**Review required by:** {', '.join(reviewers)}"]

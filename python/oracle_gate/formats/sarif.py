@@ -81,6 +81,8 @@ def render(report: Report) -> str:
                 "head": report.head,
                 # Owners whose review the platform must enforce for noted oracle moves.
                 "reviewers": list(report.reviewers()),
+                # Where selection over-approximated the package graph (more, never fewer).
+                "graphApproximate": list(report.approximate),
             },
         }
     )

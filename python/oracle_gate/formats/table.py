@@ -28,6 +28,9 @@ def render(report: Report) -> str:
         lines.append(f"{finding.verdict.value.upper():<18} {where}: {finding.reason}")
     if report.docs_only:
         lines.append("docs-only or format-only patch: no rows run")
+    if report.approximate:
+        lines.append(report.approximate_summary())
+        lines += [f"  approximate: {place}" for place in report.approximate_shown()]
     counts = Counter(f.verdict.value for f in report.findings)
     summary = ", ".join(f"{n} {name}" for name, n in sorted(counts.items()))
     reviewers = report.reviewers()
