@@ -94,6 +94,26 @@ WORKSPACES: dict[str, dict[str, str]] = {
         "a/BUILD": 'filegroup(name = "a", srcs = [], features = select('
         '{"//config:opt": ["x"], "//conditions:default": []}))\n',
     },
+    # Visibility names a package_group (which includes another): not a dependency.
+    "visibility_package_group": {
+        "vis/BUILD": 'package_group(name = "friends", packages = ["//a/..."], '
+        'includes = ["//more:others"])\n',
+        "more/BUILD": 'package_group(name = "others", packages = ["//b/..."])\n',
+        "lib/BUILD": 'filegroup(name = "l", srcs = [], visibility = ["//vis:friends"])\n',
+        "a/BUILD": FG.format(name="a", srcs='["//lib:l"]'),
+    },
+    # An alias is a package of its own between the dependent and the actual target.
+    "alias": {
+        "al/BUILD": 'alias(name = "x", actual = "//lib:l", visibility = ["//visibility:public"])\n',
+        "lib/BUILD": 'filegroup(name = "l", srcs = [], visibility = ["//visibility:public"])\n',
+        "a/BUILD": FG.format(name="a", srcs='["//al:x"]'),
+    },
+    # A file another package exports is a dependency on that package.
+    "exports_files": {
+        "lib/BUILD": 'exports_files(["data.txt"])\n',
+        "lib/data.txt": "1\n",
+        "a/BUILD": FG.format(name="a", srcs='["//lib:data.txt"]'),
+    },
 }
 
 # Package edges (dependent, dependency) bazel query reports for each workspace.
@@ -106,6 +126,9 @@ TRUTH: dict[str, set[tuple[str, str]]] = {
     "rule_private_default": {("a", "tools/stamper")},
     "own_workspace_name": {("a", "b")},
     "select_key_in_features": {("a", "config")},
+    "visibility_package_group": {("a", "lib")},
+    "alias": {("a", "al"), ("al", "lib")},
+    "exports_files": {("a", "lib")},
 }
 
 
