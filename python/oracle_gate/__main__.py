@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from oracle_gate.cli import main
+from oracle_gate.cli import entry
 
-raise SystemExit(main())
+raise SystemExit(entry())
