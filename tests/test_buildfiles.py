@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
+from backends import needs_native
+from oracle_gate import backend
 from oracle_gate.bazel.buildfile import (
     Glob,
     cache_info,
@@ -275,3 +279,52 @@ def test_two_gates_in_one_package_is_a_config_error() -> None:
     source = GATE + 'oracle_gate(name = "again", rows = [])\n'
     with pytest.raises(ConfigError, match=r"BUILD.bazel:19: declares a second oracle_gate"):
         _gate(source)
+
+
+# --- a gate read without the rule calls the evaluator already read ---------------------
+
+_STATEMENTS = st.sampled_from(
+    [
+        'py_library(\n    name = "lib",\n    deps = ["//x:y"],\n)\n',
+        'native.filegroup(name = "f", srcs = glob(["*.txt"]))\n',
+        'DEPS = ["//libs/a"]\n',
+        'ROWS = [invariant(id = "shared", globs = ["*.py"])]\n',
+        'DEPS += ["//libs/b"]\n',
+        'g(\n    name = "aliased",\n    rows = ROWS,\n)\n',
+        'oracle_gate(name = "plain", rows = [invariant(id = "r", globs = ["src/*.py"])],'
+        " deps = DEPS)\n",
+        'cc_library(name = "a"); NAME = "later"\n',
+        'oracle_gate(name = NAME, owners = ["@team"])\n',
+        '"""A docstring."""\n',
+        "# a comment\n",
+        "\n",
+        "x = [1,\n  2]; filegroup(name = 'shared_line')\n",
+        'exports_files(["a.txt"])  # oracle_gate(name = "in a comment")\n',
+    ]
+)
+
+
+@needs_native
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(_STATEMENTS, max_size=12))
+def test_a_gate_read_without_the_rule_calls_is_the_gate_read_whole(
+    statements: list[str],
+) -> None:
+    """The lines the evaluator says hold only rule calls never change what the gate reads."""
+    text = (
+        'load("@oracle_gate//rules:defs.bzl", "invariant", "oracle_gate", g = "oracle_gate")\n'
+        + "".join(statements)
+    ).encode()
+    [(_, _, error, rule_lines)] = backend.evaluate_build_files(
+        [("a/BUILD", "a", "", text)], [], [("", [])]
+    )
+    assume(not error)
+    whole = parse_build(text, "a/BUILD")
+    clear_cache()
+    read = parse_build_cached(
+        [("a/BUILD", "blob")], lambda paths: {"a/BUILD": text}, rule_lines={"a/BUILD": rule_lines}
+    )["a/BUILD"]
+    assert read.gates == whole.gates
+    assert read.invariant_names == whole.invariant_names
+    assert read.loads == whole.loads
+    clear_cache()

@@ -13,6 +13,7 @@ import importlib
 import os
 from collections.abc import Sequence
 from types import ModuleType
+from typing import TypeAlias
 
 from oracle_gate.errors import BackendError
 
@@ -26,6 +27,12 @@ __all__ = [
 ]
 
 _CHOICES = ("", "native", "python")
+
+# Per BUILD file: (label, "file:line", opaque symbol) records, .bzl files reached,
+# error, lines holding only rule calls (``_native.pyi``).
+NativeOutcomes: TypeAlias = list[
+    tuple[list[tuple[str, str, str]], list[str], str, list[tuple[int, int]]]
+]
 
 
 @functools.cache
@@ -120,7 +127,7 @@ def evaluate_build_files(
     builds: list[tuple[str, str, str, bytes]],
     bzl: list[tuple[str, bytes]],
     own_names: list[tuple[str, list[str]]],
-) -> list[tuple[list[tuple[str, str, str]], list[str], str]]:
+) -> NativeOutcomes:
     """BUILD files evaluated as Starlark (native core only; see ``_native.pyi``).
 
     Raises:
@@ -129,7 +136,5 @@ def evaluate_build_files(
     name, module = _load()
     if name != "native":
         raise BackendError("evaluating BUILD files as Starlark needs the native core")
-    found: list[tuple[list[tuple[str, str, str]], list[str], str]] = module.evaluate_build_files(
-        builds, bzl, own_names
-    )
+    found: NativeOutcomes = module.evaluate_build_files(builds, bzl, own_names)
     return found

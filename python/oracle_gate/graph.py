@@ -208,15 +208,15 @@ def _scan(tree: Tree) -> _Scan:
     workspace_of = {d: _enclosing(d, repositories.roots) or "" for d in builds}
     linked: set[str] = set()
     evaluated, gate_files = _evaluate(tree, files, builds, workspace_of, repositories, linked)
-    # The static reader reads what was not evaluated, and every gate's matrix.
+    # The static reader reads what was not evaluated, and every gate's matrix
+    # (an evaluated file without its other rule calls: the evaluation has their edges).
+    read_whole = {p for p in builds.values() if p not in evaluated or evaluated[p].error}
+    wanted = read_whole | gate_files
     parsed = parse_build_cached(
-        [
-            (path, blob_ids.get(path))
-            for path in builds.values()
-            if path not in evaluated or evaluated[path].error or path in gate_files
-        ],
+        [(path, blob_ids.get(path)) for path in builds.values() if path in wanted],
         lambda paths: _read(tree, paths),
         linked,
+        {path: evaluated[path].rule_lines for path in gate_files - read_whole},
     )
     scan = _Scan(nodes=set(builds), linked=bool(linked))
     build_dirs = frozenset(builds)

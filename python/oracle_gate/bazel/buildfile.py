@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
@@ -388,10 +388,29 @@ def blob_id(content: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(content) + content, usedforsecurity=False).hexdigest()
 
 
+def _gates_only(text: bytes, path: str, rule_lines: Sequence[tuple[int, int]]) -> BuildFile:
+    """``text`` parsed without ``rule_lines``, for its gates; the whole file if that fails.
+
+    The lines are blanked, not removed, so every line number stays. They come from
+    the Starlark parser, whose only line break is ``\\n``: a file with another
+    one (``\\r``, which Python also breaks at) is parsed whole.
+    """
+    if not rule_lines or b"\r" in text:
+        return parse_build(text, path)
+    lines = text.split(b"\n")
+    for first, last in rule_lines:
+        lines[first - 1 : last] = [b""] * len(lines[first - 1 : last])
+    try:
+        return parse_build(b"\n".join(lines), path)
+    except ConfigError:
+        return parse_build(text, path)  # the parsers split statements differently here
+
+
 def parse_build_cached(
     items: Sequence[tuple[str, str | None]],
     read: Callable[[list[str]], dict[str, bytes]],
     linked: set[str] | None = None,
+    rule_lines: Mapping[str, Sequence[tuple[int, int]]] | None = None,
 ) -> dict[str, BuildFile]:
     """Parse several BUILD files, reusing any already parsed with the same blob id.
 
@@ -400,14 +419,19 @@ def parse_build_cached(
         read: reads the bytes of the paths it is given (one batch for all misses).
         linked: collects the paths whose content is not the blob they are listed
             with (symlinks, read through the link).
+        rule_lines: for a path read only for its gate (its rules were evaluated
+            as Starlark), the line ranges holding only other rule calls
+            (``starlark.Evaluated.rule_lines``): they are skipped, so that
+            file's ``calls`` and ``deps`` are incomplete and its ``gates`` whole.
 
     Raises:
         ConfigError: a BUILD file does not parse (see ``parse_build``).
     """
+    rule_lines = rule_lines or {}
     parsed: dict[str, BuildFile] = {}
     missing: list[str] = []
-    keys = dict(items)
-    for path, key in items:
+    keys = {path: key and _cache_key(key, path in rule_lines) for path, key in items}
+    for path, key in keys.items():
         hit = _CACHE.get(key) if key else None
         if hit is not None:
             parsed[path] = hit
@@ -420,15 +444,25 @@ def parse_build_cached(
         if len(_CACHE) + len(missing) > _CACHE_LIMIT:
             _CACHE.clear()
         for path in missing:
-            build = parse_build(contents[path], path)
+            skipped = rule_lines.get(path)
+            build = (
+                parse_build(contents[path], path)
+                if skipped is None
+                else _gates_only(contents[path], path, skipped)
+            )
             parsed[path] = build
             # Stored under the content's own id: a symlinked BUILD file is listed
             # with the link's id, never matches, and so is always read afresh.
-            content_id = blob_id(contents[path])
+            content_id = _cache_key(blob_id(contents[path]), skipped is not None)
             _CACHE[content_id] = build
             if linked is not None and keys.get(path) not in (None, content_id):
                 linked.add(path)
     return parsed
+
+
+def _cache_key(blob: str, gates_only: bool) -> str:
+    """A file read for its gates only is cached apart from the same file read whole."""
+    return f"{blob}:gates" if gates_only else blob
 
 
 def clear_cache() -> None:

@@ -37,6 +37,9 @@ class Evaluated:
     records: tuple[Record, ...]
     loads: tuple[str, ...]  # repository-relative .bzl files it loads, transitively
     error: str  # why it could not be evaluated; "" when it was
+    # Lines (1-based, inclusive) holding only calls of functions other than the
+    # gate: the static reader finds the same gate without them.
+    rule_lines: tuple[tuple[int, int], ...] = ()
 
 
 def available() -> bool:
@@ -67,6 +70,7 @@ def evaluate_build_files(
             records=tuple(Record(label, at, opaque) for label, at, opaque in records),
             loads=tuple(loads),
             error=error,
+            rule_lines=tuple(rule_lines),
         )
-        for records, loads, error in found
+        for records, loads, error, rule_lines in found
     ]

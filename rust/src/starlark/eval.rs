@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use rayon::prelude::*;
 use starlark::environment::{FrozenModule, Globals, GlobalsBuilder, LibraryExtension, Module};
 use starlark::eval::{Evaluator, FileLoader};
+use starlark::syntax::ast::{AstStmt, Expr, Stmt};
 use starlark::syntax::{AstModule, Dialect};
 
 use super::values::{Context, Magic, Record};
@@ -35,7 +36,14 @@ pub struct Outcome {
     pub loads: Vec<String>,
     /// Why it could not be evaluated (then the caller falls back to reading it).
     pub error: String,
+    /// Lines (1-based, inclusive ranges) holding only calls of functions other than
+    /// `oracle_gate`: without them the file declares the same gate, so the static
+    /// reader that builds a gate's matrix can skip them (`graph.py`).
+    pub rule_lines: Vec<(usize, usize)>,
 }
+
+/// The function a BUILD file declares its gate with, as `rules/defs.bzl` exports it.
+const GATE_FUNCTION: &str = "oracle_gate";
 
 /// The shared state of one run: the `.bzl` sources and the modules made from them.
 struct Run<'a> {
@@ -45,6 +53,17 @@ struct Run<'a> {
     bzl: &'a HashMap<String, String>,
     own_names: &'a HashMap<String, Vec<String>>,
     modules: Mutex<HashMap<String, Arc<Result<Loaded, String>>>>,
+}
+
+/// What evaluating one file gives.
+struct Evaluated {
+    /// The frozen module of a `.bzl` file (what its loaders import); None for a BUILD file.
+    module: Option<FrozenModule>,
+    records: Vec<Record>,
+    /// The `.bzl` files it reached, transitively, sorted.
+    files: Vec<String>,
+    /// A BUILD file's lines holding only rule calls (`rule_only_lines`).
+    rule_lines: Vec<(usize, usize)>,
 }
 
 #[derive(Clone)]
@@ -160,9 +179,9 @@ impl Run<'_> {
         chain.push(path.to_owned());
         let workspace = self.workspace_of(path);
         let result = self.evaluate(path, &self.bzl[path], &workspace, package, &chain, true);
-        let result = Arc::new(result.map(|(module, _, files)| Loaded {
-            module: module.unwrap(),
-            files,
+        let result = Arc::new(result.map(|evaluated| Loaded {
+            module: evaluated.module.unwrap(),
+            files: evaluated.files,
         }));
         self.modules
             .lock()
@@ -184,9 +203,7 @@ impl Run<'_> {
         best.to_owned()
     }
 
-    /// Evaluates one file; returns its frozen module (for a `.bzl`), its records and the
-    /// `.bzl` files it reached.
-    #[allow(clippy::type_complexity)]
+    /// Evaluates one file: a `.bzl` file when `freeze`, else a BUILD file.
     fn evaluate(
         &self,
         path: &str,
@@ -195,9 +212,14 @@ impl Run<'_> {
         package: &str,
         chain: &[String],
         freeze: bool,
-    ) -> Result<(Option<FrozenModule>, Vec<Record>, Vec<String>), String> {
+    ) -> Result<Evaluated, String> {
         let ast = AstModule::parse(path, content.to_owned(), &self.dialect)
             .map_err(|e| first_line(&e.to_string()))?;
+        let rule_lines = if freeze {
+            Vec::new()
+        } else {
+            rule_only_lines(&ast)
+        };
         let mut modules: HashMap<String, FrozenModule> = HashMap::new();
         let mut files: HashSet<String> = HashSet::new();
         if freeze {
@@ -262,7 +284,70 @@ impl Run<'_> {
         })?;
         let mut files: Vec<String> = files.into_iter().collect();
         files.sort();
-        Ok((module, context.records.into_inner(), files))
+        Ok(Evaluated {
+            module,
+            records: context.records.into_inner(),
+            files,
+            rule_lines,
+        })
+    }
+}
+
+/// The lines of `ast`'s top-level statements that are calls of anything but the gate
+/// function (or a name a `load()` binds to it), less any line another statement shares.
+///
+/// Such a statement binds no name and declares no gate, so the static reader finds
+/// the same `oracle_gate(...)` call, on the same lines, without it.
+fn rule_only_lines(ast: &AstModule) -> Vec<(usize, usize)> {
+    let mut gate_names: HashSet<&str> = HashSet::from([GATE_FUNCTION]);
+    let loads = ast.loads();
+    for load in &loads {
+        for (local, exported) in load.symbols.iter() {
+            if *exported == GATE_FUNCTION {
+                gate_names.insert(local);
+            }
+        }
+    }
+    let statements: &[AstStmt] = match &ast.statement().node {
+        Stmt::Statements(all) => all,
+        _ => std::slice::from_ref(ast.statement()),
+    };
+    let mut skipped: Vec<(usize, usize)> = Vec::new();
+    let mut kept: HashSet<usize> = HashSet::new();
+    for statement in statements {
+        let span = ast.file_span(statement.span).resolve_span();
+        // A span ending at column 0 ends with the previous line's newline.
+        let last = if span.end.column == 0 && span.end.line > span.begin.line {
+            span.end.line - 1
+        } else {
+            span.end.line
+        };
+        let lines = (span.begin.line + 1, last + 1);
+        if is_rule_call(statement, &gate_names) {
+            skipped.push(lines);
+        } else {
+            kept.extend(lines.0..=lines.1);
+        }
+    }
+    skipped
+        .into_iter()
+        .filter(|(first, last)| !(*first..=*last).any(|line| kept.contains(&line)))
+        .collect()
+}
+
+/// Whether `statement` is a bare call of a function other than a gate name.
+fn is_rule_call(statement: &AstStmt, gate_names: &HashSet<&str>) -> bool {
+    let Stmt::Expression(expression) = &statement.node else {
+        return false;
+    };
+    let Expr::Call(function, _) = &expression.node else {
+        return false;
+    };
+    match &function.node {
+        Expr::Identifier(name) => !gate_names.contains(name.node.ident.as_str()),
+        // `native.oracle_gate` is not the gate the static reader looks for either.
+        Expr::Dot(..) => true,
+        _ => false,
     }
 }
 
@@ -396,10 +481,11 @@ pub fn evaluate_all(
                 &[],
                 false,
             ) {
-                Ok((_, records, loads)) => Outcome {
-                    records,
-                    loads,
+                Ok(evaluated) => Outcome {
+                    records: evaluated.records,
+                    loads: evaluated.files,
                     error: String::new(),
+                    rule_lines: evaluated.rule_lines,
                 },
                 Err(error) => Outcome {
                     error,
@@ -432,6 +518,22 @@ mod tests {
             })
             .collect();
         evaluate_all(&inputs, &bzl, &names)
+    }
+
+    #[test]
+    fn rule_only_lines_leave_every_gate_and_binding() {
+        let content = "load('@oracle_gate//rules:defs.bzl', g = 'oracle_gate')\n\
+            py_library(\n    name = 'lib',\n    deps = ['//x'],\n)\n\
+            DEPS = ['//y']\n\
+            g(name = 'gate', rows = [])\n\
+            native.filegroup(name = 'f')\n\
+            oracle_gate(name = 'second')\n\
+            cc_library(name = 'a'); X = 1\n\
+            filegroup(name = 'last')";
+        let ast = AstModule::parse("a/BUILD", content.to_owned(), &dialect()).unwrap();
+        // py_library (lines 2-5), native.filegroup (8) and the last call (11); not the
+        // aliased or plain gate calls, nor a call that shares its line with a binding.
+        assert_eq!(rule_only_lines(&ast), vec![(2, 5), (8, 8), (11, 11)]);
     }
 
     #[test]

@@ -18,15 +18,22 @@ use eval::{evaluate_all, BuildInput, Outcome};
 /// Starlark recursion (a deep macro, a long `+` chain) needs more than rayon's default stack.
 const WORKER_STACK: usize = 64 << 20;
 
-/// (label, `file:line` of the call, opaque symbol or ""), the `.bzl` files reached, error.
-type PyOutcome = (Vec<(String, String, String)>, Vec<String>, String);
+/// (label, `file:line` of the call, opaque symbol or ""), the `.bzl` files reached, error,
+/// the lines that hold only rule calls.
+type PyOutcome = (
+    Vec<(String, String, String)>,
+    Vec<String>,
+    String,
+    Vec<(usize, usize)>,
+);
 
 // pyo3 turns this doc comment into the Python docstring; the full contract is
 // in `python/oracle_gate/_native.pyi`.
 /// BUILD files evaluated as Starlark with the repository's own .bzl files, in parallel.
 ///
 /// Returns, per BUILD file in input order: the label-like strings its rules
-/// were given, the .bzl files it loads (transitively) and an error ("" if none).
+/// were given, the .bzl files it loads (transitively), an error ("" if none)
+/// and the line ranges that hold only calls of functions other than oracle_gate.
 #[pyfunction]
 pub fn evaluate_build_files(
     py: Python<'_>,
@@ -63,7 +70,7 @@ pub fn evaluate_build_files(
                 .into_iter()
                 .map(|r| (r.label, r.location, r.opaque))
                 .collect();
-            (records, outcome.loads, outcome.error)
+            (records, outcome.loads, outcome.error, outcome.rule_lines)
         })
         .collect())
 }
