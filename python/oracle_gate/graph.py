@@ -21,7 +21,7 @@ import logging
 import posixpath
 import re
 from collections import deque
-from collections.abc import Container, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from oracle_gate.bazel import starlark
@@ -112,6 +112,19 @@ def _read(tree: Tree, paths: list[str]) -> dict[str, bytes]:
     if isinstance(tree, GitTree):
         return tree.read_many(paths)
     return {path: tree.read(path) for path in paths}
+
+
+class _Reads:
+    """Reads files of one tree, each once: the evaluator and the static reader share them."""
+
+    def __init__(self, tree: Tree) -> None:
+        self.tree = tree
+        self.read: dict[str, bytes] = {}
+
+    def __call__(self, paths: list[str]) -> dict[str, bytes]:
+        missing = [path for path in paths if path not in self.read]
+        self.read.update(_read(self.tree, missing) if missing else {})
+        return {path: self.read[path] for path in paths}
 
 
 def _join(workspace: str, path: str) -> str:
@@ -207,14 +220,17 @@ def _scan(tree: Tree) -> _Scan:
     repositories = _repositories(tree, markers)
     workspace_of = {d: _enclosing(d, repositories.roots) or "" for d in builds}
     linked: set[str] = set()
-    evaluated, gate_files = _evaluate(tree, files, builds, workspace_of, repositories, linked)
+    read_builds = _Reads(tree)
+    evaluated, gate_files = _evaluate(
+        tree, read_builds, files, builds, workspace_of, repositories, linked
+    )
     # The static reader reads what was not evaluated, and every gate's matrix
     # (an evaluated file without its other rule calls: the evaluation has their edges).
     read_whole = {p for p in builds.values() if p not in evaluated or evaluated[p].error}
     wanted = read_whole | gate_files
     parsed = parse_build_cached(
         [(path, blob_ids.get(path)) for path in builds.values() if path in wanted],
-        lambda paths: _read(tree, paths),
+        read_builds,
         linked,
         {path: evaluated[path].rule_lines for path in gate_files - read_whole},
     )
@@ -345,6 +361,7 @@ _GATE_CALL = re.compile(rb"\b%s\s*\(|=\s*[\"']%s[\"']" % ((GATE_FUNCTION.encode(
 
 def _evaluate(
     tree: Tree,
+    read_builds: Callable[[list[str]], dict[str, bytes]],
     files: tuple[str, ...],
     builds: Mapping[str, str],
     workspace_of: Mapping[str, str],
@@ -358,7 +375,7 @@ def _evaluate(
     if not starlark.available():
         return {}, set()
     paths = list(builds.values())
-    contents = _read(tree, paths)
+    contents = read_builds(paths)
     if isinstance(tree, GitTree):
         linked |= {path for path in paths if blob_id(contents[path]) != tree.blob_id(path)}
     bzl_paths = [path for path in files if path.endswith(".bzl")]
