@@ -30,7 +30,6 @@ from oracle_gate.bazel.buildfile import (
     BuildFile,
     Call,
     Dep,
-    blob_id,
     parse_build,
     parse_build_cached,
 )
@@ -257,9 +256,7 @@ def _scan(tree: Tree) -> _Scan:
             scan.packages[directory] = source.package_object(directory)
     _add_bzl_labels(scan, tree, files, repositories, sorted_dirs)
     contents = _read(tree, matrix_files)
-    scan.linked |= isinstance(tree, GitTree) and any(
-        blob_id(contents[path]) != tree.blob_id(path) for path in matrix_files
-    )
+    scan.linked |= isinstance(tree, GitTree) and any(tree.is_link(p) for p in matrix_files)
     for path in matrix_files:
         directory = posixpath.dirname(path)
         if directory in scan.packages:
@@ -377,7 +374,7 @@ def _evaluate(
     paths = list(builds.values())
     contents = read_builds(paths)
     if isinstance(tree, GitTree):
-        linked |= {path for path in paths if blob_id(contents[path]) != tree.blob_id(path)}
+        linked |= {path for path in paths if tree.is_link(path)}
     bzl_paths = [path for path in files if path.endswith(".bzl")]
     inputs = []
     for directory, path in builds.items():

@@ -214,6 +214,11 @@ class GitTree:
     def files(self) -> tuple[str, ...]:
         return self._files
 
+    def is_link(self, path: str) -> bool:
+        """Whether ``path`` is committed as a symbolic link: its content is another blob's."""
+        entry = self._entries.get(path)
+        return entry is not None and entry[0] == _SYMLINK_MODE
+
     def blob_id(self, path: str) -> str | None:
         """The git object id of ``path`` as committed (a link's own blob), or None."""
         entry = self._entries.get(path)
