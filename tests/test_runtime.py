@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 import json
 import signal
 import subprocess
@@ -15,7 +17,7 @@ from gitrepo import GitRepo
 from oracle_gate.model import Verdict
 from oracle_gate.repo.cache import cache_dir
 from oracle_gate.report import Report
-from oracle_gate.runtime.canonical import canonical_text, decode, encode
+from oracle_gate.runtime.canonical import NotPlainData, canonical_text, decode, encode
 
 PKG = "libs/intervals"
 MERGE = f"{PKG}/intervals/__init__.py"
@@ -320,6 +322,32 @@ def test_canonical_form_round_trips_plain_data(value: object) -> None:
 def test_canonical_form_keeps_tuples_and_lists_apart() -> None:
     assert canonical_text(encode([1, 2])) != canonical_text(encode((1, 2)))
     assert canonical_text(encode(True)) != canonical_text(encode(1))
+
+
+class _Level(enum.IntEnum):
+    LOW = 1
+
+
+@dataclasses.dataclass
+class _Point:
+    x: int
+
+
+class _Same(list):  # type: ignore[type-arg]
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def test_plain_canonical_form_takes_data_and_refuses_objects() -> None:
+    """What may cross between a property's oracle and production processes."""
+    assert encode([_Level.LOW, _Same([1])], plain=True) == encode([1, [1]])
+    assert encode(_Same([1]))[0] == "obj"  # without plain, the class is kept
+    for value, name in ((_Point(1), "_Point"), ({"k": [len]}, "builtin_function_or_method")):
+        with pytest.raises(NotPlainData) as refused:
+            encode(value, plain=True)
+        assert refused.value.type_name.endswith(name)
 
 
 def test_check_runs_rows_from_a_thread_that_is_not_the_main_thread(

@@ -13,7 +13,7 @@ import json
 import math
 from typing import Any
 
-__all__ = ["CanonicalError", "canonical_text", "decode", "encode"]
+__all__ = ["CanonicalError", "NotPlainData", "canonical_text", "decode", "encode"]
 
 _MAX_DEPTH = 200
 _DATA_TYPES: tuple[type, ...] = (list, tuple, dict, set, frozenset, str, bytes, int, float)
@@ -23,28 +23,39 @@ class CanonicalError(ValueError):
     """A value that has no canonical form (a function, a socket, a cycle...)."""
 
 
+class NotPlainData(CanonicalError):
+    """Plain data was asked for, and the value holds an object of another kind."""
+
+    def __init__(self, type_name: str) -> None:
+        super().__init__(f"a {type_name} is not plain data")
+        self.type_name = type_name
+
+
 def _float(value: float) -> list[Any]:
     if math.isnan(value):
         return ["float", "nan"]
     return ["float", repr(value)]
 
 
-def _object(value: object, depth: int) -> list[Any]:
+def _object(value: object, depth: int, plain: bool) -> list[Any]:
     cls = type(value)
     name = f"{cls.__module__}.{cls.__qualname__}"
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+    if dataclasses.is_dataclass(value) and not isinstance(value, type) and not plain:
         fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
-        return ["obj", name, _encode(fields, depth + 1)]
+        return ["obj", name, _encode(fields, depth + 1, plain)]
     for base in _DATA_TYPES:
-        if isinstance(value, base):  # a subclass: keep its data, tagged with its class
-            plain: Any = base
-            return ["obj", name, _encode(plain(value), depth + 1)]
+        if isinstance(value, base):  # a subclass: keep its data (tagged with its class)
+            convert: Any = base
+            data = _encode(convert(value), depth + 1, plain)
+            return data if plain else ["obj", name, data]
+    if plain:
+        raise NotPlainData(name)
     if hasattr(value, "__dict__") and not callable(value):
-        return ["obj", name, _encode(dict(vars(value)), depth + 1)]
+        return ["obj", name, _encode(dict(vars(value)), depth + 1, plain)]
     raise CanonicalError(f"a {name} has no canonical form; return plain data")
 
 
-def _encode(value: object, depth: int) -> list[Any]:
+def _encode(value: object, depth: int, plain: bool = False) -> list[Any]:
     if depth > _MAX_DEPTH:
         raise CanonicalError("value is nested too deeply (or contains a cycle)")
     kind = type(value)
@@ -61,27 +72,37 @@ def _encode(value: object, depth: int) -> list[Any]:
     if kind is bytes:
         return ["bytes", value.hex()]  # type: ignore[attr-defined]
     if kind in (list, tuple):
-        return [kind.__name__, [_encode(item, depth + 1) for item in value]]  # type: ignore[attr-defined]
+        return [kind.__name__, [_encode(item, depth + 1, plain) for item in value]]  # type: ignore[attr-defined]
     if kind in (set, frozenset):
-        items = [_encode(item, depth + 1) for item in value]  # type: ignore[attr-defined]
+        items = [_encode(item, depth + 1, plain) for item in value]  # type: ignore[attr-defined]
         return ["set", sorted(items, key=_text)]
     if kind is dict:
-        pairs = [[_encode(k, depth + 1), _encode(v, depth + 1)] for k, v in value.items()]  # type: ignore[attr-defined]
+        pairs = [
+            [_encode(k, depth + 1, plain), _encode(v, depth + 1, plain)]
+            for k, v in value.items()  # type: ignore[attr-defined]
+        ]
         return ["dict", sorted(pairs, key=lambda pair: _text(pair[0]))]
-    return _object(value, depth)
+    return _object(value, depth, plain)
 
 
 def _text(tagged: object) -> str:
     return json.dumps(tagged, separators=(",", ":"), ensure_ascii=True)
 
 
-def encode(value: object) -> list[Any]:
+def encode(value: object, *, plain: bool = False) -> list[Any]:
     """The tagged form of ``value``.
 
+    With ``plain``, only plain data is taken: a subclass of a builtin data
+    type (an ``IntEnum``, a ``list`` subclass) becomes its builtin data, and
+    any other object (a dataclass, an instance of a class) is refused. That
+    is what may cross between the oracle and production processes of a
+    property run.
+
     Raises:
+        NotPlainData: with ``plain``, the value holds an object that is not plain data.
         CanonicalError: the value holds something with no canonical form.
     """
-    return _encode(value, 0)
+    return _encode(value, 0, plain)
 
 
 def canonical_text(tagged: object) -> str:
