@@ -163,9 +163,18 @@ def test_parse_answer_takes_exactly_one_frame() -> None:
         sandbox._parse_answer(b"")
 
 
-def test_top_level_packages_are_import_packages_at_a_package_root() -> None:
-    files = ["libs/a/a/__init__.py", "libs/a/a/sub/__init__.py", "libs/a/props.py", "x/__init__.py"]
-    assert sandbox.top_level_packages(files, ["libs/a", ""]) == ("a", "x")
+def test_top_level_modules_are_packages_and_single_files_at_a_package_root() -> None:
+    files = [
+        "libs/a/a/__init__.py",
+        "libs/a/a/sub/__init__.py",
+        "libs/a/a/sub/deep.py",
+        "libs/a/props.py",
+        "libs/a/__init__.py",
+        "libs/a/README.md",
+        "x/__init__.py",
+        "libs/b/money.py",
+    ]
+    assert sandbox.top_level_modules(files, ["libs/a", ""]) == ("a", "props", "x")
 
 
 def test_a_repo_module_imported_from_outside_the_checkout_is_a_gate_error(
@@ -181,6 +190,28 @@ def test_a_repo_module_imported_from_outside_the_checkout_is_a_gate_error(
     with pytest.raises(GateError, match=r"money \(from .*site/money"):
         runner.run(request, repo.path / "pkg", checkout=repo.path)
     # declared as a dependency, it comes from the checkout: the honest neighbour runs
+    paths = [repo.path / "pkg", repo.path / "libs/money"]
+    answer = runner.run(request, repo.path / "pkg", import_paths=paths, checkout=repo.path)
+    assert answer == {"outputs": [{"ok": ["int", "1"]}]}
+
+
+def test_a_single_file_repo_module_imported_from_outside_the_checkout_is_a_gate_error(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """``money.py`` at a package root, and a stale copy installed in site-packages."""
+    outside = tmp_path / "site"
+    outside.mkdir()
+    (outside / "money.py").write_text("RATE = 1\n")
+    repo.write("libs/money/money.py", "RATE = 2\n")
+    repo.write("libs/money/invariants.yaml", "version: 1\nrows: []\n")
+    _package(repo)
+    files = repo.git("ls-files").splitlines()
+    modules = sandbox.top_level_modules(files, ["pkg", "libs/money"])
+    assert "money" in modules
+    runner = sandbox.Runner(library=(str(outside),), bwrap=None, repo_modules=modules)
+    request = {"role": "subject", "subject": "mod:run", "inputs": [["int", "1"]]}
+    with pytest.raises(GateError, match=r"money \(from .*site/money\.py"):
+        runner.run(request, repo.path / "pkg", checkout=repo.path)
     paths = [repo.path / "pkg", repo.path / "libs/money"]
     answer = runner.run(request, repo.path / "pkg", import_paths=paths, checkout=repo.path)
     assert answer == {"outputs": [{"ok": ["int", "1"]}]}

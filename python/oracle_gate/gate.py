@@ -26,7 +26,7 @@ from oracle_gate.runtime.sandbox import (
     find_bwrap,
     hide,
     library_paths,
-    top_level_packages,
+    top_level_modules,
 )
 from oracle_gate.select import Selection, is_quiet, select
 
@@ -77,7 +77,7 @@ def _run_rows(
             library=library_paths(exclude=(repo, trees.head.parent)),
             bwrap=find_bwrap(),
             timeout_floor=facts.settings.timeout_floor,
-            repo_modules=top_level_packages(facts.head.files(), facts.head_graph.nodes()),
+            repo_modules=top_level_modules(facts.head.files(), facts.head_graph.nodes()),
         )
         involved = [p for p, _ in rows] + packages
         env = RowEnv(

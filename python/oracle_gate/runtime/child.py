@@ -7,6 +7,13 @@ after it. Whatever that code prints goes to the gate's diagnostics, never to
 the result. Outputs of production code leave this process only in canonical
 tagged form (``canonical.py``).
 
+Properties take two children: the oracle child (role ``properties``) runs the
+property bodies and Hypothesis with repository modules as proxies
+(``proxy.py``), and a production child (role ``serve``) answers each call,
+attribute or import they make, one framed answer per framed question, until
+its request pipe closes. The verdict is the oracle child's; the production
+child only ever sends values.
+
 ``sys.path`` is built here, not inherited: the package and its declared
 dependencies from one checkout first, then the standard library, then the
 gate's libraries; no site or ``.pth`` processing, no user site directory.
@@ -17,6 +24,7 @@ the production code ever being imported.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import importlib
 import importlib.util
@@ -30,12 +38,22 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from oracle_gate.runtime.canonical import CanonicalError, decode, encode
+from oracle_gate.runtime.canonical import (
+    CanonicalError,
+    NotPlainData,
+    canonical_text,
+    decode,
+    encode,
+)
 from oracle_gate.runtime.frames import read_frame, write_frame
+from oracle_gate.runtime.proxy import Link, install, module_names
 
 _MODULE_COUNTER = [0]
 # Roles that run production code; the others see oracle files only.
-_PRODUCTION_ROLES = frozenset({"subject", "properties", "resolve", "pytest"})
+_PRODUCTION_ROLES = frozenset({"subject", "serve", "resolve", "pytest"})
+# The oracle child's own libraries: imported before any proxy exists, never proxied.
+_ORACLE_LIBRARIES = ("hypothesis", "pytest")
+_PR_SET_DUMPABLE = 4
 
 
 class OracleMistake(Exception):
@@ -219,6 +237,13 @@ def _strategy(package_dir: Path, ref: str, prop: Callable[[Any], Any]) -> Any:
     return strategy
 
 
+def _failures() -> tuple[type[BaseException], ...]:
+    """What a failing property raises: any Exception, and pytest's ``fail`` and ``raises``
+    outcome (a BaseException, so a plain ``except Exception`` would let it end the run)."""
+    failed = getattr(sys.modules.get("_pytest.outcomes"), "Failed", None)
+    return (Exception, failed) if isinstance(failed, type) else (Exception,)
+
+
 def _search(prop: Callable[[Any], Any], strategy: Any, request: dict[str, Any]) -> dict[str, Any]:
     from hypothesis import HealthCheck, assume, given, settings
     from hypothesis import seed as fixed_seed
@@ -234,7 +259,7 @@ def _search(prop: Callable[[Any], Any], strategy: Any, request: dict[str, Any]) 
         kept = copy.deepcopy(sample)
         try:
             prop(sample)
-        except Exception:
+        except _failures():
             state["failing"] = kept  # Hypothesis replays the shrunk example last
             raise
 
@@ -249,7 +274,7 @@ def _search(prop: Callable[[Any], Any], strategy: Any, request: dict[str, Any]) 
     )(fixed_seed(int(request["seed"]))(wrap(probe)))
     try:
         run()
-    except Exception as error:
+    except _failures() as error:
         if state["failing"] is None:
             return {"status": "error", "error": _describe_error(error)}
         return {
@@ -263,7 +288,7 @@ def _search(prop: Callable[[Any], Any], strategy: Any, request: dict[str, Any]) 
 
 
 def _run_property(
-    package_dir: Path, item: dict[str, Any], request: dict[str, Any]
+    package_dir: Path, item: dict[str, Any], request: dict[str, Any], link: Link
 ) -> dict[str, Any]:
     _module, prop = _resolve_ref(package_dir, item["ref"])
     strategy = _strategy(package_dir, item["ref"], prop) if request["examples"] > 0 else None
@@ -272,17 +297,52 @@ def _run_property(
         try:
             prop(copy.deepcopy(seed["input"]))
             seeds.append({"raised": None})
-        except Exception as error:
+        except _failures() as error:
             seeds.append({"raised": _describe_error(error)})
     search = _search(prop, strategy, request) if strategy is not None else {"status": "skipped"}
+    _check_link(link, item["ref"])
     return {"seeds": seeds, "search": search}
 
 
-def role_properties(request: dict[str, Any]) -> dict[str, Any]:
+class _Tampered(Exception):
+    """The production child answered with something that is not a value."""
+
+
+def _check_link(link: Link, ref: str) -> None:
+    """No verdict stands on an answer that was tampered with or on a value that never crossed.
+
+    Raises:
+        _Tampered: an answer was malformed.
+        OracleMistake: the oracle needs a value that cannot cross (the file and
+            line that asked for it, else the oracle reference).
+    """
+    if link.tamper:
+        raise _Tampered(link.tamper)
+    if not link.problems:
+        return
+    problem = link.problems[0]
+    where = f"property {ref.partition(':')[2]}" if ref else "an oracle file"
+    raise OracleMistake(
+        f"{where} needs {problem.what}, which cannot cross between the production and "
+        "oracle processes: properties may call plain-data APIs only "
+        '(docs/design.md, "Result channel")',
+        problem.file or ref_file(ref),
+        problem.line,
+        "" if problem.file else ref,
+    )
+
+
+def ref_file(ref: str) -> str:
+    return ref.partition(":")[0]
+
+
+def role_properties(request: dict[str, Any], link: Link) -> dict[str, Any]:
     """For each property of a row: replay its seeds, then search within the budget."""
     package_dir = Path(request["package_dir"])
     return {
-        "results": [_run_property(package_dir, item, request) for item in request["properties"]]
+        "results": [
+            _run_property(package_dir, item, request, link) for item in request["properties"]
+        ]
     }
 
 
@@ -339,7 +399,6 @@ ROLES: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "subject": role_subject,
     "describe": role_describe,
     "evaluate": role_evaluate,
-    "properties": role_properties,
     "resolve": role_resolve,
     "pytest": role_pytest,
 }
@@ -355,10 +414,16 @@ def _set_path(request: dict[str, Any]) -> None:
 
 
 def _outside_imports(request: dict[str, Any]) -> list[str]:
-    """Repository modules that this ``sys.path`` would import from outside the checkout."""
+    """Repository modules that this ``sys.path`` would import from outside the checkout.
+
+    A module named like one of the standard library's is left out: the
+    standard library is where the gate itself expects it.
+    """
     checkout = os.path.realpath(request["checkout"])
     outside = []
     for name in request["repo_modules"]:
+        if name in sys.stdlib_module_names:
+            continue
         try:
             spec = importlib.util.find_spec(name)
         except (ImportError, ValueError):
@@ -372,13 +437,15 @@ def _outside_imports(request: dict[str, Any]) -> list[str]:
     return outside
 
 
-def _answer(request: dict[str, Any]) -> dict[str, Any]:
+def _answer(
+    request: dict[str, Any], role: Callable[[dict[str, Any]], dict[str, Any]]
+) -> dict[str, Any]:
     if request["role"] in _PRODUCTION_ROLES:
         outside = _outside_imports(request)
         if outside:
             return {"outside": outside}
     try:
-        return ROLES[request["role"]](request)
+        return role(request)
     except OracleMistake as mistake:
         return {
             "mistake": str(mistake),
@@ -386,16 +453,158 @@ def _answer(request: dict[str, Any]) -> dict[str, Any]:
             "line": mistake.line,
             "ref": mistake.ref,
         }
+    except _Tampered as tampered:
+        return {"tamper": str(tampered)}
     except Exception as error:
         return {"error": _describe_error(error)}
+
+
+def _production(path: str) -> Any:
+    """The object ``module:attr.path`` names in production (the module for ``module:``)."""
+    module_name, _, attribute = path.partition(":")
+    target: Any = importlib.import_module(module_name)
+    for part in filter(None, attribute.split(".")):
+        target = getattr(target, part)
+    return target
+
+
+def _type_key(cls: type) -> str:
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def _exception_type(cls: type) -> dict[str, Any]:
+    """An exception class as the oracle side rebuilds it: its name and every base's."""
+    classes = {_type_key(c): [_type_key(b) for b in c.__bases__] for c in cls.__mro__}
+    return {"type": _type_key(cls), "classes": classes}
+
+
+def _raised(error: Exception) -> dict[str, Any]:
+    answer = {"raised": _describe_error(error), **_exception_type(type(error))}
+    with contextlib.suppress(CanonicalError):  # else the message alone crosses
+        answer["args"] = encode(error.args, plain=True)
+    return answer
+
+
+def _sendable(value: Any) -> dict[str, Any]:
+    try:
+        return {"ok": encode(value, plain=True)}
+    except NotPlainData as error:
+        return {"unsendable": error.type_name}
+    except CanonicalError as error:
+        return {"unsendable": f"value that {error}"}
+
+
+def _changed(sent: list[Any], values: list[Any]) -> dict[str, Any]:
+    """Arguments production changed in place, by position: the oracle side copies them.
+
+    Raises:
+        NotPlainData: production put something that is not plain data into one.
+    """
+    changed = {}
+    for index, (before, value) in enumerate(zip(sent, values, strict=True)):
+        after = encode(value, plain=True)
+        if canonical_text(after) != canonical_text(before):
+            changed[str(index)] = after
+    return changed
+
+
+def _serve_call(question: dict[str, Any]) -> dict[str, Any]:
+    function = _production(question["call"])
+    sent = [*question["args"], *question["kwargs"].values()]
+    args = [decode(tagged) for tagged in question["args"]]
+    kwargs = {str(key): decode(tagged) for key, tagged in question["kwargs"].items()}
+    try:
+        answer = _sendable(function(*args, **kwargs))
+    except Exception as error:
+        answer = _raised(error)
+    try:
+        changed = _changed(sent, [*args, *kwargs.values()])
+    except NotPlainData as error:
+        return {"unsendable": f"{error.type_name} put into an argument"}
+    return {**answer, "changed": changed} if changed else answer
+
+
+def _serve_describe(path: str) -> dict[str, Any]:
+    target = _production(path)
+    if isinstance(target, ModuleType):
+        return {"kind": "module", "name": target.__name__}
+    if isinstance(target, type) and issubclass(target, BaseException):
+        return {"kind": "exception", **_exception_type(target)}
+    if callable(target):
+        return {"kind": "callable"}
+    return _sendable(target)
+
+
+def _serve_one(question: dict[str, Any]) -> dict[str, Any]:
+    try:
+        if "call" in question:
+            return _serve_call(question)
+        if "describe" in question:
+            return _serve_describe(str(question["describe"]))
+        module = importlib.import_module(str(question["import"]))
+        return {"kind": "module", "name": module.__name__}
+    except Exception as error:
+        return _raised(error)
+
+
+def serve(request: dict[str, Any], request_fd: int, result_fd: int) -> None:
+    """The production child: one framed answer per framed question, until the pipe closes."""
+    outside = _outside_imports(request)
+    write_frame(result_fd, {"seq": 0, "outside": outside} if outside else {"seq": 0, "ready": True})
+    while not outside:
+        try:
+            question = read_frame(request_fd)
+        except EOFError:
+            return
+        sequence = question.pop("seq")
+        answer = _serve_one(question)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        write_frame(result_fd, {"seq": sequence, **answer})
+
+
+def _not_dumpable() -> None:
+    """No other process of this user (production code) may open this one's pipes through
+    ``/proc/PID/fd`` or trace it: the kernel allows neither on a process that is not dumpable."""
+    import ctypes
+
+    # not Linux: bubblewrap's own PID namespace is the protection there
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
+def _local(name: str) -> bool:
+    """Modules an oracle child takes from its own libraries, never from production."""
+    return name in sys.stdlib_module_names or name in sys.modules or name == "oracle_gate"
+
+
+def _oracle_link(request: dict[str, Any], request_fd: int, result_fd: int) -> Link:
+    """The oracle child's setup: its libraries loaded, then repository modules proxied."""
+    _not_dumpable()
+    for library in _ORACLE_LIBRARIES:
+        # pytest is optional: an oracle that needs it says so when it imports it
+        with contextlib.suppress(ImportError):
+            importlib.import_module(library)
+    link = Link(request_fd, result_fd, str(Path(request["package_dir"])))
+    install(link, {*request["repo_modules"], *module_names(request["import_paths"])}, _local)
+    return link
 
 
 def main(request_fd: int, result_fd: int) -> None:
     """Answer one request, then leave at once: no atexit hook, no buffered output."""
     request = read_frame(request_fd)
-    os.close(request_fd)
     _set_path(request)
-    answer = _answer(request)
+    if request["role"] == "serve":
+        serve(request, request_fd, result_fd)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+    if request["role"] == "properties":
+        link = _oracle_link(request, request_fd, result_fd)
+        answer = _answer(request, lambda r: role_properties(r, link))
+    else:
+        os.close(request_fd)
+        answer = _answer(request, ROLES[request["role"]])
     sys.stdout.flush()
     sys.stderr.flush()
     write_frame(result_fd, answer)

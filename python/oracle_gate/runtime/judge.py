@@ -101,6 +101,16 @@ class _Context:
             hash_seed=hash_seed,
         )
 
+    def run_served(self, request: dict[str, Any], tree: Path, timeout: float) -> dict[str, Any]:
+        """An oracle child in ``tree`` whose production calls a production child serves."""
+        return self.env.runner.run_served(
+            request,
+            self.dir(tree),
+            import_paths=self.env.import_paths(tree, self.package),
+            checkout=tree,
+            timeout=timeout,
+        )
+
     def finding(self, verdict: Verdict, ref: str, reason: str) -> Finding:
         return Finding(
             verdict=verdict,
@@ -207,7 +217,8 @@ def _search_finding(context: _Context, ref: str, search: dict[str, Any]) -> Find
 
 
 def _properties(context: _Context) -> list[Finding]:
-    """All properties of the row in one runner call: seeds replay, then a budgeted search each."""
+    """All properties of the row in one oracle child (its production calls served by a
+    production child): seeds replay, then a budgeted search each."""
     refs = context.row.properties
     if not refs:
         return []
@@ -235,7 +246,7 @@ def _properties(context: _Context) -> list[Finding]:
     }
     timeout = len(refs) * context.row.budget.seconds + _SEARCH_GRACE_SECONDS
     try:
-        answer = context.run(request, context.env.head_dir, timeout=timeout)
+        answer = context.run_served(request, context.env.head_dir, timeout)
     except RunnerFailure as failure:
         return [
             context.finding(Verdict.REJECT, ref, f"property run failed: {failure}") for ref in refs

@@ -51,7 +51,7 @@ __all__ = [
     "hide",
     "kill_children",
     "library_paths",
-    "top_level_packages",
+    "top_level_modules",
 ]
 
 DEFAULT_TIMEOUT = 60.0
@@ -103,20 +103,12 @@ def _parse_answer(data: bytes) -> dict[str, Any]:
     """
     if not data:
         raise RunnerFailure("no answer")
-    if len(data) < HEADER.size:
+    buffer = bytearray(data)
+    answer = _take_frame(buffer)
+    if answer is None:
         raise RunnerTamper("tamper: a cut-short frame on the result channel")
-    (size,) = HEADER.unpack(data[: HEADER.size])
-    end = HEADER.size + size
-    if size > MAX_FRAME or len(data) < end:
-        raise RunnerTamper("tamper: a cut-short or oversized frame on the result channel")
-    if len(data) > end:
+    if buffer:
         raise RunnerTamper("tamper: more than one frame on the result channel")
-    try:
-        answer = json.loads(data[HEADER.size : end])
-    except ValueError:
-        raise RunnerTamper("tamper: a result frame that is not JSON") from None
-    if not isinstance(answer, dict):
-        raise RunnerTamper("tamper: a result frame that is not an object")
     return answer
 
 
@@ -183,16 +175,20 @@ def library_paths(exclude: Sequence[Path]) -> tuple[str, ...]:
     return tuple(kept)
 
 
-def top_level_packages(files: Iterable[str], roots: Iterable[str]) -> tuple[str, ...]:
-    """Import packages (``<root>/<name>/__init__.py``) directly inside the directories ``roots``."""
+def top_level_modules(files: Iterable[str], roots: Iterable[str]) -> tuple[str, ...]:
+    """Modules directly inside the directories ``roots``: import packages
+    (``<root>/<name>/__init__.py``) and single-file modules (``<root>/<name>.py``)."""
     wanted = {root.strip("/") for root in roots}
     names = set()
     for path in files:
         parent, _, file = path.rpartition("/")
-        if file != "__init__.py":
-            continue
-        root, _, name = parent.rpartition("/")
-        if root in wanted and name.isidentifier():
+        if file == "__init__.py":
+            root, _, name = parent.rpartition("/")
+        else:
+            root, name = parent, file.removesuffix(".py")
+            if name == file:
+                continue
+        if root in wanted and name.isidentifier() and not name.startswith("__"):
             names.add(name)
     return tuple(sorted(names))
 
@@ -205,8 +201,10 @@ class Runner:
         library: import paths of the gate's libraries, after the checkout's own.
         bwrap: the bubblewrap binary, or None to run without that sandbox.
         timeout_floor: the least time any one child call is given, in seconds.
-        repo_modules: top-level module names of the repository's packages; the
-            child refuses to run if one would be imported from outside the checkout.
+        repo_modules: top-level module names of the repository's packages (import
+            packages and single-file modules); a child that runs production code
+            refuses to run if one would be imported from outside the checkout, and
+            an oracle child of a property run imports them as proxies.
     """
 
     library: tuple[str, ...] = ()
@@ -234,7 +232,68 @@ class Runner:
             RunnerFailure: timeout, crash, or no answer.
             RunnerTamper: the result protocol was broken.
         """
-        payload = {
+        payload = self._payload(request, package_dir, import_paths, checkout)
+        child = self._start(payload, package_dir, checkout or package_dir, hash_seed)
+        timeout = max(timeout, self.timeout_floor)
+        try:
+            child.close_request()
+            data, output = _collect(child.process, child.result_fd, timeout)
+        finally:
+            child.stop()
+        if data is None:
+            raise RunnerFailure(f"timed out after {timeout:g}s")
+        try:
+            return _checked(_parse_answer(data))
+        except RunnerTamper:
+            raise
+        except RunnerFailure:
+            raise RunnerFailure(f"runner gave no result ({_tail(output, child)})") from None
+
+    def run_served(
+        self,
+        request: dict[str, Any],
+        package_dir: Path,
+        *,
+        import_paths: Sequence[Path] = (),
+        checkout: Path | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> dict[str, Any]:
+        """Run an oracle role whose calls into production code a second child serves.
+
+        The oracle child has no package directory on ``sys.path``; each call
+        it makes into a repository module travels through the gate to a
+        production child (role ``serve``) as one framed request, and comes
+        back as one framed answer with the request's sequence number. Anything
+        else the production child writes is a ``RunnerTamper``. Both children
+        get the sandbox, the environment and the process group of ``run``;
+        ``timeout`` bounds the whole conversation.
+
+        Raises:
+            RunnerFailure: timeout, crash of either child, or no answer.
+            RunnerTamper: the production child broke the protocol.
+        """
+        root = checkout or package_dir
+        payload = self._payload(request, package_dir, import_paths, checkout)
+        serve = {**payload, "role": "serve"}
+        timeout = max(timeout, self.timeout_floor)
+        server = self._start(serve, package_dir, root, 0)
+        try:
+            oracle = self._start(payload, package_dir, root, 0)
+            try:
+                return _checked(_Relay(oracle, server).run(timeout))
+            finally:
+                oracle.stop()
+        finally:
+            server.stop()
+
+    def _payload(
+        self,
+        request: dict[str, Any],
+        package_dir: Path,
+        import_paths: Sequence[Path],
+        checkout: Path | None,
+    ) -> dict[str, Any]:
+        return {
             **request,
             "package_dir": str(package_dir),
             "import_paths": [str(p) for p in import_paths or (package_dir,)],
@@ -242,27 +301,6 @@ class Runner:
             "checkout": str(checkout or package_dir),
             "repo_modules": list(self.repo_modules),
         }
-        answer = self._spawn(
-            payload,
-            package_dir,
-            checkout or package_dir,
-            max(timeout, self.timeout_floor),
-            hash_seed,
-        )
-        if "error" in answer:
-            raise RunnerFailure(str(answer["error"]))
-        if "mistake" in answer:
-            raise OracleMistake(
-                str(answer["mistake"]), str(answer["file"]), answer["line"], str(answer["ref"])
-            )
-        if "outside" in answer:
-            raise OutsideCheckout(
-                "repository modules would be imported from outside the checkout under test: "
-                + ", ".join(map(str, answer["outside"]))
-                + "; declare the package in deps (invariants.yaml or BUILD), and uninstall "
-                "editable installs of the repository's packages"
-            )
-        return answer
 
     def _command(self, checkout: Path, result_fd: int, request_fd: int) -> list[str]:
         bootstrap = (
@@ -290,9 +328,8 @@ class Runner:
             "HYPOTHESIS_STORAGE_DIRECTORY": os.path.join(tmp, "oracle-gate-hypothesis"),
         }
 
-    def _spawn(
-        self, payload: dict[str, Any], cwd: Path, checkout: Path, timeout: float, hash_seed: int
-    ) -> dict[str, Any]:
+    def _start(self, payload: dict[str, Any], cwd: Path, checkout: Path, hash_seed: int) -> _Child:
+        """A child in its own process group, its request already sent (its pipe kept open)."""
         request_read, request_write = os.pipe()
         result_read, result_write = os.pipe()
         try:
@@ -306,36 +343,220 @@ class Runner:
                 pass_fds=(request_read, result_write),
                 start_new_session=True,
             )
-        finally:
-            os.close(request_read)
-            os.close(result_write)
+        except BaseException:
+            for fd in (request_read, request_write, result_read, result_write):
+                os.close(fd)
+            raise
+        os.close(request_read)
+        os.close(result_write)
         with _running_lock:
             _running.add(process)
+        child = _Child(process, request_write, result_read)
+        child.send(payload)
+        return child
+
+
+@dataclass
+class _Child:
+    """A started child: the write end of its request pipe, the read end of its result pipe."""
+
+    process: subprocess.Popen[bytes]
+    request_fd: int | None
+    result_fd: int
+    output: bytearray = field(default_factory=bytearray)
+
+    def send(self, frame: dict[str, Any]) -> None:
+        """One frame to the child; a child that died already says so by not answering."""
+        if self.request_fd is None:
+            return
         try:
-            write_frame(request_write, payload)
+            write_frame(self.request_fd, frame)
         except BrokenPipeError:
-            pass  # the child died at once; its missing answer says so
-        finally:
-            os.close(request_write)
-        try:
-            data, output = _collect(process, result_read, timeout)
-        finally:
-            os.close(result_read)
-            _kill_group(process)
-            with _running_lock:
-                _running.discard(process)
-            if process.stdout is not None:
-                process.stdout.close()
-        if data is None:
-            raise RunnerFailure(f"timed out after {timeout:g}s")
-        try:
-            return _parse_answer(data)
-        except RunnerTamper:
-            raise
-        except RunnerFailure:
-            tail = output.decode(errors="replace").strip().splitlines()[-1:]
-            detail = tail[0][:200] if tail else f"exit code {process.returncode}"
-            raise RunnerFailure(f"runner gave no result ({detail})") from None
+            self.close_request()
+
+    def close_request(self) -> None:
+        if self.request_fd is not None:
+            os.close(self.request_fd)
+            self.request_fd = None
+
+    def stop(self) -> None:
+        """Kill its process group, reap it, close its pipes."""
+        self.close_request()
+        os.close(self.result_fd)
+        _kill_group(self.process)
+        with _running_lock:
+            _running.discard(self.process)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+
+
+def _tail(output: bytes | bytearray, child: _Child) -> str:
+    """The last line the child printed, or its exit code: why it gave no answer."""
+    tail = bytes(output).decode(errors="replace").strip().splitlines()[-1:]
+    return tail[0][:200] if tail else f"exit code {child.process.returncode}"
+
+
+def _checked(answer: dict[str, Any]) -> dict[str, Any]:
+    """The answer, or the exception a child's report of failure stands for."""
+    if "error" in answer:
+        raise RunnerFailure(str(answer["error"]))
+    if "tamper" in answer:
+        raise RunnerTamper(f"tamper: {answer['tamper']}")
+    if "mistake" in answer:
+        raise OracleMistake(
+            str(answer["mistake"]), str(answer["file"]), answer["line"], str(answer["ref"])
+        )
+    if "outside" in answer:
+        raise OutsideCheckout(
+            "repository modules would be imported from outside the checkout under test: "
+            + ", ".join(map(str, answer["outside"]))
+            + "; declare the package in deps (invariants.yaml or BUILD), and uninstall "
+            "editable installs of the repository's packages"
+        )
+    return answer
+
+
+# What a production child's answer may hold besides its sequence number: exactly one
+# outcome, and the details that outcome allows.
+_OUTCOMES = {
+    "ready": frozenset(),
+    "outside": frozenset(),
+    "error": frozenset(),
+    "ok": frozenset({"changed"}),
+    "raised": frozenset({"type", "classes", "args", "changed"}),
+    "kind": frozenset({"name", "type", "classes"}),
+    "unsendable": frozenset(),
+}
+
+
+def _take_frame(buffer: bytearray) -> dict[str, Any] | None:
+    """The first whole frame in ``buffer`` (removed from it), or None while it is incomplete.
+
+    Raises:
+        RunnerTamper: an oversized frame, or one that is not a JSON object.
+    """
+    if len(buffer) < HEADER.size:
+        return None
+    (size,) = HEADER.unpack(buffer[: HEADER.size])
+    if size > MAX_FRAME:
+        raise RunnerTamper("tamper: an oversized frame on the result channel")
+    end = HEADER.size + size
+    if len(buffer) < end:
+        return None
+    data = bytes(buffer[HEADER.size : end])
+    del buffer[:end]
+    try:
+        frame = json.loads(data)
+    except ValueError:
+        raise RunnerTamper("tamper: a result frame that is not JSON") from None
+    if not isinstance(frame, dict):
+        raise RunnerTamper("tamper: a result frame that is not an object")
+    return frame
+
+
+class _Relay:
+    """The gate between an oracle child and the production child serving its calls.
+
+    The oracle's frames are questions (``{"ask": ...}``) or, last, its answer.
+    Each question goes to the production child with the next sequence number,
+    and only one is outstanding at a time; the production child's frame must
+    be the answer to it, with nothing before or after. The handshake (``seq``
+    0, ``ready``) is the first answer it owes.
+    """
+
+    def __init__(self, oracle: _Child, server: _Child) -> None:
+        self.oracle = oracle
+        self.server = server
+        self.buffers = {oracle.result_fd: bytearray(), server.result_fd: bytearray()}
+        self.questions: list[dict[str, Any]] = []
+        self.pending: int | None = 0
+        self.sequence = 0
+        self.closed: set[int] = set()
+
+    def run(self, timeout: float) -> dict[str, Any]:
+        """The oracle's answer.
+
+        Raises:
+            RunnerFailure: timeout, or a child died before its answer.
+            RunnerTamper: the production child wrote what nobody asked for.
+        """
+        deadline = time.monotonic() + timeout
+        with selectors.DefaultSelector() as selector:
+            for child in (self.oracle, self.server):
+                assert child.process.stdout is not None
+                selector.register(child.result_fd, selectors.EVENT_READ, child)
+                selector.register(child.process.stdout, selectors.EVENT_READ, child)
+            while True:
+                answer = self._step()
+                if answer is not None:
+                    break
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise RunnerFailure(f"timed out after {timeout:g}s")
+                for key, _ in selector.select(min(left, 0.5)):
+                    self._read(selector, key)
+        self._no_more_frames(max(deadline - time.monotonic(), 0.0))
+        return answer
+
+    def _read(self, selector: selectors.BaseSelector, key: selectors.SelectorKey) -> None:
+        child: _Child = key.data
+        chunk = os.read(key.fd, 1 << 16)
+        if not chunk:
+            selector.unregister(key.fileobj)
+            self.closed.add(key.fd)
+        elif key.fd in self.buffers:
+            self.buffers[key.fd].extend(chunk)
+        elif len(child.output) < (1 << 16):
+            child.output.extend(chunk)
+
+    def _step(self) -> dict[str, Any] | None:
+        """Move every whole frame on; the oracle's answer once it has come."""
+        self._server_frames()
+        while (frame := _take_frame(self.buffers[self.oracle.result_fd])) is not None:
+            if set(frame) != {"ask"}:
+                return frame
+            self.questions.append(frame["ask"])
+        if self.pending is None and self.questions:
+            self.sequence += 1
+            self.pending = self.sequence
+            self.server.send({"seq": self.sequence, **self.questions.pop(0)})
+        if self.oracle.result_fd in self.closed:
+            raise RunnerFailure(f"runner gave no result ({_tail(self.oracle.output, self.oracle)})")
+        if self.server.result_fd in self.closed and self.pending is not None:
+            detail = _tail(self.server.output, self.server)
+            raise RunnerFailure(f"the production child died ({detail})")
+        return None
+
+    def _server_frames(self) -> None:
+        buffer = self.buffers[self.server.result_fd]
+        if buffer and self.pending is None:
+            raise RunnerTamper("tamper: the production child wrote a frame nobody asked for")
+        frame = _take_frame(buffer)
+        if frame is None:
+            return
+        if frame.get("seq") != self.pending or type(frame.get("seq")) is not int:
+            raise RunnerTamper("tamper: the production child answered out of order")
+        if buffer:
+            raise RunnerTamper("tamper: the production child wrote more than one frame")
+        outcome = [key for key in frame if key in _OUTCOMES]
+        if len(outcome) != 1 or set(frame) - {"seq", *outcome, *_OUTCOMES[outcome[0]]}:
+            raise RunnerTamper("tamper: a malformed answer from the production child")
+        del frame["seq"]
+        if self.pending == 0:
+            self.pending = None
+            if outcome != ["ready"]:
+                _checked(frame)
+                raise RunnerTamper("tamper: the production child answered before it was asked")
+            return
+        self.pending = None
+        self.oracle.send(frame)
+
+    def _no_more_frames(self, left: float) -> None:
+        """After the oracle's answer the production child is told to stop; it may say nothing."""
+        self.server.close_request()
+        rest, _ = _collect(self.server.process, self.server.result_fd, min(left, 5.0))
+        if self.buffers[self.server.result_fd] or rest:
+            raise RunnerTamper("tamper: the production child wrote a frame nobody asked for")
 
 
 def _under_tmp(path: str) -> bool:

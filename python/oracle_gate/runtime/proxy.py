@@ -1,0 +1,308 @@
+"""The oracle side of a property run: repository modules as proxies of a production child.
+
+A property and Hypothesis run in an oracle child that never imports the
+package's production code. A meta-path finder answers imports of the
+repository's modules with proxy modules; an attribute of one is a remote
+callable, a production exception class or a plain value, fetched from the
+production child (``child.serve``) through the gate. Arguments and results
+cross as canonical plain data (``canonical.encode(plain=True)``) in both
+directions, so nothing the production code builds ever runs here.
+
+What cannot cross (an instance of a production class, a function passed as an
+argument) is recorded with the oracle file and line that asked for it, and the
+property run becomes an oracle mistake: the row can never pass on a value the
+oracle did not see. An answer that is not a well-formed value is recorded as
+tampering.
+
+This module imports only the standard library and the canonical form: it runs
+before the child's ``sys.path`` holds anything else.
+"""
+
+from __future__ import annotations
+
+import builtins
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import os
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from types import FrameType, ModuleType
+from typing import Any
+
+from oracle_gate.runtime.canonical import CanonicalError, NotPlainData, decode, encode
+from oracle_gate.runtime.frames import read_frame, write_frame
+
+__all__ = ["Link", "Unsendable", "install"]
+
+# Frames up the stack searched for the oracle line that asked for an unsendable value.
+_STACK_LIMIT = 200
+
+
+class Unsendable(Exception):
+    """A value that cannot cross between the oracle and production processes."""
+
+
+class ProxyFault(Exception):
+    """The production child's answer is not a well-formed value: tampering."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What could not cross, and the oracle file (package-relative) and line that asked."""
+
+    what: str
+    file: str
+    line: int | None
+
+
+@dataclass
+class Link:
+    """The oracle child's end of the conversation: questions out, answers in.
+
+    ``oracle_dir`` is where the oracle files live; the first frame on the
+    stack inside it names the line of an unsendable value.
+    """
+
+    request_fd: int
+    result_fd: int
+    oracle_dir: str
+    problems: list[Problem] = field(default_factory=list)
+    tamper: str | None = None
+    classes: dict[str, type[Exception]] = field(default_factory=dict)
+
+    def ask(self, question: dict[str, Any]) -> dict[str, Any]:
+        write_frame(self.result_fd, {"ask": question})
+        return read_frame(self.request_fd)
+
+    def refuse(self, what: str) -> Unsendable:
+        """Record an unsendable ``what`` with the oracle line that asked for it."""
+        file, line = self._oracle_line(sys._getframe(1))
+        self.problems.append(Problem(what, file, line))
+        return Unsendable(f"{what} cannot cross to the oracle process")
+
+    def fault(self, detail: str) -> ProxyFault:
+        self.tamper = self.tamper or f"the production child answered {detail}"
+        return ProxyFault(self.tamper)
+
+    def _oracle_line(self, frame: FrameType | None) -> tuple[str, int | None]:
+        root = self.oracle_dir + os.sep
+        for _ in range(_STACK_LIMIT):
+            if frame is None:
+                break
+            name = frame.f_code.co_filename
+            if name.startswith(root):
+                return name[len(root) :], frame.f_lineno
+            frame = frame.f_back
+        return "", None
+
+    def call(self, path: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        try:
+            sent_args = [encode(value, plain=True) for value in args]
+            sent_kwargs = {key: encode(value, plain=True) for key, value in kwargs.items()}
+        except NotPlainData as error:
+            raise self.refuse(f"an argument of {path} ({error.type_name})") from None
+        except CanonicalError as error:
+            raise self.refuse(f"an argument of {path} ({error})") from None
+        answer = self.ask({"call": path, "args": sent_args, "kwargs": sent_kwargs})
+        self._write_back(path, [*args, *kwargs.values()], answer.get("changed", {}))
+        return self.value(answer, path)
+
+    def _write_back(self, path: str, values: list[Any], changed: Any) -> None:
+        """In-place changes production made to list, dict and set arguments, made here too."""
+        if not isinstance(changed, dict):
+            raise self.fault("a malformed list of changed arguments")
+        for index, tagged in changed.items():
+            if not isinstance(index, str) or not index.isdigit() or int(index) >= len(values):
+                raise self.fault("a malformed list of changed arguments")
+            target, new = values[int(index)], self._decode(tagged)
+            if type(target) is list and type(new) is list:
+                target[:] = new
+            elif (type(target), type(new)) in ((dict, dict), (set, frozenset)):
+                target.clear()
+                target.update(new)
+            else:
+                raise self.refuse(f"an in-place change {path} made to a {type(target).__name__}")
+
+    def _decode(self, tagged: Any) -> Any:
+        try:
+            return decode(tagged)
+        except (CanonicalError, TypeError, ValueError, IndexError):
+            raise self.fault("a value that is not in canonical form") from None
+
+    def value(self, answer: dict[str, Any], path: str) -> Any:
+        """The plain value an answer carries, or the exception it raised here."""
+        if "ok" in answer:
+            return self._decode(answer["ok"])
+        if "unsendable" in answer:
+            raise self.refuse(f"a {answer['unsendable']} from {path}")
+        if "raised" in answer:
+            raise self.exception(answer)
+        raise self.fault("with neither a value nor an exception")
+
+    def exception(self, answer: dict[str, Any]) -> Exception:
+        """The exception production raised, as a class of the same name here.
+
+        A builtin exception is itself; any other is a class made once per
+        (module, qualified name), with its bases made the same way, so the
+        proxy's ``module.ThatError`` is the very class ``except`` catches.
+        Production can never raise an exception this process treats as its
+        own control flow (``SystemExit``, a Hypothesis exception): only
+        builtin ``Exception`` subclasses are taken as they are.
+        """
+        cls = self.exception_class(answer.get("type"), answer.get("classes"))
+        message = str(answer["raised"]).partition(": ")[2]
+        arguments = self._decode(answer["args"]) if "args" in answer else (message,)
+        try:
+            return cls(*arguments) if isinstance(arguments, tuple) else cls(message)
+        except Exception:
+            return cls(message)
+
+    def exception_class(self, key: Any, classes: Any, depth: int = 0) -> type[Exception]:
+        if not isinstance(key, str) or ":" not in key or not isinstance(classes, dict):
+            raise self.fault("a malformed exception type")
+        if key in self.classes:
+            return self.classes[key]
+        module, _, qualname = key.partition(":")
+        found = getattr(builtins, qualname, None) if module == "builtins" else None
+        if isinstance(found, type) and issubclass(found, Exception):
+            return found
+        names = classes.get(key, [])
+        if depth > _STACK_LIMIT or not isinstance(names, list):
+            raise self.fault("a malformed exception type")
+        bases = [
+            self.exception_class(name, classes, depth + 1)
+            for name in names
+            if not str(name).startswith("builtins:") or _exception(str(name))
+        ]
+        self.classes[key] = _make_class(module, qualname, bases)
+        return self.classes[key]
+
+    def describe(self, path: str) -> Any:
+        """What ``module:attr.path`` is in production, as this process can hold it."""
+        answer = self.ask({"describe": path})
+        kind = answer.get("kind")
+        if kind == "module":
+            return importlib.import_module(str(answer["name"]))
+        if kind == "callable":
+            return Remote(self, path)
+        if kind == "exception":
+            return self.exception_class(answer.get("type"), answer.get("classes"))
+        if "raised" in answer and str(answer["raised"]).startswith("AttributeError"):
+            raise AttributeError(path)
+        return self.value(answer, path)
+
+
+def _exception(key: str) -> bool:
+    """Whether a ``builtins:`` base is an ``Exception`` class (others are left out)."""
+    found = getattr(builtins, key.partition(":")[2], None)
+    return isinstance(found, type) and issubclass(found, Exception)
+
+
+def _make_class(module: str, qualname: str, bases: list[type[Exception]]) -> type[Exception]:
+    unique = tuple(dict.fromkeys(bases)) or (Exception,)
+    namespace = {"__module__": module, "__qualname__": qualname}
+    name = qualname.rpartition(".")[2] or "ProductionError"
+    try:
+        return type(name, unique, namespace)
+    except TypeError:  # bases whose layouts cannot be combined here: keep the first
+        return type(name, unique[:1], namespace)
+
+
+def _is_dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__")
+
+
+class Remote:
+    """A production callable (function, class, method): calls and attributes go remote."""
+
+    def __init__(self, link: Link, path: str) -> None:
+        self._link = link
+        self._path = path
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._link.call(self._path, args, kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        if _is_dunder(name) or name.startswith("_link") or name == "_path":
+            raise AttributeError(name)
+        return self._link.describe(f"{self._path}.{name}")
+
+    def __repr__(self) -> str:
+        return f"<production {self._path}>"
+
+
+class ProxyModule(ModuleType):
+    """A repository module: each attribute is asked of production once, then kept."""
+
+    _link: Link
+
+    def __getattr__(self, name: str) -> Any:
+        if _is_dunder(name) and name not in ("__all__", "__version__"):
+            raise AttributeError(name)
+        value = self._link.describe(f"{self.__name__}:{name}")
+        self.__dict__[name] = value
+        return value
+
+
+class _Loader(importlib.abc.Loader):
+    def __init__(self, link: Link) -> None:
+        self.link = link
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        answer = self.link.ask({"import": spec.name})
+        if answer.get("kind") != "module":
+            if "raised" in answer:
+                raise self.link.exception(answer)
+            raise self.link.fault("an import with something other than a module")
+        module = ProxyModule(spec.name)
+        module._link = self.link
+        return module
+
+    def exec_module(self, module: ModuleType) -> None:
+        """Nothing runs here: the module's code runs in production."""
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    def __init__(self, link: Link, names: frozenset[str]) -> None:
+        self.loader = _Loader(link)
+        self.names = names
+
+    def find_spec(
+        self, fullname: str, path: Any = None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname.partition(".")[0] not in self.names:
+            return None
+        return importlib.util.spec_from_loader(fullname, self.loader, is_package=True)
+
+
+def module_names(directories: Iterable[str]) -> set[str]:
+    """Top-level modules and packages directly inside ``directories`` (without importing)."""
+    names = set()
+    for directory in directories:
+        try:
+            entries = os.listdir(directory)
+        except OSError:
+            continue
+        for entry in entries:
+            stem = entry.removesuffix(".py")
+            if stem == entry and not os.path.isdir(os.path.join(directory, entry)):
+                continue
+            if stem.isidentifier() and not stem.startswith("__"):
+                names.add(stem)
+    return names
+
+
+def install(link: Link, names: Iterable[str], keep: Callable[[str], bool]) -> frozenset[str]:
+    """Serve imports of ``names`` (and their submodules) from production; returns them.
+
+    Names ``keep`` says stay local (the standard library, the gate's own
+    libraries already imported) are never proxied, so oracles always get the
+    gate's Hypothesis even if a patch adds a package of that name.
+    """
+    proxied = frozenset(name for name in names if not keep(name))
+    sys.meta_path.insert(0, _Finder(link, proxied))
+    importlib.invalidate_caches()
+    return proxied
