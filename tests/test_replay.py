@@ -3,6 +3,9 @@ head's production code; the parent's code gives the baseline."""
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import pytest
 
 from gitrepo import TODAY, GitRepo
@@ -69,7 +72,11 @@ def test_the_replay_uses_the_parents_fixtures_not_the_heads(
 
 
 def _tested_package(
-    repo: GitRepo, test_body: str, freeze: str = "frozen: []\n", seconds: int = 30
+    repo: GitRepo,
+    test_body: str,
+    freeze: str = "frozen: []\n",
+    seconds: int = 30,
+    freeze_budget: int = 2,
 ) -> str:
     """pkg/ with tests and one row; the package's time budget is ``seconds``."""
     repo.write(
@@ -79,7 +86,7 @@ def _tested_package(
     )
     repo.write("pkg/mod.py", "def double(x):\n    return 2 * x\n")
     repo.write("pkg/tests/test_mod.py", f"from mod import double\n\n\n{test_body}")
-    repo.write("pkg/flake_freeze.yaml", freeze + "budget: 2\n")
+    repo.write("pkg/flake_freeze.yaml", freeze + f"budget: {freeze_budget}\n")
     repo.write("oracle-gate.toml", "timeout-floor = 1\n")
     repo.relock("pkg")
     return repo.commit("tested package")
@@ -129,8 +136,9 @@ def test_a_test_that_changes_outcome_on_the_same_code_is_a_flake_not_a_regress(
     base = _tested_package(repo, body)
     repo.replace("pkg/mod.py", "return 2 * x", "return x + x")
     reasons = _replay(repo.gate(base, repo.commit("refactor")))
-    assert "tests/test_mod.py::test_double gives different outcomes on the same code: flake" in (
-        reasons
+    assert (
+        "tests/test_mod.py::test_double gives different results across 2 runs on the same code: "
+        "flake isolated as (tests/test_mod.py::test_double)" in reasons
     )
     assert "replay regress" not in reasons
 
@@ -164,3 +172,124 @@ def test_no_replay_turns_it_off(example_repo: tuple[GitRepo, str]) -> None:
     report = gate.check(repo.path, base, head, TODAY, replay=False)
     assert not _replay(report) and not _replay(report, Verdict.PASS)
     assert "relation R_perm regress" in "\n".join(f.reason for f in report.findings)
+
+
+def _freeze(expires: str = "2027-01-31", nodeid: str = "tests/test_mod.py::test_double") -> str:
+    return (
+        f"frozen:\n  - nodeid: {nodeid}\n    reason: flaky\n"
+        f"    expires: '{expires}'\n    owner: platform\n"
+    )
+
+
+def test_an_expired_freeze_decides_again(repo: GitRepo) -> None:
+    """Expired the day before the gate's date (TODAY): the parent's test decides again."""
+    base = _tested_package(
+        repo, "def test_double():\n    assert double(2) == 4\n", _freeze("2026-11-29")
+    )
+    repo.replace("pkg/mod.py", "return 2 * x", "return 2 * x + 1")
+    reasons = _replay(repo.gate(base, repo.commit("off by one")))
+    assert (
+        "replay regress: tests/test_mod.py::test_double passes with the parent's code and fails "
+        "with the head's" in reasons
+    )
+    assert "its freeze in pkg/flake_freeze.yaml expired on 2026-11-29" in reasons
+
+
+def test_a_freeze_expiring_today_still_holds(repo: GitRepo) -> None:
+    """The ledger lane's rule: a freeze is expired only after its date."""
+    base = _tested_package(
+        repo, "def test_double():\n    assert double(2) == 4\n", _freeze(str(TODAY))
+    )
+    repo.replace("pkg/mod.py", "return 2 * x", "return 2 * x + 1")
+    report = repo.gate(base, repo.commit("off by one"))
+    assert "replay regress" not in _replay(report)
+    assert "1 frozen, not deciding" in _replay(report, Verdict.PASS)
+    assert "tests/test_mod.py::test_double is frozen" in _replay(report, Verdict.PREEXISTING)
+
+
+def test_a_freeze_over_the_ledgers_budget_excuses_nothing(repo: GitRepo) -> None:
+    base = _tested_package(
+        repo, "def test_double():\n    assert double(2) == 4\n", _freeze(), freeze_budget=0
+    )
+    repo.replace("pkg/mod.py", "return 2 * x", "return 2 * x + 1")
+    reasons = _replay(repo.gate(base, repo.commit("off by one")))
+    assert "replay regress: tests/test_mod.py::test_double" in reasons
+    assert "1 frozen entries exceed the budget of 0" in reasons
+
+
+def test_a_freeze_the_patch_adds_never_excuses_a_regress(repo: GitRepo) -> None:
+    """Even triaged (the ledger lane passes it as human_noted), the agent wrote it."""
+    base = _tested_package(repo, "def test_double():\n    assert double(2) == 4\n")
+    repo.write("pkg/flake_freeze.yaml", _freeze() + "budget: 2\n")
+    repo.replace("pkg/mod.py", "return 2 * x", "return 2 * x + 1")
+    report = repo.gate(base, repo.commit("off by one, frozen", {"Freeze-Triage": "alice"}))
+    assert "replay regress: tests/test_mod.py::test_double" in _replay(report)
+    assert report.verdict is Verdict.REJECT
+
+
+def _every_other_run(repo: GitRepo, counter: Path) -> str:
+    """The head's double() is wrong on every second call across processes (state outside)."""
+    repo.write(
+        "pkg/mod.py",
+        f"import pathlib\n\n_RUNS = pathlib.Path({str(counter)!r})\n\n\n"
+        "def double(x):\n"
+        "    runs = int(_RUNS.read_text()) if _RUNS.exists() else 0\n"
+        "    _RUNS.write_text(str(runs + 1))\n"
+        "    return 2 * x + runs % 2\n",
+    )
+    return repo.commit("double, sometimes")
+
+
+@pytest.mark.parametrize(
+    ("freeze", "budget", "verdict", "expected"),
+    [
+        (
+            "frozen: []\n",
+            2,
+            Verdict.REJECT,
+            "replay: tests/test_mod.py::test_double gives different results across 2 runs on "
+            "the same code: flake isolated as (tests/test_mod.py::test_double); freeze it in "
+            "pkg/flake_freeze.yaml (nodeid) or fix it",
+        ),
+        (
+            _freeze(),
+            0,
+            Verdict.REJECT,
+            "flake isolated as (tests/test_mod.py::test_double); its freeze in "
+            "pkg/flake_freeze.yaml excuses nothing: 1 frozen entries exceed the budget of 0",
+        ),
+        (
+            _freeze(),
+            1,
+            Verdict.PASS,
+            "replay: tests/test_mod.py::test_double is frozen (tests/test_mod.py::test_double, "
+            "until 2027-01-31) and did not pass every run on the head's code: reported as debt",
+        ),
+    ],
+    ids=["unfrozen", "frozen-over-budget", "frozen-within-budget"],
+)
+def test_a_patch_that_makes_a_parent_test_fail_every_other_run_is_a_flake(
+    repo: GitRepo,
+    monkeypatch: pytest.MonkeyPatch,
+    freeze: str,
+    budget: int,
+    verdict: Verdict,
+    expected: str,
+) -> None:
+    """Its first run on the head passes; only a second run shows it. The freeze budget of
+    the parent's ledger decides whether the flake is debt (within) or a reject (over)."""
+    monkeypatch.setattr(gate, "find_bwrap", lambda: None)  # the counter lives outside
+    base = _tested_package(
+        repo, "def test_double():\n    assert double(2) == 4\n", freeze, freeze_budget=budget
+    )
+    # Not under pytest's temporary directory: its name would be a tamper reject.
+    with tempfile.TemporaryDirectory(prefix="alternate-") as scratch:
+        report = repo.gate(base, _every_other_run(repo, Path(scratch) / "runs"))
+    replay = [f for f in report.findings if f.reason.startswith("replay")]
+    assert any(
+        f.verdict is (Verdict.PREEXISTING if verdict is Verdict.PASS else verdict)
+        and expected in f.reason
+        for f in replay
+    ), [f.reason for f in replay]
+    assert "replay regress" not in _replay(report)
+    assert report.verdict is verdict, [f.reason for f in report.findings]

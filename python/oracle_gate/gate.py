@@ -93,7 +93,7 @@ def _run_rows(
         )
         findings, stats = judge_rows(rows, env)
         replay = ReplayTrees(facts.parent, facts.head, trees.parent, trees.head)
-        findings += replay_packages(packages, env, replay)
+        findings += replay_packages(packages, env, replay, stats)
         return findings, stats
 
 

@@ -21,7 +21,9 @@ __all__ = [
     "FreezeEntry",
     "FreezeLedger",
     "Seed",
+    "budget_problem",
     "check_seed_refs",
+    "expiry_problem",
     "parse_assumptions",
     "parse_freeze",
     "parse_seeds",
@@ -65,6 +67,22 @@ class FreezeLedger:
     entries: tuple[FreezeEntry, ...]
     budget: int | None
     budget_line: int
+
+
+def expiry_problem(entry: FreezeEntry, today: datetime.date) -> str | None:
+    """Why ``entry`` no longer holds on ``today``; a freeze is expired only after its date."""
+    if entry.expires is None:
+        return "has no expiry; every freeze must expire"
+    if entry.expires < today:
+        return f"expired on {entry.expires.isoformat()}"
+    return None
+
+
+def budget_problem(ledger: FreezeLedger) -> str | None:
+    """Why the ledger holds more entries than its ``budget`` allows, if it does."""
+    if ledger.budget is not None and len(ledger.entries) > ledger.budget:
+        return f"{len(ledger.entries)} frozen entries exceed the budget of {ledger.budget}"
+    return None
 
 
 @dataclass(frozen=True)

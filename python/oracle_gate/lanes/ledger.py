@@ -14,7 +14,9 @@ from oracle_gate.config.ledgers import (
     SEEDS_FILE,
     FreezeEntry,
     FreezeLedger,
+    budget_problem,
     check_seed_refs,
+    expiry_problem,
     parse_assumptions,
     parse_freeze,
     parse_seeds,
@@ -184,19 +186,14 @@ def _freeze_findings(ledger: FreezeLedger, package: Package, facts: Facts) -> li
     problems: list[tuple[int, str]] = []
     for entry in ledger.entries:
         where = f"{path}:{entry.line}: {entry.key}"
-        if entry.expires is None:
-            problems.append((entry.line, f"{where} has no expiry; every freeze must expire"))
-        elif entry.expires < facts.today:
-            problems.append((entry.line, f"{where} expired on {entry.expires.isoformat()}"))
+        expiry = expiry_problem(entry, facts.today)
+        if expiry:
+            problems.append((entry.line, f"{where} {expiry}"))
         if entry.nodeid and not _node_exists(facts.head, package, entry.nodeid):
             problems.append((entry.line, f"{where} names a test that no longer exists"))
-    if ledger.budget is not None and len(ledger.entries) > ledger.budget:
-        problems.append(
-            (
-                ledger.budget_line,
-                f"{len(ledger.entries)} frozen entries exceed the budget of {ledger.budget}",
-            )
-        )
+    over = budget_problem(ledger)
+    if over:
+        problems.append((ledger.budget_line, over))
     return [_ledger_reject(path, package, problem, line) for line, problem in problems]
 
 

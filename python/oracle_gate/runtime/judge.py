@@ -35,7 +35,7 @@ from oracle_gate.repo.trees import Tree
 from oracle_gate.runtime.canonical import canonical_text
 from oracle_gate.runtime.sandbox import OracleMistake, Runner, RunnerFailure, kill_children
 
-__all__ = ["RowEnv", "RuntimeStats", "judge_rows"]
+__all__ = ["RowEnv", "RuntimeStats", "flake_reason", "judge_rows"]
 
 RERUNS = 5
 _SEARCH_GRACE_SECONDS = 30.0
@@ -286,6 +286,11 @@ def _frozen(context: _Context) -> dict[str, FreezeEntry]:
     return {e.key: e for e in parse_freeze(text, context.package.join(FREEZE_FILE)).entries}
 
 
+def flake_reason(what: str, runs: str, key: str, remedy: str) -> str:
+    """One wording for every flake the gate isolates (partition rows, replayed tests)."""
+    return f"{what} gives different results across {runs}: flake isolated as ({key}); {remedy}"
+
+
 def _flake_finding(context: _Context, ref: str, item: dict[str, Any]) -> Finding:
     key = f"{item['id']}:{input_hash(item['input'])}"
     entry = _frozen(context).get(key)
@@ -294,8 +299,12 @@ def _flake_finding(context: _Context, ref: str, item: dict[str, Any]) -> Finding
         return context.finding(
             Verdict.REJECT,
             ref,
-            f"partition {item['id']} gives different results across {RERUNS} reruns: flake "
-            f"isolated as ({key}); freeze it with a replacement row or fix it",
+            flake_reason(
+                f"partition {item['id']}",
+                f"{RERUNS} reruns",
+                key,
+                "freeze it with a replacement row or fix it",
+            ),
         )
     context.stats.freeze_hits += 1
     if not entry.data.get("replacement_row"):

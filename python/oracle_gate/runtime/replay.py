@@ -8,9 +8,13 @@ parent's checkout give the baseline:
 
 - passes on parent, fails on head (twice each): ``regress``, naming the node id;
 - fails on parent: ``preexisting``;
-- differs between two runs on the same code: a flake, keyed by node id; frozen
-  in the parent's ``flake_freeze.yaml`` it is debt, else a reject;
-- frozen tests run but never decide;
+- differs between two runs on the same code (the head always runs twice, one
+  run after the other): a flake, keyed by node id and worded as a partition
+  row's flake, a reject;
+- frozen in the *parent's* ``flake_freeze.yaml`` by a freeze that holds on the
+  gate's date and within the ledger's budget: runs, never decides (a failure
+  or flake is reported as debt); an expired or over-budget freeze, or one the
+  patch adds, excuses nothing;
 - a run that hits the package's time budget is a reject, never a pass.
 
 The head's own new test files run too, on the head's code, and are
@@ -19,18 +23,19 @@ reported as agent tests (they never decide).
 
 from __future__ import annotations
 
+import datetime
 import posixpath
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from oracle_gate.config.ledgers import FREEZE_FILE, parse_freeze
+from oracle_gate.config.ledgers import FREEZE_FILE, budget_problem, expiry_problem, parse_freeze
 from oracle_gate.errors import GateError
 from oracle_gate.globs import matches_any
 from oracle_gate.model import Finding, Lane, Package, Verdict
 from oracle_gate.repo.trees import GitTree
-from oracle_gate.runtime.judge import RowEnv
+from oracle_gate.runtime.judge import RowEnv, RuntimeStats, flake_reason
 from oracle_gate.runtime.sandbox import RunnerFailure
 
 __all__ = ["ReplayTrees", "replay_packages"]
@@ -101,15 +106,39 @@ def _write(checkout: Path, tree: GitTree, paths: Iterable[str]) -> None:
         target.write_bytes(tree.read(path))
 
 
-def _frozen(tree: GitTree, package: Package) -> set[str]:
+@dataclass(frozen=True)
+class _Freezes:
+    """The parent's freezes by node id: those that excuse a test, and why the others do not."""
+
+    excused: dict[str, datetime.date]  # node id -> expiry
+    refused: dict[str, str]  # node id -> why its freeze excuses nothing
+
+
+def _freezes(tree: GitTree, package: Package, today: datetime.date) -> _Freezes:
+    """The ``tree``'s (the parent's) freezes, judged by the ledger lane's rules on ``today``.
+
+    Only the parent's ledger counts: a freeze the patch adds is the agent's own word.
+    """
     path = package.join(FREEZE_FILE)
     text = tree.read_optional(path)
     if not text:
-        return set()
+        return _Freezes({}, {})
     try:
-        return {e.nodeid for e in parse_freeze(text, path).entries if e.nodeid}
+        ledger = parse_freeze(text, path)
     except GateError:
-        return set()  # the ledger lane reports it
+        return _Freezes({}, {})  # the ledger lane reports it; nothing is excused
+    over = budget_problem(ledger)
+    excused: dict[str, datetime.date] = {}
+    refused: dict[str, str] = {}
+    for entry in ledger.entries:
+        if not entry.nodeid:
+            continue
+        problem = expiry_problem(entry, today) or (f"excuses nothing: {over}" if over else None)
+        if problem or entry.expires is None:
+            refused[entry.nodeid] = f"its freeze in {path} {problem}"
+        else:
+            excused[entry.nodeid] = entry.expires
+    return _Freezes(excused, refused)
 
 
 def _pytest(
@@ -153,7 +182,7 @@ class _Package:
     package: Package
     tests: list[str]  # package-relative test files of the parent
     budget: float
-    frozen: set[str]
+    freezes: _Freezes
     baseline: Outcomes | None = None
     replay: Outcomes | None = None
 
@@ -163,25 +192,37 @@ class _Package:
         file = nodeid.split("::", 1)[0]
         return Finding(verdict, lane, self.package.join(file), reason, package=self.package.path)
 
+    def time_stop(self, which: str) -> Finding:
+        return self.finding(
+            Verdict.REJECT,
+            self.tests[0],
+            f"replay stopped at the package's time budget ({self.budget:g}s) on the "
+            f"{which}: not a pass; raise the rows' budget or run check --no-replay",
+        )
 
-def _judge(env: RowEnv, trees: ReplayTrees, state: _Package) -> list[Finding]:
-    first = state.tests[0]
-    if state.baseline is None or state.replay is None:
-        which = "parent's code" if state.baseline is None else "head's code"
-        return [
-            state.finding(
-                Verdict.REJECT,
-                first,
-                f"replay stopped at the package's time budget ({state.budget:g}s) on the "
-                f"{which}: not a pass; raise the rows' budget or run check --no-replay",
-            )
-        ]
-    passed = {n for n, o in state.baseline.items() if o == "passed" and "::" in n}
-    suspects = sorted(n for n in passed - state.frozen if _failed(state.replay, n))
-    findings: list[Finding] = []
-    if suspects:
-        findings += _confirm(env, trees, state, suspects)
-    broken = sorted(n for n, o in state.baseline.items() if o == "failed" and n not in state.frozen)
+
+@dataclass(frozen=True)
+class _Runs:
+    """Every outcome the verdicts read: the baseline and two head runs, one after the other,
+    and the suspects (failed in the first head run) once more on the parent."""
+
+    baseline: Outcomes
+    head: tuple[Outcomes, Outcomes]
+    parent_again: Outcomes
+
+
+def _judge(state: _Package, runs: _Runs, stats: RuntimeStats) -> list[Finding]:
+    passed = {n for n, o in runs.baseline.items() if o == "passed" and "::" in n}
+    excused = passed & set(state.freezes.excused)
+    findings = _debts(state, runs, sorted(excused), stats)
+    deciding = sorted(passed - excused)
+    findings += [
+        finding
+        for nodeid in deciding
+        if (finding := _verdict(state, runs, nodeid, stats)) is not None
+    ]
+    frozen = set(state.freezes.excused)
+    broken = sorted(n for n, o in runs.baseline.items() if o == "failed" and n not in frozen)
     if broken:
         findings.append(
             state.finding(
@@ -192,59 +233,59 @@ def _judge(env: RowEnv, trees: ReplayTrees, state: _Package) -> list[Finding]:
             )
         )
     if not any(f.verdict is Verdict.REJECT for f in findings):
-        frozen = f"; {len(state.frozen)} frozen, not deciding" if state.frozen else ""
+        note = f"; {len(frozen)} frozen, not deciding" if frozen else ""
         findings.append(
             state.finding(
                 Verdict.PASS,
-                first,
-                f"replay: the parent's {len(passed)} passing test(s) also pass on the head's "
-                f"code{frozen}",
+                state.tests[0],
+                f"replay: the parent's {len(deciding)} passing test(s) also pass on the head's "
+                f"code, twice{note}",
             )
         )
     return findings
 
 
-def _confirm(
-    env: RowEnv, trees: ReplayTrees, state: _Package, suspects: list[str]
-) -> list[Finding]:
-    """Run the suspects again on both trees: a regress must repeat, else it is a flake."""
-    package = state.package
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        parent = pool.submit(_pytest, env, package, trees.parent_dir, suspects, state.budget)
-        head = pool.submit(_pytest, env, package, trees.head_dir, suspects, state.budget)
-        try:
-            again_parent, again_head = parent.result(), head.result()
-        except RunnerFailure as failure:
-            return [state.finding(Verdict.REJECT, suspects[0], f"replay rerun failed: {failure}")]
+def _debts(state: _Package, runs: _Runs, excused: list[str], stats: RuntimeStats) -> list[Finding]:
+    """Frozen tests never decide; one that did not pass every head run is reported as debt."""
     findings = []
-    for nodeid in suspects:
-        if again_parent is None or again_head is None:
-            findings.append(
-                state.finding(
-                    Verdict.REJECT,
-                    nodeid,
-                    f"replay: {nodeid} fails on the head's code; its rerun hit the time budget",
-                )
+    for nodeid in excused:
+        if all(not _failed(run, nodeid) for run in runs.head):
+            continue
+        stats.freeze_hits += 1
+        until = state.freezes.excused[nodeid].isoformat()
+        findings.append(
+            state.finding(
+                Verdict.PREEXISTING,
+                nodeid,
+                f"replay: {nodeid} is frozen ({nodeid}, until {until}) and did not pass every "
+                "run on the head's code: reported as debt",
             )
-        elif again_parent.get(nodeid) == "passed" and _failed(again_head, nodeid):
-            findings.append(
-                state.finding(
-                    Verdict.REJECT,
-                    nodeid,
-                    f"replay regress: {nodeid} passes with the parent's code and fails with "
-                    "the head's (the parent's test, twice each)",
-                )
-            )
-        else:
-            findings.append(
-                state.finding(
-                    Verdict.REJECT,
-                    nodeid,
-                    f"replay: {nodeid} gives different outcomes on the same code: flake; "
-                    f"freeze it in {package.join(FREEZE_FILE)} (nodeid) or fix it",
-                )
-            )
+        )
     return findings
+
+
+def _verdict(state: _Package, runs: _Runs, nodeid: str, stats: RuntimeStats) -> Finding | None:
+    """A parent-passing, deciding test: pass (None), regress or flake."""
+    failed = [_failed(run, nodeid) for run in runs.head]
+    if not any(failed):
+        return None
+    refused = state.freezes.refused.get(nodeid)
+    if all(failed) and runs.parent_again.get(nodeid) == "passed":
+        why = f" ({refused}, so it decides again)" if refused else ""
+        return state.finding(
+            Verdict.REJECT,
+            nodeid,
+            f"replay regress: {nodeid} passes with the parent's code and fails with "
+            f"the head's (the parent's test, twice each){why}",
+        )
+    stats.freeze_misses += 1
+    path = state.package.join(FREEZE_FILE)
+    remedy = refused or f"freeze it in {path} (nodeid) or fix it"
+    return state.finding(
+        Verdict.REJECT,
+        nodeid,
+        "replay: " + flake_reason(nodeid, "2 runs on the same code", nodeid, remedy),
+    )
 
 
 def _agent_tests(env: RowEnv, trees: ReplayTrees, package: Package, budget: float) -> list[Finding]:
@@ -284,12 +325,15 @@ def _agent_tests(env: RowEnv, trees: ReplayTrees, package: Package, budget: floa
     ]
 
 
-def replay_packages(packages: list[Package], env: RowEnv, trees: ReplayTrees) -> list[Finding]:
+def replay_packages(
+    packages: list[Package], env: RowEnv, trees: ReplayTrees, stats: RuntimeStats
+) -> list[Finding]:
     """The trusted replay of every package that has tests in the parent.
 
     The head checkout becomes the replay tree (the parent's test side over the
     head's code), so this runs after the rows. Both checkouts get their own
-    fixtures back first (the rows ran without them).
+    fixtures back first (the rows ran without them). Replayed flakes and frozen
+    tests that did not pass count in ``stats`` as freeze misses and hits.
     """
     findings: list[Finding] = []
     sides = {p.path: (test_files(trees.parent, p), test_files(trees.head, p)) for p in packages}
@@ -312,24 +356,62 @@ def replay_packages(packages: list[Package], env: RowEnv, trees: ReplayTrees) ->
                 package=package,
                 tests=[package.relative(path) for path in tests],
                 budget=_budget(package, env),
-                frozen=_frozen(trees.parent, package),
+                freezes=_freezes(trees.parent, package, env.today),
             )
         )
     for state in states:
-        findings += _run_and_judge(env, trees, state)
+        findings += _run_and_judge(env, trees, state, stats)
     return findings
 
 
-def _run_and_judge(env: RowEnv, trees: ReplayTrees, state: _Package) -> list[Finding]:
-    """Baseline (parent's code) and replay (head's code) at once, then the verdicts."""
+def _both(
+    env: RowEnv, state: _Package, jobs: tuple[tuple[Path, list[str]], tuple[Path, list[str]]]
+) -> tuple[Outcomes | None, Outcomes | None]:
+    """Two pytest runs at once: (tree, files) each; an empty file list runs nothing.
+
+    Raises:
+        RunnerFailure: pytest could not run at all.
+    """
     with ThreadPoolExecutor(max_workers=2) as pool:
-        runs = [
-            pool.submit(_pytest, env, state.package, tree, state.tests, state.budget)
-            for tree in (trees.parent_dir, trees.head_dir)
+        futures = [
+            pool.submit(_pytest, env, state.package, tree, files, state.budget) if files else None
+            for tree, files in jobs
         ]
-        try:
-            state.baseline, state.replay = runs[0].result(), runs[1].result()
-        except RunnerFailure as failure:
-            reason = f"replay could not run: {failure}"
-            return [state.finding(Verdict.REJECT, state.tests[0], reason)]
-    return _judge(env, trees, state)
+        first, second = (future.result() if future else {} for future in futures)
+    return first, second
+
+
+def _run_and_judge(
+    env: RowEnv, trees: ReplayTrees, state: _Package, stats: RuntimeStats
+) -> list[Finding]:
+    """Baseline (parent's code) and replay (head's code) at once; then the head again, with
+    the suspects on the parent again; then the verdicts.
+
+    The head's second run starts after its first ended, so a test whose outcome
+    alternates between runs (state kept outside the process) is seen as a flake
+    even when its first run passed.
+    """
+    try:
+        state.baseline, state.replay = _both(
+            env, state, ((trees.parent_dir, state.tests), (trees.head_dir, state.tests))
+        )
+    except RunnerFailure as failure:
+        return [state.finding(Verdict.REJECT, state.tests[0], f"replay could not run: {failure}")]
+    if state.baseline is None or state.replay is None:
+        return [state.time_stop("parent's code" if state.baseline is None else "head's code")]
+    excused = set(state.freezes.excused)
+    suspects = sorted(
+        n
+        for n, o in state.baseline.items()
+        if o == "passed" and "::" in n and n not in excused and _failed(state.replay, n)
+    )
+    try:
+        again_head, again_parent = _both(
+            env, state, ((trees.head_dir, state.tests), (trees.parent_dir, suspects))
+        )
+    except RunnerFailure as failure:
+        return [state.finding(Verdict.REJECT, state.tests[0], f"replay rerun failed: {failure}")]
+    if again_head is None or again_parent is None:
+        return [state.time_stop("head's code" if again_head is None else "parent's code")]
+    runs = _Runs(state.baseline, (state.replay, again_head), again_parent)
+    return _judge(state, runs, stats)
