@@ -345,8 +345,11 @@ def test_truth_is_what_bazel_query_reports(tmp_path: Path) -> None:
     assert failures == []
 
 
-@pytest.mark.parametrize("impl", ["python", "native"])
-def test_select_explains_an_edge_a_macro_adds(repo: GitRepo, impl: str) -> None:
+def _gate_behind_a_macro_then_helper_edited(repo: GitRepo, impl: str) -> str:
+    """A gate in ``a`` that reaches ``helpers`` only through a macro; returns the base commit.
+
+    The head commit edits an assembler file of ``helpers``, a suffix no lane knows.
+    """
     if impl == "native" and _native is None:
         pytest.skip("native extension is not built")
     files = {
@@ -359,6 +362,12 @@ def test_select_explains_an_edge_a_macro_adds(repo: GitRepo, impl: str) -> None:
     base = _commit(repo, files)
     repo.write("helpers/h.S", "ret\n")
     repo.commit("edit the helper")
+    return base
+
+
+@pytest.mark.parametrize("impl", ["python", "native"])
+def test_select_explains_an_edge_a_macro_adds(repo: GitRepo, impl: str) -> None:
+    base = _gate_behind_a_macro_then_helper_edited(repo, impl)
     done = run(
         "select", "--repo", str(repo.path), "--base", base, "--explain", ORACLE_GATE_IMPL=impl
     )
@@ -394,18 +403,7 @@ def test_check_says_when_the_graph_it_selected_with_is_approximate(
     repo: GitRepo, impl: str
 ) -> None:
     """What select prints about over-approximation, check's report carries in every format."""
-    if impl == "native" and _native is None:
-        pytest.skip("native extension is not built")
-    files = {
-        **WORKSPACES["macro_adds_deps"],
-        "a/BUILD": WORKSPACES["macro_adds_deps"]["a/BUILD"]
-        + 'load("@oracle_gate//rules:defs.bzl", "invariant", "oracle_gate")\n'
-        'oracle_gate(name = "g", rows = [invariant(id = "r", globs = ["*.py"])])\n',
-        "helpers/h.S": "nop\n",
-    }
-    base = _commit(repo, files)
-    repo.write("helpers/h.S", "ret\n")
-    repo.commit("edit the helper")
+    base = _gate_behind_a_macro_then_helper_edited(repo, impl)
     out = repo.path.parent / f"report-{impl}"
     done = run(
         "check",
