@@ -12,6 +12,7 @@ from oracle_gate.bazel.buildfile import (
     Glob,
     cache_info,
     clear_cache,
+    gates_from_native,
     parse_build,
     parse_build_cached,
 )
@@ -283,6 +284,20 @@ def test_two_gates_in_one_package_is_a_config_error() -> None:
 
 # --- a gate read without the rule calls the evaluator already read ---------------------
 
+_PLAIN_GATE = """oracle_gate(
+    name = "p2",
+    rows = [invariant(id = "r", globs = ["src/*.py"], budget = {"examples": 20, "seconds": 0})],
+    tests = glob(["tests/test_*.py"], exclude = ["tests/test_x.py"], exclude_directories = 0),
+    fixtures = native.glob(["testdata/**"]) + ["a.json"],
+    owners = ["@team"] + ["@other"],
+    lock = "oracle_gate.lock",
+    deps = [],
+    flag = True,
+    nothing = None,
+    name2 = "a" + "b",
+)
+"""
+
 _STATEMENTS = st.sampled_from(
     [
         'py_library(\n    name = "lib",\n    deps = ["//x:y"],\n)\n',
@@ -297,6 +312,10 @@ _STATEMENTS = st.sampled_from(
         'oracle_gate(name = NAME, owners = ["@team"])\n',
         '"""A docstring."""\n',
         "# a comment\n",
+        _PLAIN_GATE,
+        'oracle_gate(name = "escaped", owners = ["@a\\nb"])\n',
+        'oracle_gate(name = "parenthesised", owners = ("@a",))\n',
+        'oracle_gate(name = "selected", tests = select({"//c:d": ["t.py"]}))\n',
         "\n",
         "x = [1,\n  2]; filegroup(name = 'shared_line')\n",
         'exports_files(["a.txt"])  # oracle_gate(name = "in a comment")\n',
@@ -315,11 +334,15 @@ def test_a_gate_read_without_the_rule_calls_is_the_gate_read_whole(
         'load("@oracle_gate//rules:defs.bzl", "invariant", "oracle_gate", g = "oracle_gate")\n'
         + "".join(statements)
     ).encode()
-    [(_, _, error, rule_lines)] = backend.evaluate_build_files(
+    [(_, _, error, rule_lines, native)] = backend.evaluate_build_files(
         [("a/BUILD", "a", "", text)], [], [("", [])]
     )
     assume(not error)
     whole = parse_build(text, "a/BUILD")
+    if native is not None:  # the native core read every gate call itself
+        read_natively = gates_from_native(native)
+        assert read_natively.gates == whole.gates
+        assert read_natively.invariant_names == whole.invariant_names
     clear_cache()
     read = parse_build_cached(
         [("a/BUILD", "blob")], lambda paths: {"a/BUILD": text}, rule_lines={"a/BUILD": rule_lines}
@@ -328,3 +351,46 @@ def test_a_gate_read_without_the_rule_calls_is_the_gate_read_whole(
     assert read.invariant_names == whole.invariant_names
     assert read.loads == whole.loads
     clear_cache()
+
+
+@needs_native
+def test_a_plain_gate_call_is_read_by_the_native_core_as_the_static_reader_reads_it() -> None:
+    text = (
+        'load("@oracle_gate//rules:defs.bzl", "oracle_gate", inv = "invariant")\n'
+        + 'py_library(name = "lib")\n'
+        + _PLAIN_GATE.replace("invariant(", "inv(")
+    ).encode()
+    [(_, _, error, _, native)] = backend.evaluate_build_files(
+        [("a/BUILD", "a", "", text)], [], [("", [])]
+    )
+    assert error == ""
+    assert native is not None
+    whole = parse_build(text, "a/BUILD")
+    assert whole.gates[0].line == 3
+    assert gates_from_native(native).gates == whole.gates
+    assert gates_from_native(native).invariant_names == frozenset({"invariant", "inv"})
+
+
+@needs_native
+@pytest.mark.parametrize(
+    "value",
+    [
+        "OWNERS",  # a name: the static reader's environment decides
+        '["@a\\tb"]',  # an escape
+        '"""@a"""',  # a triple-quoted string
+        '("@a",)',  # a tuple, dated from its parenthesis
+        '["@a"] if True else []',
+        '[x for x in ["@a"]]',
+        'select({"//c:d": ["@a"]})',
+        "-1",
+        "1.5",
+        "0x10",
+        'f"@{1}"',
+    ],
+)
+def test_a_gate_call_not_written_plainly_is_left_to_the_static_reader(value: str) -> None:
+    text = f'OWNERS = ["@a"]\noracle_gate(name = "g", owners = {value})\n'.encode()
+    [(_, _, error, _, native)] = backend.evaluate_build_files(
+        [("a/BUILD", "a", "", text)], [], [("", [])]
+    )
+    assert (error, native) == ("", None)

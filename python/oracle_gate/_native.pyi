@@ -146,7 +146,7 @@ def evaluate_build_files(
     builds: list[tuple[str, str, str, bytes]],
     bzl: list[tuple[str, bytes]],
     own_names: list[tuple[str, list[str]]],
-) -> list[tuple[list[tuple[str, str, str]], list[str], str, list[tuple[int, int]]]]:
+) -> list[tuple[list[tuple[str, str, str]], list[str], str, list[tuple[int, int]], object | None]]:
     """BUILD files evaluated as Starlark with the repository's own .bzl files, in parallel
     with the GIL released. No pure-Python twin: the fallback reads BUILD files statically.
 
@@ -158,7 +158,7 @@ def evaluate_build_files(
             itself (``workspace(name = ...)``), so ``@name//`` loads resolve to it.
 
     Returns:
-        Per BUILD file, in input order: ``(records, loads, error, rule_lines)``. A record is
+        Per BUILD file, in input order: ``(records, loads, error, rule_lines, gates)``. A record is
         ``(label, "file:line" of the call, opaque symbol or "")``: every string
         starting with ``//`` or ``@`` a rule call was given (not in ``name``,
         ``visibility``, ``tags``, ``licenses``; nothing of ``package()``,
@@ -170,5 +170,8 @@ def evaluate_build_files(
         a runtime error, a load cycle, not UTF-8); then records are empty.
         ``rule_lines`` are 1-based inclusive line ranges holding only top-level
         calls of functions other than ``oracle_gate`` (or a name a ``load()``
-        binds to it), sharing no line with another statement.
+        binds to it), sharing no line with another statement. ``gates`` is
+        ``(calls, invariant names)`` when every top-level ``oracle_gate(...)``
+        call is written plainly enough to read without the static reader, else
+        None; ``bazel/buildfile.py``'s ``gates_from_native`` says the encoding.
     """

@@ -29,9 +29,9 @@ __all__ = [
 _CHOICES = ("", "native", "python")
 
 # Per BUILD file: (label, "file:line", opaque symbol) records, .bzl files reached,
-# error, lines holding only rule calls (``_native.pyi``).
+# error, lines holding only rule calls, its gate calls or None (``_native.pyi``).
 NativeOutcomes: TypeAlias = list[
-    tuple[list[tuple[str, str, str]], list[str], str, list[tuple[int, int]]]
+    tuple[list[tuple[str, str, str]], list[str], str, list[tuple[int, int]], object | None]
 ]
 
 

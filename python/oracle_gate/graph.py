@@ -226,12 +226,14 @@ def _scan(tree: Tree) -> _Scan:
     # The static reader reads what was not evaluated, and every gate's matrix
     # (an evaluated file without its other rule calls: the evaluation has their edges).
     read_whole = {p for p in builds.values() if p not in evaluated or evaluated[p].error}
-    wanted = read_whole | gate_files
-    parsed = parse_build_cached(
+    # The native core reads a plainly written gate call itself (``Evaluated.gates``).
+    read_gates = {p: g for p in gate_files - read_whole if (g := evaluated[p].gates) is not None}
+    wanted = read_whole | (gate_files - read_gates.keys())
+    parsed = read_gates | parse_build_cached(
         [(path, blob_ids.get(path)) for path in builds.values() if path in wanted],
         read_builds,
         linked,
-        {path: evaluated[path].rule_lines for path in gate_files - read_whole},
+        {path: evaluated[path].rule_lines for path in wanted - read_whole},
     )
     scan = _Scan(nodes=set(builds), linked=bool(linked))
     build_dirs = frozenset(builds)

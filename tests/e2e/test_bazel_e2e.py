@@ -28,7 +28,8 @@ from pathlib import Path
 
 import pytest
 
-from oracle_gate.bazel.buildfile import parse_build
+from backends import _native
+from oracle_gate.bazel.buildfile import BuildFile, gates_from_native, parse_build
 from oracle_gate.config.matrix import gate_matrix, parse_matrix
 from oracle_gate.errors import ConfigError
 
@@ -762,6 +763,8 @@ def test_bazel_and_both_python_readers_word_every_mistake_alike(
 ) -> None:
     root = workspace_bazel.workspace / "cmp"
     python_says: dict[str, list[str]] = {}
+    read_natively: dict[str, tuple[str, int | None]] = {}
+    read_statically: dict[str, tuple[str, int | None]] = {}
     for name, (fields, _, in_yaml) in CASES.items():
         package = root / name
         package.mkdir(parents=True)
@@ -779,6 +782,18 @@ def test_bazel_and_both_python_readers_word_every_mistake_alike(
                 lambda: [*PACKAGE_FILES, "BUILD.bazel"],
             )
         said.append(from_build.value.message)
+        natively = _read_natively(text)
+        if natively is not None:  # the native core's reading, word and line alike
+            with pytest.raises(ConfigError) as from_native:
+                gate_matrix(
+                    natively,
+                    f"cmp/{name}/BUILD.bazel",
+                    f"cmp/{name}",
+                    "",
+                    lambda: [*PACKAGE_FILES, "BUILD.bazel"],
+                )
+            read_natively[name] = (from_native.value.message, from_native.value.line)
+            read_statically[name] = (from_build.value.message, from_build.value.line)
         if in_yaml:
             with pytest.raises(ConfigError) as from_yaml:
                 parse_matrix(_yaml(fields), f"cmp/{name}/invariants.yaml")
@@ -800,6 +815,19 @@ def test_bazel_and_both_python_readers_word_every_mistake_alike(
         if set(said.values()) != {expected}:
             mismatches[name] = said
     assert not mismatches, json.dumps(mismatches, indent=2)
+    assert read_natively == read_statically
+    if _native is not None:  # most mistakes are plain literals the native core reads
+        assert len(read_natively) >= len(CASES) // 2, sorted(read_natively)
+
+
+def _read_natively(text: str) -> BuildFile | None:
+    """The gate calls as the native core reads them, or None (no core, or not plain)."""
+    if _native is None:
+        return None
+    [(_, _, _, _, gates)] = _native.evaluate_build_files(
+        [("cmp/x/BUILD.bazel", "cmp/x", "", text.encode())], [], [("", [])]
+    )
+    return None if gates is None else gates_from_native(gates)
 
 
 # --- The interpreter and its packages are inputs of every gate --------------------------

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from oracle_gate import backend
+from oracle_gate.bazel.buildfile import BuildFile, gates_from_native
 
 __all__ = ["Evaluated", "Record", "available", "evaluate_build_files"]
 
@@ -40,6 +41,9 @@ class Evaluated:
     # Lines (1-based, inclusive) holding only calls of functions other than the
     # gate: the static reader finds the same gate without them.
     rule_lines: tuple[tuple[int, int], ...] = ()
+    # Its oracle_gate(...) calls as the static reader reads them, when the native
+    # core could read each one (plain literals); None sends the file to the reader.
+    gates: BuildFile | None = None
 
 
 def available() -> bool:
@@ -71,6 +75,7 @@ def evaluate_build_files(
             loads=tuple(loads),
             error=error,
             rule_lines=tuple(rule_lines),
+            gates=None if gates is None else gates_from_native(gates),
         )
-        for records, loads, error, rule_lines in found
+        for records, loads, error, rule_lines, gates in found
     ]

@@ -15,6 +15,7 @@ use starlark::eval::{Evaluator, FileLoader};
 use starlark::syntax::ast::{AstStmt, Expr, Stmt};
 use starlark::syntax::{AstModule, Dialect};
 
+use super::gate::{bound_names, read_gates, top_level, Gates, GATE_FUNCTION};
 use super::values::{Context, Magic, Record};
 
 /// One BUILD file to evaluate.
@@ -40,10 +41,9 @@ pub struct Outcome {
     /// `oracle_gate`: without them the file declares the same gate, so the static
     /// reader that builds a gate's matrix can skip them (`graph.py`).
     pub rule_lines: Vec<(usize, usize)>,
+    /// Its `oracle_gate(...)` calls, when each is written plainly (`gate.rs`).
+    pub gates: Option<Gates>,
 }
-
-/// The function a BUILD file declares its gate with, as `rules/defs.bzl` exports it.
-const GATE_FUNCTION: &str = "oracle_gate";
 
 /// The shared state of one run: the `.bzl` sources and the modules made from them.
 struct Run<'a> {
@@ -64,6 +64,8 @@ struct Evaluated {
     files: Vec<String>,
     /// A BUILD file's lines holding only rule calls (`rule_only_lines`).
     rule_lines: Vec<(usize, usize)>,
+    /// A BUILD file's gate calls (`gate::read_gates`).
+    gates: Option<Gates>,
 }
 
 #[derive(Clone)]
@@ -215,10 +217,10 @@ impl Run<'_> {
     ) -> Result<Evaluated, String> {
         let ast = AstModule::parse(path, content.to_owned(), &self.dialect)
             .map_err(|e| first_line(&e.to_string()))?;
-        let rule_lines = if freeze {
-            Vec::new()
+        let (rule_lines, gates) = if freeze {
+            (Vec::new(), None)
         } else {
-            rule_only_lines(&ast)
+            (rule_only_lines(&ast), read_gates(&ast))
         };
         let mut modules: HashMap<String, FrozenModule> = HashMap::new();
         let mut files: HashSet<String> = HashSet::new();
@@ -289,6 +291,7 @@ impl Run<'_> {
             records: context.records.into_inner(),
             files,
             rule_lines,
+            gates,
         })
     }
 }
@@ -299,19 +302,8 @@ impl Run<'_> {
 /// Such a statement binds no name and declares no gate, so the static reader finds
 /// the same `oracle_gate(...)` call, on the same lines, without it.
 fn rule_only_lines(ast: &AstModule) -> Vec<(usize, usize)> {
-    let mut gate_names: HashSet<&str> = HashSet::from([GATE_FUNCTION]);
-    let loads = ast.loads();
-    for load in &loads {
-        for (local, exported) in load.symbols.iter() {
-            if *exported == GATE_FUNCTION {
-                gate_names.insert(local);
-            }
-        }
-    }
-    let statements: &[AstStmt] = match &ast.statement().node {
-        Stmt::Statements(all) => all,
-        _ => std::slice::from_ref(ast.statement()),
-    };
+    let gate_names: HashSet<&str> = bound_names(ast, GATE_FUNCTION).into_iter().collect();
+    let statements = top_level(ast);
     let mut skipped: Vec<(usize, usize)> = Vec::new();
     let mut kept: HashSet<usize> = HashSet::new();
     for statement in statements {
@@ -486,6 +478,7 @@ pub fn evaluate_all(
                     loads: evaluated.files,
                     error: String::new(),
                     rule_lines: evaluated.rule_lines,
+                    gates: evaluated.gates,
                 },
                 Err(error) => Outcome {
                     error,

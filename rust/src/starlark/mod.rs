@@ -4,6 +4,7 @@
 //! here into edges; `docs/selection.md` says what is evaluated and what is opaque.
 
 mod eval;
+mod gate;
 mod values;
 
 use std::collections::HashMap;
@@ -12,19 +13,22 @@ use std::sync::OnceLock;
 
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
+use pyo3::types::{PyDict, PyList, PyTuple};
 
 use eval::{evaluate_all, BuildInput, Outcome};
+use gate::{GateCall, GateValue, Gates};
 
 /// Starlark recursion (a deep macro, a long `+` chain) needs more than rayon's default stack.
 const WORKER_STACK: usize = 64 << 20;
 
 /// (label, `file:line` of the call, opaque symbol or ""), the `.bzl` files reached, error,
-/// the lines that hold only rule calls.
-type PyOutcome = (
+/// the lines that hold only rule calls, the gate calls (`gate_to_py`) or None.
+type PyOutcome<'py> = (
     Vec<(String, String, String)>,
     Vec<String>,
     String,
     Vec<(usize, usize)>,
+    Option<Bound<'py, PyAny>>,
 );
 
 // pyo3 turns this doc comment into the Python docstring; the full contract is
@@ -35,12 +39,12 @@ type PyOutcome = (
 /// were given, the .bzl files it loads (transitively), an error ("" if none)
 /// and the line ranges that hold only calls of functions other than oracle_gate.
 #[pyfunction]
-pub fn evaluate_build_files(
-    py: Python<'_>,
+pub fn evaluate_build_files<'py>(
+    py: Python<'py>,
     builds: Vec<(String, String, String, PyBackedBytes)>,
     bzl: Vec<(String, PyBackedBytes)>,
     own_names: Vec<(String, Vec<String>)>,
-) -> PyResult<Vec<PyOutcome>> {
+) -> PyResult<Vec<PyOutcome<'py>>> {
     let outcomes = py.detach(|| {
         let sources: HashMap<String, String> = bzl
             .iter()
@@ -62,7 +66,7 @@ pub fn evaluate_build_files(
             .collect();
         on_pool(|| evaluate_inputs(&inputs, &sources, &names))
     });
-    Ok(outcomes
+    outcomes
         .into_iter()
         .map(|outcome| {
             let records = outcome
@@ -70,9 +74,114 @@ pub fn evaluate_build_files(
                 .into_iter()
                 .map(|r| (r.label, r.location, r.opaque))
                 .collect();
-            (records, outcome.loads, outcome.error, outcome.rule_lines)
+            let gates = outcome
+                .gates
+                .as_ref()
+                .map(|gates| gates_to_py(py, gates))
+                .transpose()?;
+            Ok((
+                records,
+                outcome.loads,
+                outcome.error,
+                outcome.rule_lines,
+                gates,
+            ))
         })
-        .collect())
+        .collect()
+}
+
+/// `(calls, invariant names)`; `buildfile.gates_from_native` makes them `Call`s.
+fn gates_to_py<'py>(py: Python<'py>, gates: &Gates) -> PyResult<Bound<'py, PyAny>> {
+    let calls = gates
+        .calls
+        .iter()
+        .map(|call| call_to_py(py, call))
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok(PyTuple::new(
+        py,
+        [
+            PyList::new(py, calls)?.into_any(),
+            PyList::new(py, &gates.invariant_names)?.into_any(),
+        ],
+    )?
+    .into_any())
+}
+
+/// `("c", function, line, args, [(name, value, line)])`.
+fn call_to_py<'py>(py: Python<'py>, call: &GateCall) -> PyResult<Bound<'py, PyAny>> {
+    let args = call
+        .args
+        .iter()
+        .map(|value| value_to_py(py, value))
+        .collect::<PyResult<Vec<_>>>()?;
+    let kwargs = call
+        .kwargs
+        .iter()
+        .map(|(name, value, line)| {
+            Ok(PyTuple::new(
+                py,
+                [
+                    name.into_pyobject(py)?.into_any(),
+                    value_to_py(py, value)?,
+                    line.into_pyobject(py)?.into_any(),
+                ],
+            )?
+            .into_any())
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok(PyTuple::new(
+        py,
+        [
+            "c".into_pyobject(py)?.into_any(),
+            call.function.as_str().into_pyobject(py)?.into_any(),
+            call.line.into_pyobject(py)?.into_any(),
+            PyList::new(py, args)?.into_any(),
+            PyList::new(py, kwargs)?.into_any(),
+        ],
+    )?
+    .into_any())
+}
+
+/// A list is a Python list, a call a tagged tuple, a glob `("g", include, exclude, dirs, line)`.
+fn value_to_py<'py>(py: Python<'py>, value: &GateValue) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        GateValue::Str(text) => text.as_str().into_pyobject(py)?.into_any(),
+        GateValue::Int(number) => number.into_pyobject(py)?.into_any(),
+        GateValue::Bool(flag) => flag.into_pyobject(py)?.to_owned().into_any(),
+        GateValue::None => py.None().into_bound(py),
+        GateValue::List(items) => PyList::new(
+            py,
+            items
+                .iter()
+                .map(|item| value_to_py(py, item))
+                .collect::<PyResult<Vec<_>>>()?,
+        )?
+        .into_any(),
+        GateValue::Dict(entries) => {
+            let dict = PyDict::new(py);
+            for (key, item) in entries {
+                dict.set_item(key, value_to_py(py, item)?)?;
+            }
+            dict.into_any()
+        }
+        GateValue::Call(call) => call_to_py(py, call)?,
+        GateValue::Glob {
+            include,
+            exclude,
+            exclude_directories,
+            line,
+        } => PyTuple::new(
+            py,
+            [
+                "g".into_pyobject(py)?.into_any(),
+                PyList::new(py, include)?.into_any(),
+                PyList::new(py, exclude)?.into_any(),
+                exclude_directories.into_pyobject(py)?.to_owned().into_any(),
+                line.into_pyobject(py)?.into_any(),
+            ],
+        )?
+        .into_any(),
+    })
 }
 
 fn evaluate_inputs(
