@@ -120,9 +120,20 @@ class GitRepo:
             self.git(*options)
         return self.git("rev-parse", "HEAD").strip()
 
-    def gate(self, base: str, head: str = "HEAD", write_seeds: bool = False) -> Report:
-        """Run the gate from ``base`` to ``head`` as of TODAY."""
-        return check(self.path, base=base, head=head, today=TODAY, write_seeds=write_seeds)
+    def gate(
+        self, base: str, head: str = "HEAD", write_seeds: bool = False, replay: bool = True
+    ) -> Report:
+        """Run the gate from ``base`` to ``head`` as of TODAY.
+
+        ``replay=False`` skips the trusted replay (the parent's tests run four
+        times, most of a check's time). Only a test that asserts a finding is
+        present, never a PASS nor an absence, may pass it: replay only adds
+        findings, so it cannot make such an assertion true; test_replay.py
+        covers replay itself.
+        """
+        return check(
+            self.path, base=base, head=head, today=TODAY, write_seeds=write_seeds, replay=replay
+        )
 
     def judge_paths(self, base: str, head: str = "HEAD") -> Report:
         """The gate without running rows: for tests that assert on path and package verdicts."""

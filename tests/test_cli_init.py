@@ -107,7 +107,7 @@ def test_an_unwritten_stub_rejects_a_patch_and_a_written_property_passes(repo: G
     base = repo.commit("gate the geo package")
     repo.replace(f"{PKG}/geo/__init__.py", "return w * h", "return h * w")
     head = repo.commit("agent: refactor area")
-    report = repo.gate(base, head)
+    report = repo.gate(base, head, replay=False)
     assert report.verdict is Verdict.REJECT
     assert report.verdict_of(f"{PKG}/props.py") is Verdict.REJECT
     assert "prop_area is a stub" in " ".join(f.reason for f in report.findings)

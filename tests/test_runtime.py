@@ -73,7 +73,7 @@ def test_touching_ranges_treated_as_overlapping_fail_the_boundary_row(
 ) -> None:
     repo, base = example_repo
     repo.replace(MERGE, "start < merged[-1][1]", "start <= merged[-1][1]")
-    reasons = _reasons(repo.gate(base, repo.commit("merge touching")))
+    reasons = _reasons(repo.gate(base, repo.commit("merge touching"), replay=False))
     assert "partition P002 (boundary: touching ranges stay apart) fails its contract" in reasons
 
 
@@ -88,7 +88,7 @@ def test_tautological_property_loses_falsifiability_even_when_noted(
         "out = merge_ranges(sorted(map(sorted, ranges)))\n    assert all(prev",
     )
     repo.note(PKG, base, "props.py")
-    report = repo.gate(base, repo.commit("relax property"))
+    report = repo.gate(base, repo.commit("relax property"), replay=False)
     assert report.verdict_of(f"{PKG}/props.py") is Verdict.REJECT
     assert "property lost falsifiability" in _reasons(report)
 
@@ -121,7 +121,7 @@ def test_broken_codec_roundtrip_on_a_stored_seed_is_a_regression(
 ) -> None:
     repo, base = example_repo
     repo.replace(CODEC, 'line.partition("=")', 'line.rpartition("=")')
-    reasons = _reasons(repo.gate(base, repo.commit("rpartition")))
+    reasons = _reasons(repo.gate(base, repo.commit("rpartition"), replay=False))
     assert "regression: remembered counterexample libs/codec/seeds.jsonl:1 fails again" in reasons
 
 
@@ -138,7 +138,7 @@ def test_known_bad_seed_passing_is_rejected(example_repo: tuple[GitRepo, str]) -
         "    record = decode(text)\n    text = encode(record)\n",
     )
     repo.note("libs/codec", base, "props.py")
-    reasons = _reasons(repo.gate(base, repo.commit("tolerate duplicates")))
+    reasons = _reasons(repo.gate(base, repo.commit("tolerate duplicates"), replay=False))
     assert "known-bad input libs/codec/seeds.jsonl:2 now passes" in reasons
 
 
@@ -154,7 +154,7 @@ def test_patched_eq_that_always_says_true_is_still_rejected(
             "        return True\n\n    __hash__ = None\n"
         ),
     )
-    report = repo.gate(base, repo.commit("fake eq"))
+    report = repo.gate(base, repo.commit("fake eq"), replay=False)
     assert "partition P001 (boundary: empty input yields empty output) fails" in _reasons(report)
 
 
@@ -235,7 +235,7 @@ def test_accepted_assumption_without_boundary_row_is_decorative(
     repo.replace(f"{PKG}/partitions.py", '"assumptions": ["A001"]', '"assumptions": []')
     repo.replace(f"{PKG}/partitions.py", '"assumptions": ["A001"]', '"assumptions": []')
     repo.note(PKG, base, "partitions.py")
-    reasons = _reasons(repo.gate(base, repo.commit("unlink assumption")))
+    reasons = _reasons(repo.gate(base, repo.commit("unlink assumption"), replay=False))
     assert (
         "assumption A001 is accepted but no boundary or invalid partition row tests it" in reasons
     )
@@ -245,7 +245,7 @@ def test_assumption_citing_a_vanished_symbol_is_flagged(example_repo: tuple[GitR
     repo, base = example_repo
     repo.replace(MERGE, "def merge_ranges(ranges):", "def merge(ranges):")
     repo.append(MERGE, "\n\nmerge_ranges_v2 = merge\n")
-    reasons = _reasons(repo.gate(base, repo.commit("rename")))
+    reasons = _reasons(repo.gate(base, repo.commit("rename"), replay=False))
     assert "cites intervals.merge_ranges, which the head tree does not define" in reasons
 
 

@@ -155,7 +155,7 @@ def test_agent_added_test_never_makes_a_rejected_patch_pass(
     repo, base = example_repo
     repo.write(f"{PKG}/tests/test_extra.py", "def test_always():\n    assert True\n")
     repo.write(f"{PKG}/fast.py", "X = 1\n")  # unmeasured production code
-    assert repo.gate(base, repo.commit("agent test + code")).verdict is Verdict.REJECT
+    assert repo.gate(base, repo.commit("agent test + code"), replay=False).verdict is Verdict.REJECT
 
 
 # ------------------------------------------------ issue 12: a test file is oracle as a whole module
@@ -311,7 +311,7 @@ def _apply(repo: GitRepo, edit: tuple[str | None, str]) -> None:
 def test_whole_module_evasions_are_rejected(example_repo: tuple[GitRepo, str], name: str) -> None:
     repo, base = example_repo
     _apply(repo, BAD_EDITS[name])
-    report = repo.gate(base, repo.commit(name))
+    report = repo.gate(base, repo.commit(name), replay=False)
     assert report.verdict_of(TEST) is Verdict.REJECT, [f.reason for f in report.findings]
     assert report.verdict is Verdict.REJECT
 
@@ -460,7 +460,7 @@ def test_class_and_helper_evasions_are_rejected(class_repo: tuple[GitRepo, str],
     if name == "definition moved above the import it overrides":
         repo.replace(CLASSES, "\n\ndef isclose(a, b):\n    return abs(a - b) < 1e-9\n", "")
     repo.replace(CLASSES, old, new)
-    report = repo.gate(base, repo.commit(name))
+    report = repo.gate(base, repo.commit(name), replay=False)
     assert report.verdict_of(CLASSES) is Verdict.REJECT, [f.reason for f in report.findings]
 
 
