@@ -293,3 +293,60 @@ def test_a_patch_that_makes_a_parent_test_fail_every_other_run_is_a_flake(
     ), [f.reason for f in replay]
     assert "replay regress" not in _replay(report)
     assert report.verdict is verdict, [f.reason for f in report.findings]
+
+
+FORGE = """import json
+import os
+import stat
+import struct
+
+
+def _forge():
+    frame = json.dumps({"outcomes": {"tests/test_mod.py::test_double": "passed"}}).encode()
+    quiet = os.open(os.devnull, os.O_WRONLY)
+    for fd in range(3, 256):
+        try:
+            if fd != quiet and stat.S_ISFIFO(os.fstat(fd).st_mode):
+                os.write(fd, struct.pack(">Q", len(frame)) + frame)
+                os.dup2(quiet, fd)
+        except OSError:
+            pass
+
+
+def double(x):
+    _forge()
+    return 2 * x + 1
+"""
+
+
+def test_production_that_forges_the_replays_answer_is_a_tamper_reject(repo: GitRepo) -> None:
+    """The replay runs the parent's tests and the head's code in one process: this module
+    finds the result pipe and writes a forged 'all passed' frame while a test runs. The
+    static net rejects it whatever the replay then says."""
+    base = _tested_package(repo, "def test_double():\n    assert double(2) == 4\n")
+    repo.write("pkg/mod.py", FORGE)
+    report = repo.gate(base, repo.commit("off by one, answer forged"))
+    tamper = [f for f in report.findings if f.reason.startswith("tamper:")]
+    assert [(f.path, f.verdict) for f in tamper] == [("pkg/mod.py", Verdict.REJECT)]
+    assert "reference 'os.write' (line 13), reference 'os.dup2' (line 14)" in tamper[0].reason
+    assert report.verdict is Verdict.REJECT
+
+
+def test_production_doing_ordinary_file_io_passes_the_gate(repo: GitRepo) -> None:
+    """Its honest neighbour: reads a data file with open(path).read() and writes a log with
+    pathlib, in the same replayed tests."""
+    repo.write("pkg/factor.txt", "2\n")
+    base = _tested_package(repo, "def test_double():\n    assert double(2) == 4\n")
+    repo.write(
+        "pkg/mod.py",
+        "import pathlib\nimport tempfile\n\n_FACTOR = pathlib.Path(__file__).with_name("
+        "'factor.txt')\n\n\ndef double(x):\n    factor = int(open(_FACTOR).read())\n"
+        "    pathlib.Path(tempfile.gettempdir(), 'double.log').write_text(str(x))\n"
+        "    return factor * x\n",
+    )
+    report = repo.gate(base, repo.commit("the factor comes from a data file"))
+    assert not [f for f in report.findings if f.reason.startswith("tamper:")]
+    assert "replay: the parent's 1 passing test(s) also pass on the head's code, twice" in (
+        _replay(report, Verdict.PASS)
+    )
+    assert report.verdict is Verdict.PASS, [f.reason for f in report.findings]

@@ -202,3 +202,120 @@ def test_a_noted_reference_is_human_noted_not_rejected(example_repo: tuple[GitRe
     report = repo.judge_paths(base, repo.commit("debugger detection, reviewed"))
     noted = [f for f in report.findings if f.path == MERGE and f.verdict is Verdict.HUMAN_NOTED]
     assert noted and noted[0].reason.startswith("tamper:")
+
+
+# Ways to reach the process itself (a raw descriptor such as the result pipe, its
+# memory, its signals, a fork), each spelt as a cheating patch would, inside
+# merge_ranges: (module header, inserted statement, expected mark).
+REACHES_THE_PROCESS = {
+    "os.write": ("import os\n", "os.write(5, b'')", "'os.write'"),
+    "os.writev": ("import os\n", "os.writev(5, [b''])", "'os.writev'"),
+    "os.pwrite": ("import os\n", "os.pwrite(5, b'', 0)", "'os.pwrite'"),
+    "os.fdopen": ("import os\n", "os.fdopen(5, 'wb').write(b'')", "'os.fdopen'"),
+    "os.dup": ("import os\n", "os.dup(5)", "'os.dup'"),
+    "os.dup2": ("import os\n", "os.dup2(1, 5)", "'os.dup2'"),
+    "os.sendfile": ("import os\n", "os.sendfile(5, 0, 0, 1)", "'os.sendfile'"),
+    "os.kill on its own pid": ("import os\n", "os.kill(os.getpid(), 9)", "'os.kill'"),
+    "os.killpg on its group": ("import os\n", "os.killpg(os.getpgrp(), 9)", "'os.killpg'"),
+    "os.fork": ("import os\n", "os.fork()", "'os.fork'"),
+    "a signal handler that exits": (
+        "import signal, sys\n",
+        "signal.signal(signal.SIGALRM, lambda *a: sys.exit(0))",
+        "'signal.signal'",
+    ),
+    "io.FileIO": ("import io\n", "io.FileIO(5, 'w')", "'io.FileIO'"),
+    "open() of an int": ("", "open(5, 'wb')", "open(5)"),
+    "open() of a computed fd": ("", "open(int('5') + 0, 'wb')", "open(int('5') + 0)"),
+    "open() of a loop's fd": (
+        "",
+        "for fd in range(3, 64):\n        open(fd, 'wb')",
+        "open(fd)",
+    ),
+    "open() of a fileno": (
+        "import sys\n",
+        "open(sys.stdout.fileno(), 'wb')",
+        "open(sys.stdout.fileno())",
+    ),
+    "open() with closefd=False": ("", "open(5, 'wb', closefd=False)", "'closefd='"),
+    "open() with an opener": ("", "open('x', opener=lambda p, f: 5)", "'opener='"),
+    "/proc/self": ("", "open('/proc/self/fd/5', 'wb')", "/proc/self/fd/5"),
+    "/dev/fd": ("", "open('/dev/fd/5', 'wb')", "/dev/fd/5"),
+    "/proc/ and a pid": ("import os\n", "open(f'/proc/{os.getpid()}/fd/5', 'wb')", "'/proc/'"),
+    "/proc spelt in pieces": ("", "open(''.join(['/pr', 'oc/self/mem']))", "/proc/self/mem"),
+    "/proc as a path part": (
+        "import pathlib\n",
+        "pathlib.Path('/', 'proc', 'self')",
+        "process path 'proc'",
+    ),
+    "fcntl": ("import fcntl\n", "fcntl.fcntl(5, 1)", "'fcntl'"),
+    "mmap": ("import mmap\n", "mmap.mmap(-1, 1)", "'mmap'"),
+    "resource": ("import resource\n", "resource.getrlimit(7)", "'resource'"),
+    "socket.fromfd": ("import socket\n", "socket.fromfd(5, 1, 1)", "'socket.fromfd'"),
+    "socket(fileno=)": ("import socket\n", "socket.socket(fileno=5)", "'fileno='"),
+    "subprocess pass_fds": (
+        "import subprocess\n",
+        "subprocess.run(['true'], pass_fds=[5])",
+        "'pass_fds='",
+    ),
+    "multiprocessing.reduction": (
+        "from multiprocessing import reduction\n",
+        "reduction.DupFd(5)",
+        "'multiprocessing.reduction'",
+    ),
+    "an alias of os": ("import os as o\n", "o.write(5, b'')", "'os.write'"),
+    "a renamed import of write": ("from os import write as w\n", "w(5, b'')", "'os.write'"),
+    "os bound to another name": ("import os\n_o = os\n", "_o.dup2(1, 5)", "'os.dup2'"),
+    "posix for os": ("import posix\n", "posix.write(5, b'')", "'os.write'"),
+    "_io for io": ("from _io import FileIO\n", "FileIO(5, 'w')", "'io.FileIO'"),
+    "a star import of os": ("from os import *\n", "write(5, b'')", "'os'"),
+    "getattr on an alias of os": (
+        "import os as o\n",
+        "getattr(o, 'wr' + 'ite')(5, b'')",
+        "getattr(os, ...)",
+    ),
+    "the module's namespace": ("import os\n", "os.__dict__['wr' + 'ite'](5, b'')", "os.__dict__"),
+    "exec of a built string": ("", "exec('import o' + 's; o' + 's.write(5, b\"\")')", "'exec'"),
+    "eval of a built string": ("", "eval('__imp' + 'ort__')('os')", "'eval'"),
+    "compile of a built string": ("", "compile('1', '<s>', 'eval')", "'compile'"),
+    "runpy": ("import runpy\n", "runpy.run_path('forge.py')", "'runpy'"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REACHES_THE_PROCESS))
+def test_production_that_reaches_the_process_is_a_tamper_reject(
+    example_repo: tuple[GitRepo, str], name: str
+) -> None:
+    """The replay runs the parent's tests and this code in one process: any of these
+    could write a forged answer on the result pipe."""
+    repo, base = example_repo
+    header, statement, expected = REACHES_THE_PROCESS[name]
+    repo.replace(MERGE, "    merged = []\n", f"    {statement}\n    merged = []\n")
+    _prepend(repo, MERGE, header)
+    reasons = _tamper(repo.judge_paths(base, repo.commit(name)), MERGE)
+    assert reasons, f"{name}: not rejected"
+    assert expected in reasons
+
+
+def test_ordinary_file_io_passes(example_repo: tuple[GitRepo, str]) -> None:
+    """Paths, not descriptors: open(path).read(), pathlib writes, os.makedirs, a
+    formatted file name, methods named write or read on objects that are not os,
+    re.compile."""
+    repo, base = example_repo
+    _prepend(repo, MERGE, "import os\nimport pathlib\nimport re\nimport tempfile\n\n\n")
+    repo.replace(
+        MERGE,
+        "    merged = []\n",
+        "    scratch = pathlib.Path(tempfile.gettempdir()) / 'intervals'\n"
+        "    os.makedirs(scratch, exist_ok=True)\n"
+        "    (scratch / 'last.txt').write_text(repr(ranges))\n"
+        "    for name in ('last.txt',):\n"
+        "        assert re.compile(r'\\w+').match(name)\n"
+        "        with open(os.path.join(scratch, name)) as handle:\n"
+        "            handle.read()\n"
+        "    with open(str(scratch / ('run%d.log' % 3)), 'w') as log:\n"
+        "        log.write('/processing/ranges\\n')\n"
+        "    merged = []\n",
+    )
+    report = repo.judge_paths(base, repo.commit("remember the last input"))
+    assert not _tamper(report, MERGE)
+    assert report.verdict is Verdict.PASS, [f.reason for f in report.findings]

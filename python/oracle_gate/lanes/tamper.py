@@ -7,6 +7,16 @@ locks or fixtures; a constant equal to a recorded seed input) could behave
 one way under the oracles and another in production. Such a change is a
 ``tamper:`` reject unless a human note covers the file.
 
+The same holds for the ways to reach the process itself: a raw file
+descriptor (``os.write``, ``os.dup2``, ``open(3)``, ``/proc/self/fd``), its
+memory (``mmap``, ``ctypes``), its signals, a fork. The trusted replay runs
+pytest and production code in one process, where such code could write a
+forged answer on the result pipe.
+
+Names are read through their aliases (``import os as o``, ``from os import
+write as w``, ``o = os``, ``posix`` for ``os``), and ``from os import *`` of a
+watched module is itself a mark.
+
 Both sides are read from git objects (parent blob, head blob), and only what
 the patch added counts: a reference the parent already had is not new.
 """
@@ -15,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from collections import Counter
 from collections.abc import Iterator
 
@@ -38,6 +49,13 @@ __all__ = ["judge"]
 # and ctypes (which reaches anything in the process).
 _MODULES = frozenset({"pytest", "_pytest", "hypothesis", "unittest", "oracle_gate", "atexit"})
 _MODULES_TOO = frozenset({"ctypes", "doctest", "nose", "faulthandler"})
+# Modules (dotted names too) that reach raw descriptors, the process's memory or its
+# limits: no production change needs them to compute an output.
+_PROCESS_MODULES = frozenset(
+    {"fcntl", "mmap", "resource", "pty", "_posixsubprocess", "multiprocessing.reduction", "runpy"}
+)
+# Other spellings of a module: ``posix.write`` is ``os.write``.
+_SAME_MODULE = {"posix": "os", "nt": "os", "_io": "io", "_socket": "socket", "_signal": "signal"}
 # Dotted references that look at the caller, the process or the interpreter's tables.
 _DOTTED = frozenset(
     {
@@ -62,14 +80,72 @@ _DOTTED = frozenset(
         "gc.get_referrers",
         "importlib.import_module",
         "builtins.__import__",
+        "builtins.exec",
+        "builtins.eval",
+        "builtins.compile",
+        # A raw file descriptor (the result pipe is one), or the process itself.
+        "os.write",
+        "os.writev",
+        "os.pwrite",
+        "os.pwritev",
+        "os.read",
+        "os.readv",
+        "os.pread",
+        "os.preadv",
+        "os.fdopen",
+        "os.dup",
+        "os.dup2",
+        "os.sendfile",
+        "os.splice",
+        "os.copy_file_range",
+        "os.set_inheritable",
+        "os.kill",
+        "os.killpg",
+        "os.fork",
+        "os.forkpty",
+        "os.register_at_fork",
+        "os.posix_spawn",
+        "os.posix_spawnp",
+        "os.execv",
+        "os.execve",
+        "os.execl",
+        "os.execle",
+        "os.execlp",
+        "os.execlpe",
+        "os.execvp",
+        "os.execvpe",
+        "io.FileIO",
+        "signal.signal",
+        "signal.setitimer",
+        "signal.alarm",
+        "signal.raise_signal",
+        "signal.pthread_kill",
+        "signal.set_wakeup_fd",
+        "socket.fromfd",
+        "socket.fromshare",
+        "multiprocessing.connection.Connection",
     }
 )
+# Keywords that hand a descriptor over: open(..., opener=), socket(fileno=), Popen(pass_fds=).
+_FD_KEYWORDS = frozenset({"opener", "closefd", "fileno", "pass_fds", "close_fds"})
+# open() given one of these (or an int) opens a descriptor, not a path.
+_OPENERS = frozenset({"open", "io.open", "builtins.open"})
+_FD_CALLS = frozenset({"int", "fileno", "len", "abs", "ord", "hash", "round"})
+# Paths into the process's own descriptors and memory.
+_PROCESS_PATHS = re.compile(r"/proc(?:/|$)|/dev/fd(?:/|$)|^proc/?$")
 # Attributes of frames, generators and tracebacks: walking to a caller's frame.
 _FRAME_ATTRIBUTES = frozenset({"f_back", "f_globals", "f_locals", "f_code", "tb_frame", "gi_frame"})
-_NAMES = frozenset({"__import__", "__builtins__"})
+# exec and eval run a string the reader never sees as code (compile: see _Reader).
+_NAMES = frozenset({"__import__", "__builtins__", "exec", "eval"})
 # getattr(sys, name) and friends hide a dotted reference from a reader.
 _REFLECTION = frozenset({"getattr", "setattr", "delattr", "vars"})
-_REFLECTED = frozenset({"sys", "os", "inspect", "gc", "builtins", "importlib", "traceback"})
+_REFLECTED = frozenset(
+    {"sys", "os", "inspect", "gc", "builtins", "importlib", "traceback", "io", "signal", "socket"}
+)
+# Attributes that reach a module's whole namespace: os.__dict__["write"].
+_NAMESPACES = frozenset({"__dict__", "__getattribute__"})
+# ``from os import *`` brings every watched name in unseen.
+_STARRED = _REFLECTED | {name.split(".")[0] for name in _DOTTED}
 # Words that name the machinery, in any string (case-insensitive).
 _WORDS = (
     "pytest",
@@ -123,14 +199,98 @@ def _literal(node: ast.AST) -> str | None:
 
 
 def _folded(node: ast.AST) -> str | None:
-    """``'py' + 'test'``, folded: a concatenation of string constants hides no word."""
+    """``'py' + 'test'``, ``f"/pr{'oc'}"``, ``"".join(["/pr", "oc"])``, folded: joining string
+    constants hides no word."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left, right = _folded(node.left), _folded(node.right)
-        if left is not None and right is not None:
-            return left + right
-    return None
+        parts = [node.left, node.right]
+    elif isinstance(node, ast.JoinedStr):
+        parts = [v.value if isinstance(v, ast.FormattedValue) else v for v in node.values]
+    elif _is_join(node):
+        assert isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+        separator, items = node.func.value, node.args[0]
+        assert isinstance(items, (ast.List, ast.Tuple))
+        folded = [_folded(item) for item in items.elts]
+        glue = _folded(separator)
+        if glue is None or None in folded:
+            return None
+        return glue.join(part for part in folded if part is not None)
+    else:
+        return None
+    texts = [_folded(part) for part in parts]
+    if None in texts:
+        return None
+    return "".join(text for text in texts if text is not None)
+
+
+def _is_join(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "join"
+        and len(node.args) == 1
+        and isinstance(node.args[0], (ast.List, ast.Tuple))
+    )
+
+
+def _aliases(tree: ast.AST) -> dict[str, str]:
+    """Local names bound to modules or their members: ``import os as o`` (o -> os), ``from os
+    import write as w`` (w -> os.write), ``o = os``. Scopes are ignored: a name bound
+    anywhere in the file is read that way everywhere, which errs towards a mark."""
+    found: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                top = alias.name.split(".")[0]
+                found[alias.asname or top] = alias.name if alias.asname else top
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                found[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in found
+        ):
+            found[node.targets[0].id] = found[node.value.id]
+    return found
+
+
+def _is_fd(node: ast.AST, numbers: frozenset[str] = frozenset()) -> bool:
+    """An expression that is a descriptor number rather than a path: ``3``, ``-x``,
+    ``n + 1``, ``int(...)``, ``f.fileno()``, or a name in ``numbers``."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, int) and not isinstance(node.value, bool)
+    if isinstance(node, ast.Name):
+        return node.id in numbers
+    if isinstance(node, ast.UnaryOp):
+        return True
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+        return _is_fd(node.left, numbers) or _is_fd(node.right, numbers)
+    if isinstance(node, ast.Call):
+        function = node.func
+        name = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", "")
+        return name in _FD_CALLS
+    return False
+
+
+def _numbers(tree: ast.AST) -> frozenset[str]:
+    """Names that hold a number somewhere in the file: ``for fd in range(...)``, ``fd = 5``,
+    ``fd = f.fileno()``. Scopes are ignored, as for aliases."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.For) and isinstance(node.target, ast.Name):
+            iterated = node.iter
+            if isinstance(iterated, ast.Call) and getattr(iterated.func, "id", "") == "range":
+                found.add(node.target.id)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and node.value:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if _is_fd(node.value):
+                found.update(t.id for t in targets if isinstance(t, ast.Name))
+    return frozenset(found)
 
 
 class _Reader:
@@ -139,32 +299,48 @@ class _Reader:
     def __init__(self, fixtures: frozenset[str], seeds: frozenset[str]) -> None:
         self.fixtures = fixtures
         self.seeds = seeds
+        self.aliases: dict[str, str] = {}
+        self.numbers: frozenset[str] = frozenset()
 
     def marks(self, tree: ast.AST) -> Iterator[tuple[Mark, int]]:
+        self.aliases = _aliases(tree)
+        self.numbers = _numbers(tree)
         for node in ast.walk(tree):
             line = getattr(node, "lineno", 0)
             for mark in self._node_marks(node):
                 yield mark, line
+
+    def _resolved(self, node: ast.AST) -> str | None:
+        """The dotted name ``node`` spells, through aliases and a module's other names."""
+        dotted = _dotted(node)
+        if dotted is None:
+            return None
+        head, _, rest = dotted.partition(".")
+        head = self.aliases.get(head, head)
+        top, _, inner = head.partition(".")
+        head = ".".join(filter(None, [_SAME_MODULE.get(top, top), inner]))
+        return f"{head}.{rest}" if rest else head
 
     def _node_marks(self, node: ast.AST) -> Iterator[Mark]:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 yield from self._module(alias.name)
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            yield from self._module(node.module)
+            yield from self._import_from(node.module, [alias.name for alias in node.names])
         elif isinstance(node, ast.Attribute):
-            dotted = _dotted(node)
-            if dotted in _DOTTED:
-                yield "reference", dotted
-            if node.attr in _FRAME_ATTRIBUTES:
-                yield "frame attribute", node.attr
-        elif isinstance(node, ast.Name) and node.id in _NAMES:
+            yield from self._attribute(node)
+        elif isinstance(node, ast.Name) and node.id in _NAMES and node.id not in self.aliases:
             yield "reference", node.id
         elif isinstance(node, ast.Call):
             yield from self._reflection(node)
+            yield from self._descriptor(node)
+            if self._resolved(node.func) == "compile" and (
+                len(node.args) >= 3 or any(k.arg == "mode" for k in node.keywords)
+            ):
+                yield "reference", "compile"  # the builtin's (source, filename, mode)
         if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)):
             yield from self._string(node.value)
-        elif isinstance(node, ast.BinOp):
+        elif isinstance(node, (ast.BinOp, ast.JoinedStr)) or _is_join(node):
             folded = _folded(node)
             if folded is not None:
                 yield from self._string(folded)
@@ -176,13 +352,55 @@ class _Reader:
         top = name.split(".")[0]
         if top in _MODULES or top in _MODULES_TOO:
             yield "import", top
+            return
+        parts = name.split(".")
+        for end in range(1, len(parts) + 1):
+            if ".".join(parts[:end]) in _PROCESS_MODULES:
+                yield "import", ".".join(parts[:end])
+                return
+
+    def _import_from(self, module: str, names: list[str]) -> Iterator[Mark]:
+        marks = list(self._module(module))
+        yield from marks
+        canonical = _SAME_MODULE.get(module, module)
+        for name in names:
+            if name == "*" and canonical in _STARRED:
+                yield "import *", module
+            elif f"{canonical}.{name}" in _DOTTED:
+                yield "reference", f"{canonical}.{name}"
+            elif not marks:
+                yield from self._module(f"{module}.{name}")
+
+    def _attribute(self, node: ast.Attribute) -> Iterator[Mark]:
+        dotted = self._resolved(node)
+        if dotted in _DOTTED:
+            yield "reference", dotted
+        elif dotted in _PROCESS_MODULES:
+            yield "import", dotted
+        if node.attr in _FRAME_ATTRIBUTES:
+            yield "frame attribute", node.attr
+        if node.attr in _NAMESPACES and self._resolved(node.value) in _REFLECTED:
+            yield "reflection", f"{self._resolved(node.value)}.{node.attr}"
 
     def _reflection(self, node: ast.Call) -> Iterator[Mark]:
         function = node.func
         if isinstance(function, ast.Name) and function.id in _REFLECTION and node.args:
-            target = node.args[0]
-            if isinstance(target, ast.Name) and target.id in _REFLECTED:
-                yield "reflection", f"{function.id}({target.id}, ...)"
+            target = self._resolved(node.args[0])
+            if target in _REFLECTED:
+                yield "reflection", f"{function.id}({target}, ...)"
+
+    def _descriptor(self, node: ast.Call) -> Iterator[Mark]:
+        """A call handed a descriptor: ``open(3)``, ``open(f.fileno())``, ``opener=``."""
+        for keyword in node.keywords:
+            if keyword.arg in _FD_KEYWORDS:
+                yield "file descriptor", f"{keyword.arg}="
+        name = self._resolved(node.func)
+        if name in _OPENERS:
+            first = node.args[0] if node.args else None
+            given = [k.value for k in node.keywords if k.arg == "file"]
+            target = first if first is not None else (given[0] if given else None)
+            if target is not None and _is_fd(target, self.numbers):
+                yield "file descriptor", f"{name}({ast.unparse(target)[:30]})"
 
     def _string(self, value: str | bytes) -> Iterator[Mark]:
         text = value.decode("latin-1") if isinstance(value, bytes) else value
@@ -192,6 +410,8 @@ class _Reader:
                 yield "name of test machinery", word
         if "PYTEST_" in text or "HYPOTHESIS_" in text:
             yield "test variable", text[:40]
+        if _PROCESS_PATHS.search(text):
+            yield "process path", text[:40]
         for fixture in self.fixtures:
             if fixture in text:
                 yield "fixture path", fixture
