@@ -3,6 +3,7 @@ head's production code; the parent's code gives the baseline."""
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 from gitrepo import TODAY, GitRepo
 from oracle_gate import gate
 from oracle_gate.model import Lane, Verdict
+from oracle_gate.repo.cache import cache_dir
 from oracle_gate.report import Report
 
 PKG = "libs/intervals"
@@ -241,7 +243,7 @@ def _every_other_run(repo: GitRepo, counter: Path) -> str:
 
 
 @pytest.mark.parametrize(
-    ("freeze", "budget", "verdict", "expected"),
+    ("freeze", "budget", "verdict", "expected", "counted"),
     [
         (
             "frozen: []\n",
@@ -250,6 +252,7 @@ def _every_other_run(repo: GitRepo, counter: Path) -> str:
             "replay: tests/test_mod.py::test_double gives different results across 2 runs on "
             "the same code: flake isolated as (tests/test_mod.py::test_double); freeze it in "
             "pkg/flake_freeze.yaml (nodeid) or fix it",
+            {"hits": 0, "misses": 1},
         ),
         (
             _freeze(),
@@ -257,6 +260,7 @@ def _every_other_run(repo: GitRepo, counter: Path) -> str:
             Verdict.REJECT,
             "flake isolated as (tests/test_mod.py::test_double); its freeze in "
             "pkg/flake_freeze.yaml excuses nothing: 1 frozen entries exceed the budget of 0",
+            {"hits": 0, "misses": 1},
         ),
         (
             _freeze(),
@@ -264,6 +268,7 @@ def _every_other_run(repo: GitRepo, counter: Path) -> str:
             Verdict.PASS,
             "replay: tests/test_mod.py::test_double is frozen (tests/test_mod.py::test_double, "
             "until 2027-01-31) and did not pass every run on the head's code: reported as debt",
+            {"hits": 1, "misses": 0},
         ),
     ],
     ids=["unfrozen", "frozen-over-budget", "frozen-within-budget"],
@@ -275,6 +280,7 @@ def test_a_patch_that_makes_a_parent_test_fail_every_other_run_is_a_flake(
     budget: int,
     verdict: Verdict,
     expected: str,
+    counted: dict[str, int],
 ) -> None:
     """Its first run on the head passes; only a second run shows it. The freeze budget of
     the parent's ledger decides whether the flake is debt (within) or a reject (over)."""
@@ -293,6 +299,8 @@ def test_a_patch_that_makes_a_parent_test_fail_every_other_run_is_a_flake(
     ), [f.reason for f in replay]
     assert "replay regress" not in _replay(report)
     assert report.verdict is verdict, [f.reason for f in report.findings]
+    health = cache_dir(repo.path) / "health.jsonl"
+    assert json.loads(health.read_text().splitlines()[-1])["freeze"] == counted
 
 
 FORGE = """import json
