@@ -9,6 +9,7 @@ every one is noted in the package's changelog, so the static tamper lane says
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -354,3 +355,47 @@ def test_the_oracle_child_never_imports_production_code(repo: GitRepo, tmp_path:
     answer = _served(repo, code)
     assert answer["results"][0]["search"]["status"] == "hold"  # type: ignore[index]
     assert marker.read_text().splitlines() == ["-c False"]
+
+
+STOP_READING = """\
+import sys, time
+
+
+def double(x):
+    # after this answer, the production child never reads another question
+    sys.modules["oracle_gate.runtime.child"].read_frame = lambda fd: time.sleep(600)
+    return [2 * v for v in x]
+"""
+BIG_PROPS = """\
+from hypothesis import strategies as st
+from mod import double
+
+
+def prop_double(x):
+    big = [x] * 50000
+    assert double(big) == [x + x] * 50000
+    assert double(big) == [x + x] * 50000
+
+
+prop_double.strategy = st.integers()
+"""
+
+
+def test_a_production_child_that_stops_reading_times_out_instead_of_hanging_the_gate(
+    repo: GitRepo,
+) -> None:
+    """The second question is larger than a pipe holds: the gate's write must not block."""
+    _package(repo, BIG_PROPS, STOP_READING)
+    library = sandbox.library_paths(exclude=(repo.path,))
+    runner = sandbox.Runner(library=library, bwrap=None, timeout_floor=1, repo_modules=("mod",))
+    request = {
+        "role": "properties",
+        "properties": [{"ref": "props.py:prop_double", "seeds": []}],
+        "examples": 5,
+        "seconds": 1,
+        "seed": 0,
+    }
+    started = time.monotonic()
+    with pytest.raises(sandbox.RunnerFailure, match="timed out after 3s"):
+        runner.run_served(request, repo.path / "pkg", checkout=repo.path, timeout=3)
+    assert time.monotonic() - started < 30

@@ -12,16 +12,21 @@ import os
 import struct
 from typing import Any
 
-__all__ = ["HEADER", "MAX_FRAME", "read_frame", "write_frame"]
+__all__ = ["HEADER", "MAX_FRAME", "frame_bytes", "read_frame", "write_frame"]
 
 HEADER = struct.Struct(">Q")
 MAX_FRAME = 256 * 1024 * 1024
 
 
+def frame_bytes(payload: dict[str, Any]) -> bytes:
+    """``payload`` as one frame."""
+    data = json.dumps(payload).encode()
+    return HEADER.pack(len(data)) + data
+
+
 def write_frame(fd: int, payload: dict[str, Any]) -> None:
     """Write ``payload`` as one frame on ``fd``."""
-    data = json.dumps(payload).encode()
-    view = memoryview(HEADER.pack(len(data)) + data)
+    view = memoryview(frame_bytes(payload))
     while view:
         view = view[os.write(fd, view) :]
 

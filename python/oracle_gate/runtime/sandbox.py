@@ -36,7 +36,7 @@ from typing import Any
 
 from oracle_gate.errors import GateError
 from oracle_gate.repo.git import git
-from oracle_gate.runtime.frames import HEADER, MAX_FRAME, write_frame
+from oracle_gate.runtime.frames import HEADER, MAX_FRAME, frame_bytes, write_frame
 
 __all__ = [
     "DEFAULT_TIMEOUT_FLOOR",
@@ -280,7 +280,7 @@ class Runner:
         try:
             oracle = self._start(payload, package_dir, root, 0)
             try:
-                return _checked(_Relay(oracle, server).run(timeout))
+                return _checked(_Relay(oracle, server, timeout).run())
             finally:
                 oracle.stop()
         finally:
@@ -365,12 +365,23 @@ class _Child:
     result_fd: int
     output: bytearray = field(default_factory=bytearray)
 
-    def send(self, frame: dict[str, Any]) -> None:
-        """One frame to the child; a child that died already says so by not answering."""
+    def send(self, frame: dict[str, Any], deadline: float | None = None) -> None:
+        """One frame to the child; a child that died already says so by not answering.
+
+        With ``deadline`` (``time.monotonic``), the child must have taken the
+        frame by then: production code that stops reading its requests cannot
+        keep the gate waiting.
+
+        Raises:
+            TimeoutError: the deadline passed first.
+        """
         if self.request_fd is None:
             return
         try:
-            write_frame(self.request_fd, frame)
+            if deadline is None:
+                write_frame(self.request_fd, frame)
+            else:
+                _write_by(self.request_fd, frame_bytes(frame), deadline)
         except BrokenPipeError:
             self.close_request()
 
@@ -388,6 +399,20 @@ class _Child:
             _running.discard(self.process)
         if self.process.stdout is not None:
             self.process.stdout.close()
+
+
+def _write_by(fd: int, data: bytes, deadline: float) -> None:
+    """All of ``data`` on the pipe ``fd`` before ``deadline``, else TimeoutError."""
+    os.set_blocking(fd, False)
+    view = memoryview(data)
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_WRITE)
+        while view:
+            left = deadline - time.monotonic()
+            if left <= 0 or not selector.select(left):
+                raise TimeoutError
+            with contextlib.suppress(BlockingIOError):
+                view = view[os.write(fd, view) :]
 
 
 def _tail(output: bytes | bytearray, child: _Child) -> str:
@@ -464,23 +489,24 @@ class _Relay:
     0, ``ready``) is the first answer it owes.
     """
 
-    def __init__(self, oracle: _Child, server: _Child) -> None:
+    def __init__(self, oracle: _Child, server: _Child, timeout: float) -> None:
         self.oracle = oracle
         self.server = server
+        self.timeout = timeout
+        self.deadline = time.monotonic() + timeout
         self.buffers = {oracle.result_fd: bytearray(), server.result_fd: bytearray()}
         self.questions: list[dict[str, Any]] = []
         self.pending: int | None = 0
         self.sequence = 0
         self.closed: set[int] = set()
 
-    def run(self, timeout: float) -> dict[str, Any]:
+    def run(self) -> dict[str, Any]:
         """The oracle's answer.
 
         Raises:
             RunnerFailure: timeout, or a child died before its answer.
             RunnerTamper: the production child wrote what nobody asked for.
         """
-        deadline = time.monotonic() + timeout
         with selectors.DefaultSelector() as selector:
             for child in (self.oracle, self.server):
                 assert child.process.stdout is not None
@@ -490,13 +516,16 @@ class _Relay:
                 answer = self._step()
                 if answer is not None:
                     break
-                left = deadline - time.monotonic()
+                left = self.deadline - time.monotonic()
                 if left <= 0:
-                    raise RunnerFailure(f"timed out after {timeout:g}s")
+                    raise self._timed_out()
                 for key, _ in selector.select(min(left, 0.5)):
                     self._read(selector, key)
-        self._no_more_frames(max(deadline - time.monotonic(), 0.0))
+        self._no_more_frames(max(self.deadline - time.monotonic(), 0.0))
         return answer
+
+    def _timed_out(self) -> RunnerFailure:
+        return RunnerFailure(f"timed out after {self.timeout:g}s")
 
     def _read(self, selector: selectors.BaseSelector, key: selectors.SelectorKey) -> None:
         child: _Child = key.data
@@ -515,11 +544,16 @@ class _Relay:
         while (frame := _take_frame(self.buffers[self.oracle.result_fd])) is not None:
             if set(frame) != {"ask"}:
                 return frame
+            if not isinstance(frame["ask"], dict):
+                raise RunnerFailure("the oracle child asked a malformed question")
             self.questions.append(frame["ask"])
         if self.pending is None and self.questions:
             self.sequence += 1
             self.pending = self.sequence
-            self.server.send({"seq": self.sequence, **self.questions.pop(0)})
+            try:
+                self.server.send({"seq": self.sequence, **self.questions.pop(0)}, self.deadline)
+            except TimeoutError:
+                raise self._timed_out() from None
         if self.oracle.result_fd in self.closed:
             raise RunnerFailure(f"runner gave no result ({_tail(self.oracle.output, self.oracle)})")
         if self.server.result_fd in self.closed and self.pending is not None:
