@@ -35,6 +35,7 @@ from types import FrameType
 from typing import Any
 
 from oracle_gate.errors import GateError
+from oracle_gate.model import CONFTEST
 from oracle_gate.repo.git import git
 from oracle_gate.runtime.frames import HEADER, MAX_FRAME, frame_bytes, write_frame
 
@@ -177,7 +178,11 @@ def library_paths(exclude: Sequence[Path]) -> tuple[str, ...]:
 
 def top_level_modules(files: Iterable[str], roots: Iterable[str]) -> tuple[str, ...]:
     """Modules directly inside the directories ``roots``: import packages
-    (``<root>/<name>/__init__.py``) and single-file modules (``<root>/<name>.py``)."""
+    (``<root>/<name>/__init__.py``) and single-file modules (``<root>/<name>.py``).
+
+    pytest's own files (``conftest.py``, ``test_*.py``, ``*_test.py``) are left
+    out: pytest loads them by path, and no production code imports them.
+    """
     wanted = {root.strip("/") for root in roots}
     names = set()
     for path in files:
@@ -186,11 +191,15 @@ def top_level_modules(files: Iterable[str], roots: Iterable[str]) -> tuple[str, 
             root, _, name = parent.rpartition("/")
         else:
             root, name = parent, file.removesuffix(".py")
-            if name == file:
+            if name == file or _is_pytest_file(file):
                 continue
         if root in wanted and name.isidentifier() and not name.startswith("__"):
             names.add(name)
     return tuple(sorted(names))
+
+
+def _is_pytest_file(name: str) -> bool:
+    return name == CONFTEST or name.startswith("test_") or name.endswith("_test.py")
 
 
 @dataclass(frozen=True)
