@@ -199,6 +199,11 @@ def prop_double(text):
     else:
         raise AssertionError("no error")
     assert mod.parse(str(mod.LIMIT)) == mod.LIMIT
+    assert (mod.parse.__name__, mod.parse.__qualname__, mod.parse.__module__) == (
+        "parse",
+        "parse",
+        "mod",
+    )
     items = [len(text), 3, 1]
     mod.sort_in_place(items)
     assert items == sorted([len(text), 3, 1])

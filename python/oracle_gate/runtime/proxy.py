@@ -221,6 +221,11 @@ class Remote:
     def __init__(self, link: Link, path: str) -> None:
         self._link = link
         self._path = path
+        # the names a function has, read here without asking production
+        module, _, qualname = path.partition(":")
+        self.__module__ = module
+        self.__qualname__ = qualname
+        self.__name__ = qualname.rpartition(".")[2]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._link.call(self._path, args, kwargs)
