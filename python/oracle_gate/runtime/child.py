@@ -248,11 +248,14 @@ def _search(prop: Callable[[Any], Any], strategy: Any, request: dict[str, Any]) 
     from hypothesis import HealthCheck, assume, given, settings
     from hypothesis import seed as fixed_seed
 
-    deadline = time.monotonic() + float(request["seconds"])
-    state: dict[str, Any] = {"examples": 0, "stopped": False, "failing": None}
+    # The clock starts at the first example: Hypothesis's own set-up (its character
+    # tables, built afresh in a sandbox's empty /tmp) is not search time.
+    state: dict[str, Any] = {"examples": 0, "stopped": False, "failing": None, "deadline": None}
 
     def probe(sample: Any) -> None:
-        if time.monotonic() > deadline:
+        if state["deadline"] is None:
+            state["deadline"] = time.monotonic() + float(request["seconds"])
+        if time.monotonic() > state["deadline"]:
             state["stopped"] = True
             assume(False)
         state["examples"] += 1
