@@ -146,7 +146,17 @@ def evaluate_build_files(
     builds: list[tuple[str, str, str, bytes]],
     bzl: list[tuple[str, bytes]],
     own_names: list[tuple[str, list[str]]],
-) -> list[tuple[list[tuple[str, str, str]], list[str], str, list[tuple[int, int]], object | None]]:
+    files: list[str] | None = None,
+) -> list[
+    tuple[
+        list[tuple[str, str, str]],
+        list[str],
+        str,
+        list[tuple[int, int]],
+        object | None,
+        object | None,
+    ]
+]:
     """BUILD files evaluated as Starlark with the repository's own .bzl files, in parallel
     with the GIL released. No pure-Python twin: the fallback reads BUILD files statically.
 
@@ -156,9 +166,13 @@ def evaluate_build_files(
         bzl: every ``.bzl`` file of the tree, ``(repository-relative path, bytes)``.
         own_names: ``(workspace root, names)``: the names a repository calls
             itself (``workspace(name = ...)``), so ``@name//`` loads resolve to it.
+        files: every file of the tree, repository-relative, sorted; what a
+            gate's ``glob()`` and ledger names are checked against. None: no
+            matrix is built.
 
     Returns:
-        Per BUILD file, in input order: ``(records, loads, error, rule_lines, gates)``. A record is
+        Per BUILD file, in input order: ``(records, loads, error, rule_lines, gates,
+        matrix)``. A record is
         ``(label, "file:line" of the call, opaque symbol or "")``: every string
         starting with ``//`` or ``@`` a rule call was given (not in ``name``,
         ``visibility``, ``tags``, ``licenses``; nothing of ``package()``,
@@ -174,4 +188,8 @@ def evaluate_build_files(
         ``(calls, invariant names)`` when every top-level ``oracle_gate(...)``
         call is written plainly enough to read without the static reader, else
         None; ``bazel/buildfile.py``'s ``gates_from_native`` says the encoding.
+        ``matrix`` is the matrix of the file's one gate when ``files`` is given
+        and ``config/matrix.py``'s ``gate_matrix`` would surely accept the gate
+        (``native_gate_matrix`` says the encoding); None for every other gate,
+        every mistake included, which ``gate_matrix`` then checks and words.
     """

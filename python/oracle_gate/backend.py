@@ -29,9 +29,17 @@ __all__ = [
 _CHOICES = ("", "native", "python")
 
 # Per BUILD file: (label, "file:line", opaque symbol) records, .bzl files reached,
-# error, lines holding only rule calls, its gate calls or None (``_native.pyi``).
+# error, lines holding only rule calls, its gate calls or None, its gate's matrix or
+# None (``_native.pyi``).
 NativeOutcomes: TypeAlias = list[
-    tuple[list[tuple[str, str, str]], list[str], str, list[tuple[int, int]], object | None]
+    tuple[
+        list[tuple[str, str, str]],
+        list[str],
+        str,
+        list[tuple[int, int]],
+        object | None,
+        object | None,
+    ]
 ]
 
 
@@ -127,6 +135,7 @@ def evaluate_build_files(
     builds: list[tuple[str, str, str, bytes]],
     bzl: list[tuple[str, bytes]],
     own_names: list[tuple[str, list[str]]],
+    files: list[str] | None = None,
 ) -> NativeOutcomes:
     """BUILD files evaluated as Starlark (native core only; see ``_native.pyi``).
 
@@ -136,5 +145,5 @@ def evaluate_build_files(
     name, module = _load()
     if name != "native":
         raise BackendError("evaluating BUILD files as Starlark needs the native core")
-    found: NativeOutcomes = module.evaluate_build_files(builds, bzl, own_names)
+    found: NativeOutcomes = module.evaluate_build_files(builds, bzl, own_names, files)
     return found

@@ -38,7 +38,7 @@ from oracle_gate.bazel.glob import package_files
 from oracle_gate.bazel.labels import BUILD_NAMES, WORKSPACE_MARKERS, label_ref, parse_label
 from oracle_gate.bazel.query import BAZEL_TIMEOUT_SECONDS, Edge, bazel_query_edges, bazel_workspace
 from oracle_gate.bazel.starlark import Evaluated
-from oracle_gate.config.matrix import MATRIX_FILE, gate_matrix, parse_matrix
+from oracle_gate.config.matrix import MATRIX_FILE, gate_matrix, native_gate_matrix, parse_matrix
 from oracle_gate.errors import ConfigError
 from oracle_gate.model import Change, ChangeKind, Matrix, Package
 from oracle_gate.repo.trees import GitTree, Tree
@@ -64,16 +64,30 @@ def _graph_input(path: str) -> bool:
     return posixpath.basename(path) in _GRAPH_INPUTS or path.endswith(".bzl")
 
 
+def _gates_of(read: BuildFile | Evaluated) -> BuildFile | None:
+    """The gate calls the static reader read, or the native core's (converted on first use)."""
+    return read if isinstance(read, BuildFile) else read.gates
+
+
 @dataclass(frozen=True)
 class _GateSource:
     """Everything a Bazel gate's matrix is computed from, kept to recompute it cheaply."""
 
-    build: BuildFile
+    read: BuildFile | Evaluated  # the static reader's reading, or the native core's
     path: str  # the BUILD file
     package: str  # the Bazel package name, workspace-relative
     workspace: str
     blob: str  # the BUILD file's blob id ("" when unknown: a working tree)
     owned: tuple[str, ...]  # the package's files, package-relative, sorted
+    # The matrix the native core built for exactly these files (``Evaluated.native_matrix``),
+    # or None: ``gate_matrix`` builds it from ``build``.
+    native_matrix: object | None = None
+
+    @property
+    def build(self) -> BuildFile:
+        found = _gates_of(self.read)
+        assert found is not None, "a gate source always has its gate calls"
+        return found
 
     def package_object(self, directory: str) -> Package:
         key = (self.blob, directory, self.workspace, self.owned)
@@ -226,10 +240,12 @@ def _scan(tree: Tree) -> _Scan:
     # The static reader reads what was not evaluated, and every gate's matrix
     # (an evaluated file without its other rule calls: the evaluation has their edges).
     read_whole = {p for p in builds.values() if p not in evaluated or evaluated[p].error}
-    # The native core reads a plainly written gate call itself (``Evaluated.gates``).
-    read_gates = {p: g for p in gate_files - read_whole if (g := evaluated[p].gates) is not None}
+    # The native core reads a plainly written gate call itself (``Evaluated.native_gates``).
+    read_gates = {
+        p: evaluated[p] for p in gate_files - read_whole if evaluated[p].native_gates is not None
+    }
     wanted = read_whole | (gate_files - read_gates.keys())
-    parsed = read_gates | parse_build_cached(
+    parsed = parse_build_cached(
         [(path, blob_ids.get(path)) for path in builds.values() if path in wanted],
         read_builds,
         linked,
@@ -250,10 +266,12 @@ def _scan(tree: Tree) -> _Scan:
             _add_read(
                 scan, parsed[path], directory, path, package, workspace, own_names, sorted_dirs
             )
-        build = parsed.get(path)
-        if build is not None and build.gates:
+        read = read_gates.get(path) or parsed.get(path)
+        native_matrix = read.native_matrix if isinstance(read, Evaluated) else None
+        if read is not None and (native_matrix is not None or _has_gate(read)):
             owned = tuple(package_files(files, directory, build_dirs, sorted_dirs))
-            source = _GateSource(build, path, package, workspace, blob_ids.get(path) or "", owned)
+            blob = blob_ids.get(path) or ""
+            source = _GateSource(read, path, package, workspace, blob, owned, native_matrix)
             scan.gates[directory] = source
             scan.packages[directory] = source.package_object(directory)
     _add_bzl_labels(scan, tree, files, repositories, sorted_dirs)
@@ -270,6 +288,11 @@ def _scan(tree: Tree) -> _Scan:
         scan.packages[directory] = Package(path=directory, matrix=matrix)
         scan.nodes.add(directory)
     return scan
+
+
+def _has_gate(read: BuildFile | Evaluated) -> bool:
+    gates = _gates_of(read)
+    return gates is not None and bool(gates.gates)
 
 
 def _add_bzl_labels(
@@ -384,7 +407,10 @@ def _evaluate(
         package = directory[len(workspace) + 1 :] if workspace else directory
         inputs.append((path, package, workspace, contents[path]))
     outcomes = starlark.evaluate_build_files(
-        inputs, _read(tree, bzl_paths), {root: sorted(n) for root, n in repositories.names.items()}
+        inputs,
+        _read(tree, bzl_paths),
+        {root: sorted(n) for root, n in repositories.names.items()},
+        files,
     )
     # The static reader builds a gate's matrix: files that call oracle_gate (or a name a
     # load() binds to it). Merely loading it, as every BUILD file of a monorepo may, is not one.
@@ -507,8 +533,11 @@ _GATES_LIMIT = 200_000
 
 
 def _gate_package(source: _GateSource, directory: str) -> Package:
-    build, path, package, workspace = source.build, source.path, source.package, source.workspace
-    matrix, name = gate_matrix(build, path, package, workspace, lambda: source.owned)
+    path, package, workspace = source.path, source.package, source.workspace
+    if source.native_matrix is not None:
+        matrix, name = native_gate_matrix(source.native_matrix)
+    else:
+        matrix, name = gate_matrix(source.build, path, package, workspace, lambda: source.owned)
     # A nested workspace's gate cannot be named from the root workspace's `bazel test`.
     target = f"//{package}:{name}" if not workspace else None
     return Package(
@@ -694,7 +723,8 @@ class PackageGraph:
             owned = set(source.owned)
             owned -= {path[len(prefix) :] for path in paths & removed}
             owned |= {path[len(prefix) :] for path in paths & added}
-            source = dataclasses.replace(source, owned=tuple(sorted(owned)))
+            # The native core's matrix was for the old files: gate_matrix builds it anew.
+            source = dataclasses.replace(source, owned=tuple(sorted(owned)), native_matrix=None)
             derived._gate_sources[directory] = source
             derived.packages[directory] = source.package_object(directory)
         return derived

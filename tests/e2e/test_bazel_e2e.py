@@ -821,12 +821,18 @@ def test_bazel_and_both_python_readers_word_every_mistake_alike(
 
 
 def _read_natively(text: str) -> BuildFile | None:
-    """The gate calls as the native core reads them, or None (no core, or not plain)."""
+    """The gate calls as the native core reads them, or None (no core, or not plain).
+
+    The native core never builds the matrix of a mistaken gate itself: it leaves
+    every mistake to ``gate_matrix``, whose message is the one compared here.
+    """
     if _native is None:
         return None
-    [(_, _, _, _, gates)] = _native.evaluate_build_files(
-        [("cmp/x/BUILD.bazel", "cmp/x", "", text.encode())], [], [("", [])]
+    files = sorted(f"cmp/x/{file}" for file in [*PACKAGE_FILES, "BUILD.bazel"])
+    [(_, _, _, _, gates, matrix)] = _native.evaluate_build_files(
+        [("cmp/x/BUILD.bazel", "cmp/x", "", text.encode())], [], [("", [])], files
     )
+    assert matrix is None, f"the native core built a matrix for a mistaken gate: {matrix}"
     return None if gates is None else gates_from_native(gates)
 
 

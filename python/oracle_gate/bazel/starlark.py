@@ -13,6 +13,7 @@ evaluator: ``graph.py`` uses the static reader throughout.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -41,9 +42,17 @@ class Evaluated:
     # Lines (1-based, inclusive) holding only calls of functions other than the
     # gate: the static reader finds the same gate without them.
     rule_lines: tuple[tuple[int, int], ...] = ()
-    # Its oracle_gate(...) calls as the static reader reads them, when the native
-    # core could read each one (plain literals); None sends the file to the reader.
-    gates: BuildFile | None = None
+    # Its oracle_gate(...) calls as the native core returns them (``gates``), when it
+    # could read each one (plain literals); None sends the file to the static reader.
+    native_gates: object | None = None
+    # The matrix of its one gate, when the native core found it plainly right
+    # (``config/matrix.py``'s ``native_gate_matrix`` reads it); None: ask ``gate_matrix``.
+    native_matrix: object | None = None
+
+    @functools.cached_property
+    def gates(self) -> BuildFile | None:
+        """The gate calls as the static reader reads them, or None (read the file)."""
+        return None if self.native_gates is None else gates_from_native(self.native_gates)
 
 
 def available() -> bool:
@@ -55,6 +64,7 @@ def evaluate_build_files(
     builds: Sequence[tuple[str, str, str, bytes]],
     bzl: Mapping[str, bytes],
     own_names: Mapping[str, Sequence[str]],
+    files: Sequence[str] | None = None,
 ) -> list[Evaluated]:
     """Evaluate BUILD files in parallel, in input order.
 
@@ -63,11 +73,14 @@ def evaluate_build_files(
             the package relative to its workspace root ("" for the main one).
         bzl: every ``.bzl`` file of the tree by repository-relative path.
         own_names: each workspace root's own repository names (``workspace(name = ...)``).
+        files: every file of the tree, sorted; given, a gate written plainly right
+            comes back with its matrix (``Evaluated.native_matrix``).
     """
     found = backend.evaluate_build_files(
         list(builds),
         sorted(bzl.items()),
         [(root, list(names)) for root, names in own_names.items()],
+        None if files is None else list(files),
     )
     return [
         Evaluated(
@@ -75,7 +88,8 @@ def evaluate_build_files(
             loads=tuple(loads),
             error=error,
             rule_lines=tuple(rule_lines),
-            gates=None if gates is None else gates_from_native(gates),
+            native_gates=gates,
+            native_matrix=matrix,
         )
-        for records, loads, error, rule_lines, gates in found
+        for records, loads, error, rule_lines, gates, matrix in found
     ]

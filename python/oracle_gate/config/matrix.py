@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import posixpath
 from collections.abc import Callable, Sequence
+from typing import cast
 
 import yaml
 
@@ -22,9 +24,9 @@ from oracle_gate.config.schema import (
     shown,
 )
 from oracle_gate.errors import ConfigError, GateError
-from oracle_gate.model import Matrix
+from oracle_gate.model import Budget, Matrix, Row
 
-__all__ = ["MATRIX_FILE", "gate_matrix", "parse_matrix"]
+__all__ = ["MATRIX_FILE", "gate_matrix", "native_gate_matrix", "parse_matrix"]
 
 MATRIX_FILE = "invariants.yaml"
 SUPPORTED_VERSION = 1
@@ -287,3 +289,48 @@ def gate_matrix(
         rows=read.rows,
     )
     return matrix, name
+
+
+# (id, globs, properties, partitions, relations, fixtures, examples, seconds)
+_NativeRow = tuple[
+    str,
+    tuple[str, ...],
+    tuple[str, ...],
+    tuple[str, ...],
+    tuple[str, ...],
+    tuple[str, ...],
+    int,
+    float,
+]
+
+
+def native_gate_matrix(found: object) -> tuple[Matrix, str]:
+    """What ``gate_matrix`` returns, for a gate the native core found plainly right.
+
+    ``found`` is ``starlark.Evaluated.native_matrix``: ``(name, owners, tests,
+    fixtures, deps, rows)``, each a tuple, a row ``(id, globs, properties,
+    partitions, relations, fixtures, examples, seconds)``. The native core
+    (``rust/src/starlark/matrix.rs``) builds it only for a gate ``gate_matrix``
+    accepts, and leaves every other gate, every mistake included, to it.
+    """
+    name, owners, tests, fixtures, deps, rows = cast(
+        "tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...], "
+        "tuple[_NativeRow, ...]]",
+        found,
+    )
+    matrix = Matrix(
+        owners=owners,
+        tests=tests,
+        fixtures=fixtures,
+        deps=deps,
+        rows=tuple(
+            Row(id, globs, properties, partitions, relations, row_fixtures, _budget(n, seconds))
+            for id, globs, properties, partitions, relations, row_fixtures, n, seconds in rows
+        ),
+    )
+    return matrix, name
+
+
+@functools.lru_cache(maxsize=1024)
+def _budget(examples: int, seconds: float) -> Budget:
+    return Budget(examples=examples, seconds=seconds)

@@ -5,9 +5,10 @@
 
 mod eval;
 mod gate;
+mod matrix;
 mod values;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::OnceLock;
 
@@ -17,17 +18,21 @@ use pyo3::types::{PyDict, PyList, PyTuple};
 
 use eval::{evaluate_all, BuildInput, Outcome};
 use gate::{GateCall, GateValue, Gates};
+use matrix::{gate_matrix, package_files, GateMatrix};
+use rayon::prelude::*;
 
 /// Starlark recursion (a deep macro, a long `+` chain) needs more than rayon's default stack.
 const WORKER_STACK: usize = 64 << 20;
 
 /// (label, `file:line` of the call, opaque symbol or ""), the `.bzl` files reached, error,
-/// the lines that hold only rule calls, the gate calls (`gate_to_py`) or None.
+/// the lines that hold only rule calls, the gate calls (`gate_to_py`) or None, the gate's
+/// matrix (`matrix_to_py`) or None.
 type PyOutcome<'py> = (
     Vec<(String, String, String)>,
     Vec<String>,
     String,
     Vec<(usize, usize)>,
+    Option<Bound<'py, PyAny>>,
     Option<Bound<'py, PyAny>>,
 );
 
@@ -37,15 +42,18 @@ type PyOutcome<'py> = (
 ///
 /// Returns, per BUILD file in input order: the label-like strings its rules
 /// were given, the .bzl files it loads (transitively), an error ("" if none)
-/// and the line ranges that hold only calls of functions other than oracle_gate.
+/// the line ranges that hold only calls of functions other than oracle_gate, the gate
+/// calls and, given the tree's files, the matrix of a gate written plainly right.
 #[pyfunction]
+#[pyo3(signature = (builds, bzl, own_names, files = None))]
 pub fn evaluate_build_files<'py>(
     py: Python<'py>,
     builds: Vec<(String, String, String, PyBackedBytes)>,
     bzl: Vec<(String, PyBackedBytes)>,
     own_names: Vec<(String, Vec<String>)>,
+    files: Option<Vec<String>>,
 ) -> PyResult<Vec<PyOutcome<'py>>> {
-    let outcomes = py.detach(|| {
+    let (outcomes, matrices) = py.detach(|| {
         let sources: HashMap<String, String> = bzl
             .iter()
             .map(|(path, text)| (path.clone(), String::from_utf8_lossy(text).into_owned()))
@@ -64,11 +72,16 @@ pub fn evaluate_build_files<'py>(
                 })
             })
             .collect();
-        on_pool(|| evaluate_inputs(&inputs, &sources, &names))
+        on_pool(|| {
+            let outcomes = evaluate_inputs(&inputs, &sources, &names);
+            let matrices = matrices(&builds, &outcomes, files.as_deref());
+            (outcomes, matrices)
+        })
     });
     outcomes
         .into_iter()
-        .map(|outcome| {
+        .zip(matrices)
+        .map(|(outcome, matrix)| {
             let records = outcome
                 .records
                 .into_iter()
@@ -79,15 +92,84 @@ pub fn evaluate_build_files<'py>(
                 .as_ref()
                 .map(|gates| gates_to_py(py, gates))
                 .transpose()?;
+            let matrix = matrix
+                .as_ref()
+                .map(|matrix| matrix_to_py(py, matrix))
+                .transpose()?;
             Ok((
                 records,
                 outcome.loads,
                 outcome.error,
                 outcome.rule_lines,
                 gates,
+                matrix,
             ))
         })
         .collect()
+}
+
+/// Each BUILD file's gate matrix, when its one gate is written plainly right
+/// (`matrix.rs`); none without the tree's sorted `files`.
+fn matrices(
+    builds: &[(String, String, String, PyBackedBytes)],
+    outcomes: &[Outcome],
+    files: Option<&[String]>,
+) -> Vec<Option<GateMatrix>> {
+    let Some(files) = files else {
+        return vec![None; outcomes.len()];
+    };
+    let build_dirs: HashSet<&str> = builds.iter().map(|b| directory(&b.0)).collect();
+    builds
+        .par_iter()
+        .zip(outcomes)
+        .map(|((path, package, workspace, _), outcome)| {
+            let gates = outcome.gates.as_ref()?;
+            let owned = package_files(files, directory(path), &build_dirs);
+            gate_matrix(gates, package, workspace, &owned)
+        })
+        .collect()
+}
+
+/// The directory of a repository-relative path ("" at the root).
+fn directory(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(d, _)| d)
+}
+
+/// `(name, owners, tests, fixtures, deps, rows)`, a row `(id, globs, properties,
+/// partitions, relations, fixtures, examples, seconds)`; `config/matrix.py` reads it.
+fn matrix_to_py<'py>(py: Python<'py>, matrix: &GateMatrix) -> PyResult<Bound<'py, PyAny>> {
+    let rows = matrix
+        .rows
+        .iter()
+        .map(|row| {
+            Ok(PyTuple::new(
+                py,
+                [
+                    row.id.as_str().into_pyobject(py)?.into_any(),
+                    PyTuple::new(py, &row.globs)?.into_any(),
+                    PyTuple::new(py, &row.properties)?.into_any(),
+                    PyTuple::new(py, &row.partitions)?.into_any(),
+                    PyTuple::new(py, &row.relations)?.into_any(),
+                    PyTuple::new(py, &row.fixtures)?.into_any(),
+                    row.examples.into_pyobject(py)?.into_any(),
+                    row.seconds.into_pyobject(py)?.into_any(),
+                ],
+            )?
+            .into_any())
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok(PyTuple::new(
+        py,
+        [
+            matrix.name.as_str().into_pyobject(py)?.into_any(),
+            PyTuple::new(py, &matrix.owners)?.into_any(),
+            PyTuple::new(py, &matrix.tests)?.into_any(),
+            PyTuple::new(py, &matrix.fixtures)?.into_any(),
+            PyTuple::new(py, &matrix.deps)?.into_any(),
+            PyTuple::new(py, rows)?.into_any(),
+        ],
+    )?
+    .into_any())
 }
 
 /// `(calls, invariant names)`; `buildfile.gates_from_native` makes them `Call`s.
