@@ -374,7 +374,7 @@ def _bzl_edges(
     )
     for dep in deps:
         why = f"over-approximation: {path} names {dep.label}"
-        for target in _label_targets(dep, workspace, sorted_dirs):
+        for target in _label_targets(dep.package, dep.prefix, workspace, sorted_dirs):
             scan.edges.extend((loader, target, why) for loader in loaders if loader != target)
 
 
@@ -412,10 +412,17 @@ def _evaluate(
         {root: sorted(n) for root, n in repositories.names.items()},
         files,
     )
+    evaluated = dict(zip(paths, outcomes, strict=True))
     # The static reader builds a gate's matrix: files that call oracle_gate (or a name a
     # load() binds to it). Merely loading it, as every BUILD file of a monorepo may, is not one.
-    gates = {path for path in paths if _GATE_CALL.search(contents[path])}
-    return dict(zip(paths, outcomes, strict=True)), gates
+    # Where the native core read the gate calls, it says so; a search decides elsewhere.
+    gates = {
+        path
+        for path, outcome in evaluated.items()
+        if outcome.declares_gate
+        or (outcome.native_gates is None and _GATE_CALL.search(contents[path]))
+    }
+    return evaluated, gates
 
 
 # This project's own rules, loaded from @oracle_gate: a gate's labels are its deps.
@@ -446,11 +453,10 @@ def _add_evaluated(
                     "every label it is given is taken as a dependency",
                 )
             )
-        dep = Dep(ref.package, record.label, 0, ref.repo, ref.prefix)
-        if dep.prefix:
-            why += f", a computed label: every package under //{dep.package}"
+        if ref.prefix:
+            why += f", a computed label: every package under //{ref.package}"
             scan.approximate.add((path, why))
-        for target in _label_targets(dep, workspace, sorted_dirs):
+        for target in _label_targets(ref.package, ref.prefix, workspace, sorted_dirs):
             if target != directory:
                 scan.edges.append((directory, target, why))
     for loaded in outcome.loads:
@@ -475,19 +481,20 @@ def _add_read(
         if dep.prefix:
             why += f", a computed label: every package under //{dep.package}"
             scan.approximate.add((path, why))
-        for target in _label_targets(dep, workspace, sorted_dirs):
+        for target in _label_targets(dep.package, dep.prefix, workspace, sorted_dirs):
             if target != directory:
                 scan.edges.append((directory, target, why))
     _add_loads(scan, build, directory, package, workspace, own_names)
 
 
-def _label_targets(dep: Dep, workspace: str, sorted_dirs: list[str]) -> list[str]:
-    """The directories ``dep`` can name: one, or every package under a computed prefix."""
-    target = _join(workspace, dep.package) if dep.package else workspace
-    if not dep.prefix:
+def _label_targets(package: str, prefix: bool, workspace: str, sorted_dirs: list[str]) -> list[str]:
+    """The directories a label of ``package`` can name: one, or, for a computed label's
+    ``prefix``, every package under it."""
+    target = _join(workspace, package) if package else workspace
+    if not prefix:
         return [target]
     # A bare "//" prefix under a nested workspace starts at the workspace's root.
-    start = f"{workspace}/" if workspace and not dep.package else target
+    start = f"{workspace}/" if workspace and not package else target
     first = bisect.bisect_left(sorted_dirs, start)
     found = []
     for directory in itertools.islice(sorted_dirs, first, None):

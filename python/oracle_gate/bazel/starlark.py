@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from oracle_gate import backend
 from oracle_gate.bazel.buildfile import BuildFile, gates_from_native
@@ -48,6 +49,12 @@ class Evaluated:
     # The matrix of its one gate, when the native core found it plainly right
     # (``config/matrix.py``'s ``native_gate_matrix`` reads it); None: ask ``gate_matrix``.
     native_matrix: object | None = None
+
+    @property
+    def declares_gate(self) -> bool:
+        """Whether the native core read at least one gate call (False: none, or unread)."""
+        found = cast("tuple[list[object], list[str]] | None", self.native_gates)
+        return found is not None and bool(found[0])
 
     @functools.cached_property
     def gates(self) -> BuildFile | None:
