@@ -8,72 +8,68 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib
 import io
 import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
+from typing import cast
 
 from oracle_gate import __version__, backend
-from oracle_gate.cli.check import DEFAULT_TIMEOUT, add_output_files, cmd_check
-from oracle_gate.cli.demo import cmd_demo
-from oracle_gate.cli.explain import add_explain_arguments, cmd_explain
-from oracle_gate.cli.init import add_init_arguments, cmd_init
-from oracle_gate.cli.ledgers import add_freeze_arguments, add_seeds_arguments, cmd_freeze, cmd_seeds
-from oracle_gate.cli.lock import cmd_lock
-from oracle_gate.cli.note import cmd_note
-from oracle_gate.cli.select import cmd_select
-from oracle_gate.cli.terminal import COLOR_CHOICES
 from oracle_gate.errors import GateError
-from oracle_gate.formats import FORMATS
 from oracle_gate.graph import GRAPH_MODES
 from oracle_gate.model import ExitCode
 
 __all__ = ["entry", "main"]
 
+Command = Callable[[argparse.Namespace], int]
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="oracle-gate",
-        description="Merge gate for AI-agent patches: did the oracle move, do the invariants hold?",
+
+def _module(name: str) -> object:
+    """``oracle_gate.cli.<name>``, imported when its command is used: a command's module
+    imports what only it needs (``check`` the runtime, lanes and report formats), and a
+    fresh ``select`` on a large monorepo would pay about 0.2 s for all of them."""
+    return importlib.import_module(f"oracle_gate.cli.{name}")
+
+
+def _add_range(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument(
+        "--base", help="last trusted commit (default: from the merge queue's environment)"
     )
-    parser.add_argument("-V", "--version", action="version", version=f"oracle-gate {__version__}")
-    parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub.add_argument("--head", default="HEAD", help="the patched commit (default: HEAD)")
 
-    def add(name: str, help: str) -> argparse.ArgumentParser:
-        sub = commands.add_parser(name, help=help, description=help)
-        sub.add_argument("--repo", help="repository directory (default: the enclosing git repo)")
-        return sub
 
-    def add_range(sub: argparse.ArgumentParser) -> None:
-        sub.add_argument(
-            "--base", help="last trusted commit (default: from the merge queue's environment)"
-        )
-        sub.add_argument("--head", default="HEAD", help="the patched commit (default: HEAD)")
+def _add_output(sub: argparse.ArgumentParser) -> None:
+    # Imported when the options are built, as a command's module is (``_module``).
+    from oracle_gate.cli.terminal import COLOR_CHOICES
+    from oracle_gate.formats import FORMATS
 
-    def add_output(sub: argparse.ArgumentParser) -> None:
-        sub.add_argument("--format", choices=sorted(FORMATS), default="text")
-        sub.add_argument("--today", help="judge freeze expiry as of this YYYY-MM-DD date")
-        sub.add_argument(
-            "--color",
-            choices=COLOR_CHOICES,
-            default="auto",
-            help="colour the verdicts of the text report (auto: on a terminal, unless NO_COLOR)",
-        )
+    sub.add_argument("--format", choices=sorted(FORMATS), default="text")
+    sub.add_argument("--today", help="judge freeze expiry as of this YYYY-MM-DD date")
+    sub.add_argument(
+        "--color",
+        choices=COLOR_CHOICES,
+        default="auto",
+        help="colour the verdicts of the text report (auto: on a terminal, unless NO_COLOR)",
+    )
 
-    def add_graph(sub: argparse.ArgumentParser) -> None:
-        # check and select take the same graph, so what select prints is what check runs.
-        sub.add_argument(
-            "--graph",
-            choices=GRAPH_MODES,
-            default="static",
-            help="static: read BUILD files without Bazel (default); bazel: edges from bazel query",
-        )
 
-    check_parser = add("check", "run the gate on the patch from --base to --head")
-    add_range(check_parser)
-    add_output(check_parser)
+def _add_graph(sub: argparse.ArgumentParser) -> None:
+    # check and select take the same graph, so what select prints is what check runs.
+    sub.add_argument(
+        "--graph",
+        choices=GRAPH_MODES,
+        default="static",
+        help="static: read BUILD files without Bazel (default); bazel: edges from bazel query",
+    )
+
+
+def _check_arguments(check_parser: argparse.ArgumentParser) -> None:
+    from oracle_gate.cli.check import DEFAULT_TIMEOUT, add_output_files  # see _module
+
+    _add_range(check_parser)
+    _add_output(check_parser)
     check_parser.add_argument(
         "--write-seeds",
         action="store_true",
@@ -84,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not run the parent's tests against the head's code (for tests that need services)",
     )
-    add_graph(check_parser)
+    _add_graph(check_parser)
     add_output_files(check_parser)
     check_parser.add_argument(
         "--approvals",
@@ -110,7 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"give up with exit 2 after this long (default {DEFAULT_TIMEOUT:g})",
     )
 
-    lock_parser = add("lock", "verify oracle_gate.lock files against the tree, or rewrite them")
+
+def _lock_arguments(lock_parser: argparse.ArgumentParser) -> None:
     lock_parser.add_argument(
         "--write", action="store_true", help="rewrite the lockfiles (refused in CI and for agents)"
     )
@@ -138,14 +135,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--junit", metavar="FILE", help="also write the results as JUnit XML ($XML_OUTPUT_FILE)"
     )
 
-    note_parser = add("note", "a human notes oracle changes: one ORACLE_CHANGELOG.md line per path")
+
+def _note_arguments(note_parser: argparse.ArgumentParser) -> None:
     note_parser.add_argument(
         "paths", nargs="+", metavar="PATH", help="changed oracle files (fixtures, tests, ...)"
     )
     note_parser.add_argument("--reason", required=True, help="why the oracle changed")
 
-    select_parser = add("select", "print the packages and rows the patch from --base can break")
-    add_range(select_parser)
+
+def _select_arguments(select_parser: argparse.ArgumentParser) -> None:
+    _add_range(select_parser)
     select_parser.add_argument(
         "--explain", action="store_true", help="print the dependency path that selected each row"
     )
@@ -154,43 +153,123 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="write the selected gate targets, for bazel test --target_pattern_file=FILE",
     )
-    add_graph(select_parser)
+    _add_graph(select_parser)
 
-    add_init_arguments(
-        add(
-            "init", "scaffold a package (invariants.yaml, property stubs, empty ledgers), or --root"
-        )
-    )
-    add_explain_arguments(
-        add("explain", "one path's lane, package and rows, the rule that decided it, what to do")
-    )
-    add_freeze_arguments(
-        commands.add_parser(
-            "freeze", help="freeze, extend or thaw a flaky test in flake_freeze.yaml (humans only)"
-        )
-    )
-    add_seeds_arguments(
-        commands.add_parser("seeds", help="list the seeds.jsonl counterexamples, or retire one")
-    )
 
-    demo_parser = commands.add_parser(
-        "demo", help="run the gate on the embedded example monorepo with sample agent patches"
+def _adder(module: str, function: str) -> Callable[[argparse.ArgumentParser], None]:
+    """The options a command's own module adds (``add_init_arguments``...)."""
+
+    def add(parser: argparse.ArgumentParser) -> None:
+        cast("Callable[[argparse.ArgumentParser], None]", getattr(_module(module), function))(
+            parser
+        )
+
+    return add
+
+
+# Command -> (help, whether it takes --repo, what adds its options, its module and function).
+_COMMANDS: dict[str, tuple[str, bool, Callable[[argparse.ArgumentParser], None], str, str]] = {
+    "check": (
+        "run the gate on the patch from --base to --head",
+        True,
+        _check_arguments,
+        "check",
+        "cmd_check",
+    ),
+    "lock": (
+        "verify oracle_gate.lock files against the tree, or rewrite them",
+        True,
+        _lock_arguments,
+        "lock",
+        "cmd_lock",
+    ),
+    "note": (
+        "a human notes oracle changes: one ORACLE_CHANGELOG.md line per path",
+        True,
+        _note_arguments,
+        "note",
+        "cmd_note",
+    ),
+    "select": (
+        "print the packages and rows the patch from --base can break",
+        True,
+        _select_arguments,
+        "select",
+        "cmd_select",
+    ),
+    "init": (
+        "scaffold a package (invariants.yaml, property stubs, empty ledgers), or --root",
+        True,
+        _adder("init", "add_init_arguments"),
+        "init",
+        "cmd_init",
+    ),
+    "explain": (
+        "one path's lane, package and rows, the rule that decided it, what to do",
+        True,
+        _adder("explain", "add_explain_arguments"),
+        "explain",
+        "cmd_explain",
+    ),
+    "freeze": (
+        "freeze, extend or thaw a flaky test in flake_freeze.yaml (humans only)",
+        False,
+        _adder("ledgers", "add_freeze_arguments"),
+        "ledgers",
+        "cmd_freeze",
+    ),
+    "seeds": (
+        "list the seeds.jsonl counterexamples, or retire one",
+        False,
+        _adder("ledgers", "add_seeds_arguments"),
+        "ledgers",
+        "cmd_seeds",
+    ),
+    "demo": (
+        "run the gate on the embedded example monorepo with sample agent patches",
+        False,
+        _add_output,
+        "demo",
+        "cmd_demo",
+    ),
+}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line; given the ``command`` that runs, only its options are built
+    (each command's options may import its module: see ``_module``)."""
+    parser = argparse.ArgumentParser(
+        prog="oracle-gate",
+        description="Merge gate for AI-agent patches: did the oracle move, do the invariants hold?",
     )
-    add_output(demo_parser)
+    parser.add_argument("-V", "--version", action="version", version=f"oracle-gate {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (text, repo, add_options, _, _) in _COMMANDS.items():
+        if repo:
+            sub = commands.add_parser(name, help=text, description=text)
+            sub.add_argument(
+                "--repo", help="repository directory (default: the enclosing git repo)"
+            )
+        else:
+            sub = commands.add_parser(name, help=text)
+        if command is None or command == name:
+            add_options(sub)
     return parser
 
 
-COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
-    "check": cmd_check,
-    "lock": cmd_lock,
-    "note": cmd_note,
-    "demo": cmd_demo,
-    "select": cmd_select,
-    "init": cmd_init,
-    "explain": cmd_explain,
-    "freeze": cmd_freeze,
-    "seeds": cmd_seeds,
-}
+def _command_word(words: Sequence[str]) -> str | None:
+    """The command ``words`` name, if the first word that is no option is one."""
+    for word in words:
+        if not word.startswith("-"):
+            return word if word in _COMMANDS else None
+    return None
+
+
+def _run(args: argparse.Namespace) -> int:
+    _, _, _, module, function = _COMMANDS[args.command]
+    command = cast(Command, getattr(_module(module), function))
+    return command(args)
 
 
 def _take_debug(argv: list[str]) -> bool:
@@ -233,11 +312,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.reconfigure(errors="backslashreplace")
     words = list(sys.argv[1:] if argv is None else argv)
     debug = _take_debug(words)
-    args = build_parser().parse_args(words)
+    args = build_parser(_command_word(words)).parse_args(words)
     args.debug = debug or args.debug
     try:
         backend.name()  # an unusable ORACLE_GATE_IMPL is a gate error before any work
-        code = COMMANDS[args.command](args)
+        code = _run(args)
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
         return code
     except BrokenPipeError:
