@@ -106,6 +106,23 @@ def test_invalid_matrix_is_a_gate_error_with_line(codec: GitRepo) -> None:
     assert expected in done.stderr
 
 
+def test_select_imports_no_module_only_other_commands_need(codec: GitRepo) -> None:
+    """A fresh select pays for what select uses: check's runtime and formats stay unloaded."""
+    script = (
+        "import sys\n"
+        "from oracle_gate.cli import main\n"
+        f"code = main(['select', '--repo', {str(codec.path)!r}, '--base', 'HEAD'])\n"
+        "others = ('oracle_gate.gate', 'oracle_gate.cli.check', 'oracle_gate.formats', 'rich')\n"
+        "print(sorted(name for name in others if name in sys.modules), code)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.endswith("[] 0\n"), done.stdout
+    assert "give up with exit 2 after this long" in run("check", "--help").stdout  # built then
+
+
 def test_native_backend_required_but_missing_is_a_gate_error(codec: GitRepo) -> None:
     script = (
         "import sys; sys.modules['oracle_gate._native'] = None\n"
