@@ -79,11 +79,12 @@ def _tested_package(
     freeze: str = "frozen: []\n",
     seconds: int = 30,
     freeze_budget: int = 2,
+    globs: str = '["mod.py"]',
 ) -> str:
     """pkg/ with tests and one row; the package's time budget is ``seconds``."""
     repo.write(
         "pkg/invariants.yaml",
-        'version: 1\ntests: ["tests/test_*.py"]\nrows:\n  - id: r\n    globs: ["mod.py"]\n'
+        f'version: 1\ntests: ["tests/test_*.py"]\nrows:\n  - id: r\n    globs: {globs}\n'
         f"    budget: {{seconds: {seconds}}}\n",
     )
     repo.write("pkg/mod.py", "def double(x):\n    return 2 * x\n")
@@ -358,3 +359,169 @@ def test_production_doing_ordinary_file_io_passes_the_gate(repo: GitRepo) -> Non
         _replay(report, Verdict.PASS)
     )
     assert report.verdict is Verdict.PASS, [f.reason for f in report.findings]
+
+
+# Every test report says "passed": found through the interpreter's module table under a
+# name the static tamper net does not read (operator.attrgetter is not reflection to it).
+ALL_PASS = """import operator
+import sys
+
+
+def _everything_passes():
+    table = operator.attrgetter("modules")(sys)
+    for module in list(table.values()):
+        report = getattr(module, "TestReport", None)
+        if isinstance(report, type):
+            report.outcome = property(lambda self: "passed", lambda self, value: None)
+
+
+_everything_passes()
+
+
+def double(x):
+    return 2 * x + 1
+"""
+
+
+def test_production_that_rewrites_test_reports_in_its_process_is_still_a_regress(
+    repo: GitRepo,
+) -> None:
+    """pytest runs in a process production code never runs in: whatever it rewrites in its
+    own process, the parent's test still fails on the head's code."""
+    base = _tested_package(repo, "def test_double():\n    assert double(2) == 4\n")
+    repo.write("pkg/mod.py", ALL_PASS)
+    report = repo.gate(base, repo.commit("off by one, every report passes"))
+    assert not [f for f in report.findings if f.reason.startswith("tamper:")]
+    assert "replay regress: tests/test_mod.py::test_double passes with the parent's code" in (
+        _replay(report)
+    )
+    assert report.verdict is Verdict.REJECT
+
+
+ALWAYS_EQUAL = """class _Answer:
+    def __eq__(self, other):
+        return True
+
+    __hash__ = None
+
+
+def double(x):
+    return _Answer()
+"""
+
+
+def test_a_value_that_cannot_cross_where_the_parent_gave_plain_data_is_a_reject(
+    repo: GitRepo,
+) -> None:
+    """The head returns an object that equals anything: it stays in the production
+    process, so no test compares it with production's own ``==``."""
+    base = _tested_package(repo, "def test_double():\n    assert double(2) == 4\n")
+    repo.write("pkg/mod.py", ALWAYS_EQUAL)
+    report = repo.gate(base, repo.commit("a list that equals anything"))
+    reasons = _replay(report)
+    assert "replay: tests/test_mod.py::test_double gets a mod._Answer from mod:double" in reasons, [
+        f.reason for f in report.findings
+    ]
+    assert "from the head's code, where the parent's code gave it plain data" in reasons
+    assert report.verdict is Verdict.REJECT
+
+
+OBJECTS = (
+    "from mod import Doubler\n\n\n"
+    "def test_double():\n    assert Doubler(2).value() == 4\n\n\n"
+    "def test_double_twice():\n    doubler = Doubler(3)\n    assert doubler.value() == 6\n"
+)
+DOUBLER = (
+    "class Doubler:\n    def __init__(self, x):\n        self.x = x\n\n"
+    "    def value(self):\n        return 2 * self.x\n\n\n"
+    "def double(x):\n    return 2 * x\n"
+)
+
+
+def test_tests_that_hold_production_objects_are_judged_in_one_process_and_say_so(
+    repo: GitRepo,
+) -> None:
+    """A test holding an instance of a production class cannot be split; it is judged
+    with the code in its process, and the pass says how many were."""
+    repo.write("pkg/mod.py", DOUBLER)
+    base = _tested_package(repo, OBJECTS)
+    repo.write("pkg/mod.py", DOUBLER)  # _tested_package wrote the plain module
+    base = repo.commit("a class")
+    repo.replace("pkg/mod.py", "return 2 * self.x", "return self.x + self.x")
+    report = repo.gate(base, repo.commit("refactor"))
+    passed = _replay(report, Verdict.PASS)
+    assert "the parent's 2 passing test(s) also pass on the head's code, twice" in passed
+    assert "2 of them in one process with the code (the split run could not hold them: " in passed
+    assert "a mod.Doubler from mod:Doubler (tests/test_mod.py:" in passed, passed
+    assert report.verdict is Verdict.PASS, [f.reason for f in report.findings]
+
+
+def test_a_broken_class_is_a_regress_in_one_process_too(repo: GitRepo) -> None:
+    repo.write("pkg/mod.py", DOUBLER)
+    base = _tested_package(repo, OBJECTS)
+    repo.write("pkg/mod.py", DOUBLER)
+    base = repo.commit("a class")
+    repo.replace("pkg/mod.py", "return 2 * self.x", "return 2 * self.x + 1")
+    report = repo.gate(base, repo.commit("off by one"))
+    assert "replay regress: tests/test_mod.py::test_double_twice passes with the parent's" in (
+        _replay(report)
+    )
+    assert report.verdict is Verdict.REJECT
+
+
+SKIPPED_WITHOUT = (
+    "import pytest\n\n\n"
+    "def test_fast_double():\n    fast = pytest.importorskip('fastmod')\n"
+    "    assert fast.double(2) == 4\n\n\n"
+    "def test_on_another_platform():\n    pytest.skip('not here')\n"
+)
+
+
+def test_a_parent_test_the_heads_code_makes_skip_is_a_regress(repo: GitRepo) -> None:
+    """The head deletes the module a parent test imports with importorskip: the test
+    that passed on the parent now skips, which is not a pass."""
+    repo.write("pkg/fastmod.py", "def double(x):\n    return 2 * x\n")
+    base = _tested_package(repo, SKIPPED_WITHOUT, globs='["*.py"]')
+    repo.remove("pkg/fastmod.py")
+    report = repo.gate(base, repo.commit("drop the fast path"))
+    reasons = _replay(report)
+    assert "replay regress: tests/test_mod.py::test_fast_double passes with the parent's" in (
+        reasons
+    )
+    assert "test_on_another_platform" not in reasons
+    assert report.verdict is Verdict.REJECT
+
+
+def test_a_test_skipped_on_both_sides_decides_nothing(repo: GitRepo) -> None:
+    repo.write("pkg/fastmod.py", "def double(x):\n    return 2 * x\n")
+    base = _tested_package(repo, SKIPPED_WITHOUT, globs='["*.py"]')
+    repo.replace("pkg/fastmod.py", "return 2 * x", "return x + x")
+    report = repo.gate(base, repo.commit("refactor"))
+    assert "the parent's 1 passing test(s) also pass on the head's code, twice" in (
+        _replay(report, Verdict.PASS)
+    )
+    assert report.verdict is Verdict.PASS, [f.reason for f in report.findings]
+
+
+CONFTEST_OBJECT = (
+    "import pytest\n\nfrom mod import Doubler\n\nDEFAULT = Doubler(2)\n\n\n"
+    "@pytest.fixture\ndef doubler():\n    return DEFAULT\n"
+)
+
+
+def test_a_conftest_that_holds_a_production_object_runs_every_test_in_one_process(
+    repo: GitRepo,
+) -> None:
+    repo.write("pkg/mod.py", DOUBLER)
+    repo.write("pkg/tests/conftest.py", CONFTEST_OBJECT)
+    base = _tested_package(repo, "def test_double(doubler):\n    assert doubler.value() == 4\n")
+    repo.write("pkg/mod.py", DOUBLER)
+    base = repo.commit("a class")
+    repo.replace("pkg/mod.py", "return 2 * self.x", "return self.x + self.x")
+    report = repo.gate(base, repo.commit("refactor"))
+    passed = _replay(report, Verdict.PASS)
+    assert "1 of them in one process with the code" in passed, passed
+    assert report.verdict is Verdict.PASS, [f.reason for f in report.findings]
+    repo.replace("pkg/mod.py", "return self.x + self.x", "return self.x")
+    report = repo.gate(base, repo.commit("broken"))
+    assert "replay regress: tests/test_mod.py::test_double passes" in _replay(report)

@@ -7,8 +7,9 @@ after it. Whatever that code prints goes to the gate's diagnostics, never to
 the result. Outputs of production code leave this process only in canonical
 tagged form (``canonical.py``).
 
-Properties take two children: the oracle child (role ``properties``) runs the
-property bodies and Hypothesis with repository modules as proxies
+Properties and the split replay take two children: the oracle child (role
+``properties`` or ``pytest_split``) runs the property bodies and Hypothesis,
+or pytest and the parent's tests, with repository modules as proxies
 (``proxy.py``), and a production child (role ``serve``) answers each call,
 attribute or import they make, one framed answer per framed question, until
 its request pipe closes. The verdict is the oracle child's; the production
@@ -46,7 +47,7 @@ from oracle_gate.runtime.canonical import (
     encode,
 )
 from oracle_gate.runtime.frames import read_frame, write_frame
-from oracle_gate.runtime.proxy import Link, install, module_names
+from oracle_gate.runtime.proxy import Link, TestSide, install, module_names
 
 _MODULE_COUNTER = [0]
 # Roles that run production code; the others see oracle files only.
@@ -54,6 +55,8 @@ _PRODUCTION_ROLES = frozenset({"subject", "serve", "resolve", "pytest"})
 # The oracle child's own libraries: imported before any proxy exists, never proxied.
 _ORACLE_LIBRARIES = ("hypothesis", "pytest")
 _PR_SET_DUMPABLE = 4
+# How a split run's outcome says a test needed a value that cannot cross.
+UNSENDABLE = "unsendable: "
 
 
 class OracleMistake(Exception):
@@ -388,14 +391,46 @@ class _Outcomes:
             self.outcomes[report.nodeid or "<collection>"] = "failed"
 
 
-def role_pytest(request: dict[str, Any]) -> dict[str, Any]:
+class _SplitOutcomes(_Outcomes):
+    """Outcomes of a split run; a test that needed a value that cannot cross says which."""
+
+    def __init__(self, link: Link) -> None:
+        super().__init__()
+        self.link = link
+        self.seen = 0
+
+    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
+        self.seen = len(self.link.problems)
+
+    def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> None:
+        for problem in self.link.problems[self.seen : self.seen + 1]:
+            where = f" ({problem.file}:{problem.line})" if problem.file else ""
+            self.outcomes[nodeid] = f"{UNSENDABLE}{problem.what}{where}"
+
+
+def role_pytest(request: dict[str, Any], collector: _Outcomes | None = None) -> dict[str, Any]:
     """Run pytest on the given test files; every node id with passed, failed or skipped."""
     import pytest
 
-    collector = _Outcomes()
-    arguments = ["-q", "-p", "no:cacheprovider", "--rootdir", request["package_dir"]]
+    collector = collector or _Outcomes()
+    # A test file that does not import fails alone; the others still run.
+    arguments = ["-q", "-p", "no:cacheprovider", "--continue-on-collection-errors"]
+    arguments += ["--rootdir", request["package_dir"]]
     code = pytest.main([*arguments, *request["files"]], plugins=[collector])
     return {"outcomes": collector.outcomes, "exit": int(code)}
+
+
+def role_pytest_split(request: dict[str, Any], link: Link) -> dict[str, Any]:
+    """pytest in the oracle child, production served by the production child.
+
+    Production code never runs in this process, so it cannot reach pytest or
+    the result pipe; a test that needs one of its values that cannot cross
+    (an instance of a production class) is reported as such, not as a pass.
+    """
+    answer = role_pytest(request, _SplitOutcomes(link))
+    if link.tamper:
+        raise _Tampered(link.tamper)
+    return answer
 
 
 ROLES: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
@@ -581,6 +616,15 @@ def _local(name: str) -> bool:
     return name in sys.stdlib_module_names or name in sys.modules or name == "oracle_gate"
 
 
+def _test_side(request: dict[str, Any]) -> TestSide | None:
+    """The tests' own files of a split pytest run (checkout-relative in the request)."""
+    if "test_side" not in request:
+        return None
+    checkout = os.path.realpath(request["checkout"])
+    files = frozenset(os.path.join(checkout, path) for path in request["test_side"])
+    return TestSide(checkout, files)
+
+
 def _oracle_link(request: dict[str, Any], request_fd: int, result_fd: int) -> Link:
     """The oracle child's setup: its libraries loaded, then repository modules proxied."""
     _not_dumpable()
@@ -589,8 +633,16 @@ def _oracle_link(request: dict[str, Any], request_fd: int, result_fd: int) -> Li
         with contextlib.suppress(ImportError):
             importlib.import_module(library)
     link = Link(request_fd, result_fd, str(Path(request["package_dir"])))
-    install(link, {*request["repo_modules"], *module_names(request["import_paths"])}, _local)
+    names = {*request["repo_modules"], *module_names(request["import_paths"])}
+    install(link, names, _local, _test_side(request))
     return link
+
+
+# Oracle roles whose calls into production a production child serves.
+_SERVED_ROLES: dict[str, Callable[[dict[str, Any], Link], dict[str, Any]]] = {
+    "properties": role_properties,
+    "pytest_split": role_pytest_split,
+}
 
 
 def main(request_fd: int, result_fd: int) -> None:
@@ -602,9 +654,10 @@ def main(request_fd: int, result_fd: int) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(0)
-    if request["role"] == "properties":
+    if request["role"] in _SERVED_ROLES:
         link = _oracle_link(request, request_fd, result_fd)
-        answer = _answer(request, lambda r: role_properties(r, link))
+        served = _SERVED_ROLES[request["role"]]
+        answer = _answer(request, lambda r: served(r, link))
     else:
         os.close(request_fd)
         answer = _answer(request, ROLES[request["role"]])

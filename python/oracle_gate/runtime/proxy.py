@@ -35,7 +35,7 @@ from typing import Any
 from oracle_gate.runtime.canonical import CanonicalError, NotPlainData, decode, encode
 from oracle_gate.runtime.frames import read_frame, write_frame
 
-__all__ = ["Link", "Unsendable", "install"]
+__all__ = ["Link", "TestSide", "Unsendable", "install"]
 
 # Frames up the stack searched for the oracle line that asked for an unsendable value.
 _STACK_LIMIT = 200
@@ -270,16 +270,68 @@ class _Loader(importlib.abc.Loader):
         """Nothing runs here: the module's code runs in production."""
 
 
+@dataclass(frozen=True)
+class TestSide:
+    """The files of a checkout that are the tests' own (test files, support, harness).
+
+    A pytest run in the oracle child imports these itself; every other module
+    found in the checkout is production's, served by the production child,
+    whatever ``sys.path`` entry (pytest's ``rootdir`` insertion, a ``pythonpath``
+    setting) made it findable.
+    """
+
+    checkout: str
+    files: frozenset[str]  # real paths
+
+    def holds(self, spec: importlib.machinery.ModuleSpec) -> bool | None:
+        """True: the tests' own module; False: production's; None: not in the checkout."""
+        places = [spec.origin] if spec.origin else list(spec.submodule_search_locations or ())
+        real = [os.path.realpath(place) for place in places if place]
+        if not real or not all(p.startswith(self.checkout + os.sep) for p in real):
+            return None
+        if spec.origin:
+            return real[0] in self.files
+        # a namespace package: the tests' own if every module directly in it is
+        return all(self._only_tests(directory) for directory in real)
+
+    def _only_tests(self, directory: str) -> bool:
+        try:
+            names = os.listdir(directory)
+        except OSError:
+            return False
+        modules = [os.path.join(directory, n) for n in names if n.endswith(".py")]
+        return all(module in self.files for module in modules)
+
+
 class _Finder(importlib.abc.MetaPathFinder):
-    def __init__(self, link: Link, names: frozenset[str]) -> None:
+    def __init__(
+        self,
+        link: Link,
+        names: frozenset[str],
+        keep: Callable[[str], bool],
+        tests: TestSide | None,
+    ) -> None:
         self.loader = _Loader(link)
         self.names = names
+        self.keep = keep
+        self.tests = tests
 
     def find_spec(
         self, fullname: str, path: Any = None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
-        if fullname.partition(".")[0] not in self.names:
+        top = fullname.partition(".")[0]
+        if isinstance(sys.modules.get(fullname.rpartition(".")[0]), ProxyModule):
+            return self._proxy(fullname)
+        if self.tests is not None and not self.keep(top):
+            found = importlib.machinery.PathFinder.find_spec(fullname, path)
+            own = self.tests.holds(found) if found is not None else None
+            if own is not None:
+                return None if own else self._proxy(fullname)
+        if top not in self.names:
             return None
+        return self._proxy(fullname)
+
+    def _proxy(self, fullname: str) -> importlib.machinery.ModuleSpec | None:
         return importlib.util.spec_from_loader(fullname, self.loader, is_package=True)
 
 
@@ -300,14 +352,21 @@ def module_names(directories: Iterable[str]) -> set[str]:
     return names
 
 
-def install(link: Link, names: Iterable[str], keep: Callable[[str], bool]) -> frozenset[str]:
+def install(
+    link: Link,
+    names: Iterable[str],
+    keep: Callable[[str], bool],
+    tests: TestSide | None = None,
+) -> frozenset[str]:
     """Serve imports of ``names`` (and their submodules) from production; returns them.
 
     Names ``keep`` says stay local (the standard library, the gate's own
     libraries already imported) are never proxied, so oracles always get the
-    gate's Hypothesis even if a patch adds a package of that name.
+    gate's Hypothesis even if a patch adds a package of that name. With
+    ``tests``, a module found in the checkout is imported here only if it is
+    one of the tests' own files; any other is proxied too.
     """
     proxied = frozenset(name for name in names if not keep(name))
-    sys.meta_path.insert(0, _Finder(link, proxied))
+    sys.meta_path.insert(0, _Finder(link, proxied, keep, tests))
     importlib.invalidate_caches()
     return proxied

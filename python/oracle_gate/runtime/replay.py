@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import datetime
 import posixpath
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +35,7 @@ from oracle_gate.errors import GateError
 from oracle_gate.globs import matches_any
 from oracle_gate.model import Finding, Lane, Package, Verdict
 from oracle_gate.repo.trees import GitTree
+from oracle_gate.runtime.child import UNSENDABLE
 from oracle_gate.runtime.judge import RowEnv, RuntimeStats, flake_reason
 from oracle_gate.runtime.sandbox import RunnerFailure
 
@@ -43,6 +44,10 @@ __all__ = ["ReplayTrees", "replay_packages"]
 # pytest configuration and plugins that apply to a package's tests from where they sit.
 _HARNESS_NAMES = frozenset({"conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml"})
 Outcomes = dict[str, str]
+# The outcome key of a pytest run that could not finish (a conftest that does not import).
+SESSION = "<session>"
+# pytest's exit codes for an internal error and a usage error.
+_UNFINISHED = (3, 4)
 _SHOWN = 3
 
 
@@ -142,27 +147,44 @@ def _freezes(tree: GitTree, package: Package, today: datetime.date) -> _Freezes:
 
 
 def _pytest(
-    env: RowEnv, package: Package, tree: Path, files: list[str], budget: float
+    env: RowEnv,
+    package: Package,
+    tree: Path,
+    files: list[str],
+    budget: float,
+    split: Sequence[str] | None = None,
 ) -> Outcomes | None:
     """Outcome per node id of running ``files`` (package-relative) in ``tree``; None on time stop.
+
+    With ``split`` (the tests' own files, checkout-relative), pytest runs in
+    an oracle child and the production code in a production child that
+    serves it; without, both in one child. A run pytest itself could not
+    finish (an internal or usage error: a conftest that does not import)
+    adds the outcome ``failed`` for ``SESSION``.
 
     Raises:
         RunnerFailure: pytest could not run at all.
     """
     directory = tree / package.path if package.path else tree
+    paths = env.import_paths(tree, package)
     try:
-        answer = env.runner.run(
-            {"role": "pytest", "files": files},
-            directory,
-            import_paths=env.import_paths(tree, package),
-            checkout=tree,
-            timeout=budget,
-        )
+        if split is None:
+            request = {"role": "pytest", "files": files}
+            answer = env.runner.run(
+                request, directory, import_paths=paths, checkout=tree, timeout=budget
+            )
+        else:
+            request = {"role": "pytest_split", "files": files, "test_side": list(split)}
+            answer = env.runner.run_served(
+                request, directory, import_paths=paths, checkout=tree, timeout=budget
+            )
     except RunnerFailure as failure:
         if str(failure).startswith("timed out"):
             return None
         raise
     outcomes: Outcomes = answer["outcomes"]
+    if answer.get("exit") in _UNFINISHED:
+        outcomes[SESSION] = "failed"
     return outcomes
 
 
@@ -173,18 +195,18 @@ def _budget(package: Package, env: RowEnv) -> float:
 
 
 def _failed(outcomes: Outcomes, nodeid: str) -> bool:
-    """Failed, or never reported (its module failed to import, say)."""
-    return outcomes.get(nodeid, "failed") == "failed"
+    """Anything but a pass: failed, skipped, never reported (its module failed to
+    import, say), or stopped at a value that cannot cross."""
+    return outcomes.get(nodeid) != "passed"
 
 
 @dataclass
 class _Package:
     package: Package
     tests: list[str]  # package-relative test files of the parent
+    test_side: tuple[str, ...]  # every file the parent's tests stand on, checkout-relative
     budget: float
     freezes: _Freezes
-    baseline: Outcomes | None = None
-    replay: Outcomes | None = None
 
     def finding(
         self, verdict: Verdict, nodeid: str, reason: str, lane: Lane = Lane.TEST
@@ -201,14 +223,28 @@ class _Package:
         )
 
 
+class _Stopped(Exception):
+    """The replay of a package ended without verdicts on its tests: the finding says why."""
+
+    def __init__(self, finding: Finding) -> None:
+        super().__init__(finding.reason)
+        self.finding = finding
+
+
 @dataclass(frozen=True)
 class _Runs:
     """Every outcome the verdicts read: the baseline and two head runs, one after the other,
-    and the suspects (failed in the first head run) once more on the parent."""
+    and the suspects (failed in the first head run) once more on the parent.
+
+    ``inline`` holds the tests judged in one process (the split run could
+    not hold them on the parent's code), with why for the first of them.
+    """
 
     baseline: Outcomes
     head: tuple[Outcomes, Outcomes]
     parent_again: Outcomes
+    inline: frozenset[str] = frozenset()
+    inline_why: str = ""
 
 
 def _judge(state: _Package, runs: _Runs, stats: RuntimeStats) -> list[Finding]:
@@ -234,6 +270,12 @@ def _judge(state: _Package, runs: _Runs, stats: RuntimeStats) -> list[Finding]:
         )
     if not any(f.verdict is Verdict.REJECT for f in findings):
         note = f"; {len(frozen)} frozen, not deciding" if frozen else ""
+        inline = len(runs.inline & set(deciding))
+        if inline:
+            note += (
+                f"; {inline} of them in one process with the code (the split run could not "
+                f"hold them: {runs.inline_why})"
+            )
         findings.append(
             state.finding(
                 Verdict.PASS,
@@ -270,6 +312,16 @@ def _verdict(state: _Package, runs: _Runs, nodeid: str, stats: RuntimeStats) -> 
     if not any(failed):
         return None
     refused = state.freezes.refused.get(nodeid)
+    sent = runs.head[0].get(nodeid, "")
+    if sent.startswith(UNSENDABLE):
+        return state.finding(
+            Verdict.REJECT,
+            nodeid,
+            f"replay: {nodeid} gets {sent.removeprefix(UNSENDABLE)} from the head's code, "
+            "where the parent's code gave it plain data: a value that cannot cross to the "
+            "tests' process can answer == as it likes, so the gate cannot judge it; "
+            "return plain data",
+        )
     if all(failed) and runs.parent_again.get(nodeid) == "passed":
         why = f" ({refused}, so it decides again)" if refused else ""
         return state.finding(
@@ -355,6 +407,7 @@ def replay_packages(
             _Package(
                 package=package,
                 tests=[package.relative(path) for path in tests],
+                test_side=tuple(parent_side),
                 budget=_budget(package, env),
                 freezes=_freezes(trees.parent, package, env.today),
             )
@@ -365,16 +418,22 @@ def replay_packages(
 
 
 def _both(
-    env: RowEnv, state: _Package, jobs: tuple[tuple[Path, list[str]], tuple[Path, list[str]]]
+    env: RowEnv,
+    state: _Package,
+    jobs: tuple[tuple[Path, list[str]], tuple[Path, list[str]]],
+    split: bool,
 ) -> tuple[Outcomes | None, Outcomes | None]:
     """Two pytest runs at once: (tree, files) each; an empty file list runs nothing.
 
     Raises:
         RunnerFailure: pytest could not run at all.
     """
+    side = state.test_side if split else None
     with ThreadPoolExecutor(max_workers=2) as pool:
         futures = [
-            pool.submit(_pytest, env, state.package, tree, files, state.budget) if files else None
+            pool.submit(_pytest, env, state.package, tree, files, state.budget, side)
+            if files
+            else None
             for tree, files in jobs
         ]
         first, second = (future.result() if future else {} for future in futures)
@@ -384,34 +443,91 @@ def _both(
 def _run_and_judge(
     env: RowEnv, trees: ReplayTrees, state: _Package, stats: RuntimeStats
 ) -> list[Finding]:
+    """The parent's tests split from the code (pytest in one child, production in another);
+    those the split cannot hold on the parent's code again in one process; then verdicts."""
+    try:
+        split = _runs(env, trees, state, state.tests, split=True)
+        units = _one_process_units(state, split.baseline)
+        runs = split
+        if units:
+            inline = _runs(env, trees, state, units, split=False)
+            runs = _merged(split, inline, units)
+    except _Stopped as stopped:
+        return [stopped.finding]
+    return _judge(state, runs, stats)
+
+
+def _runs(env: RowEnv, trees: ReplayTrees, state: _Package, files: list[str], split: bool) -> _Runs:
     """Baseline (parent's code) and replay (head's code) at once; then the head again, with
-    the suspects on the parent again; then the verdicts.
+    the suspects on the parent again.
 
     The head's second run starts after its first ended, so a test whose outcome
     alternates between runs (state kept outside the process) is seen as a flake
     even when its first run passed.
+
+    Raises:
+        _Stopped: pytest could not run, or a run hit the time budget.
     """
     try:
-        state.baseline, state.replay = _both(
-            env, state, ((trees.parent_dir, state.tests), (trees.head_dir, state.tests))
+        baseline, replay = _both(
+            env, state, ((trees.parent_dir, files), (trees.head_dir, files)), split
         )
     except RunnerFailure as failure:
-        return [state.finding(Verdict.REJECT, state.tests[0], f"replay could not run: {failure}")]
-    if state.baseline is None or state.replay is None:
-        return [state.time_stop("parent's code" if state.baseline is None else "head's code")]
+        raise _Stopped(
+            state.finding(Verdict.REJECT, state.tests[0], f"replay could not run: {failure}")
+        ) from None
+    if baseline is None or replay is None:
+        raise _Stopped(state.time_stop("parent's code" if baseline is None else "head's code"))
     excused = set(state.freezes.excused)
     suspects = sorted(
         n
-        for n, o in state.baseline.items()
-        if o == "passed" and "::" in n and n not in excused and _failed(state.replay, n)
+        for n, o in baseline.items()
+        if o == "passed" and "::" in n and n not in excused and _failed(replay, n)
     )
     try:
         again_head, again_parent = _both(
-            env, state, ((trees.head_dir, state.tests), (trees.parent_dir, suspects))
+            env, state, ((trees.head_dir, files), (trees.parent_dir, suspects)), split
         )
     except RunnerFailure as failure:
-        return [state.finding(Verdict.REJECT, state.tests[0], f"replay rerun failed: {failure}")]
+        raise _Stopped(
+            state.finding(Verdict.REJECT, state.tests[0], f"replay rerun failed: {failure}")
+        ) from None
     if again_head is None or again_parent is None:
-        return [state.time_stop("head's code" if again_head is None else "parent's code")]
-    runs = _Runs(state.baseline, (state.replay, again_head), again_parent)
-    return _judge(state, runs, stats)
+        raise _Stopped(state.time_stop("head's code" if again_head is None else "parent's code"))
+    return _Runs(baseline, (replay, again_head), again_parent)
+
+
+def _one_process_units(state: _Package, baseline: Outcomes) -> list[str]:
+    """What the split run could not hold on the parent's code: tests that did not pass
+    (a failure there may be the split's: a value that cannot cross), and whole files
+    that did not collect; every file when pytest could not finish."""
+    units = set()
+    for nodeid, outcome in baseline.items():
+        if outcome in ("passed", "skipped"):
+            continue
+        if "::" in nodeid or nodeid in state.tests:
+            units.add(nodeid)
+        else:  # a conftest, or the session: nothing of the split run can be kept
+            return list(state.tests)
+    return sorted(units)
+
+
+def _merged(split: _Runs, inline: _Runs, units: list[str]) -> _Runs:
+    """The split run's outcomes, with the one-process run's for what it ran instead."""
+    instead = set(units)
+
+    def covered(nodeid: str) -> bool:
+        return nodeid in instead or nodeid.partition("::")[0] in instead or nodeid == SESSION
+
+    def merge(kept: Outcomes, other: Outcomes) -> Outcomes:
+        return {**{n: o for n, o in kept.items() if not covered(n)}, **other}
+
+    sent = (o for n, o in sorted(split.baseline.items()) if covered(n) and o.startswith(UNSENDABLE))
+    why = next(sent, "they fail there and pass in one process")
+    return _Runs(
+        merge(split.baseline, inline.baseline),
+        (merge(split.head[0], inline.head[0]), merge(split.head[1], inline.head[1])),
+        merge(split.parent_again, inline.parent_again),
+        frozenset(n for n in inline.baseline if "::" in n),
+        why.removeprefix(UNSENDABLE),
+    )
