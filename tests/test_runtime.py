@@ -228,6 +228,52 @@ def _input_hash(value: object) -> str:
     return input_hash(encode(value))
 
 
+def _partition_freeze(expires: str = "2027-01-31", count: int = 1) -> str:
+    entry = (
+        "  - row: F001\n    input_hash: {hash}\n    reason: set order\n"
+        "    expires: '{expires}'\n    owner: platform\n    replacement_row: F002\n"
+    )
+    hashes = [_input_hash("abcdefgh").split(":")[-1]] + [f"a{n:015x}" for n in range(1, count)]
+    return "frozen:\n" + "".join(entry.format(hash=h, expires=expires) for h in hashes)
+
+
+@pytest.mark.parametrize(
+    ("freeze", "why"),
+    [
+        (_partition_freeze(expires="2026-11-29"), "flake_freeze.yaml expired on 2026-11-29"),
+        (_partition_freeze(count=3), "excuses nothing: 3 frozen entries exceed the budget of 2"),
+    ],
+    ids=["expired", "over-budget"],
+)
+def test_a_partition_flake_frozen_by_a_freeze_that_no_longer_holds_is_rejected(
+    repo: GitRepo, freeze: str, why: str
+) -> None:
+    base = _flaky_package(repo, freeze)
+    repo.replace("pkg/flaky.py", "return 2 * x\n", "return x + x\n")
+    report = repo.gate(base, repo.commit("touch"), replay=False)
+    assert f"flake isolated as (F001:{_input_hash('abcdefgh')}); its freeze in pkg/" in (
+        _reasons(report)
+    )
+    assert why in _reasons(report)
+    assert report.verdict is Verdict.REJECT
+
+
+def test_a_partition_flake_frozen_in_the_same_patch_is_not_excused(repo: GitRepo) -> None:
+    """The freeze is the agent's own word: it applies from the next patch on, even with
+    a triage trailer."""
+    base = _flaky_package(repo)
+    repo.write("pkg/flake_freeze.yaml", _partition_freeze() + "budget: 2\n")
+    repo.replace("pkg/flaky.py", "return 2 * x\n", "return x + x\n")
+    head = repo.commit("touch and freeze", {"Freeze-Triage": "grace@example.com"})
+    report = repo.gate(base, head, replay=False)
+    assert (
+        "the freeze this patch adds in pkg/flake_freeze.yaml excuses nothing until it has landed"
+        in _reasons(report)
+    )
+    assert "reported as debt" not in _reasons(report, Verdict.PREEXISTING)
+    assert report.verdict is Verdict.REJECT
+
+
 def test_accepted_assumption_without_boundary_row_is_decorative(
     example_repo: tuple[GitRepo, str],
 ) -> None:

@@ -88,6 +88,7 @@ def _run_rows(
             today=facts.today,
             seed_sink=repo if write_seeds else None,
             head_name=facts.diff.head[:12],
+            freezes_from=facts.parent,
             runner=runner,
             deps={p.path: facts.head_graph.dependencies(p.path) for p in involved},
         )

@@ -124,6 +124,7 @@ def row_cases(
         today=today(None),
         seed_sink=None,
         head_name="this tree",
+        freezes_from=tree,
         # Bazel's own sandbox isolates the action (and its runfiles symlink trees
         # may point anywhere, so bubblewrap's private /tmp could hide them).
         runner=Runner(library=library_paths(exclude=())),

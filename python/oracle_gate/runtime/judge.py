@@ -25,17 +25,26 @@ from oracle_gate.config.ledgers import (
     FREEZE_FILE,
     SEEDS_FILE,
     FreezeEntry,
+    budget_problem,
+    expiry_problem,
     parse_assumptions,
     parse_freeze,
     parse_seeds,
 )
-from oracle_gate.errors import ConfigError, TreeError
+from oracle_gate.errors import ConfigError, GateError, TreeError
 from oracle_gate.model import Finding, Lane, Package, Row, Verdict, ref_file
 from oracle_gate.repo.trees import Tree
 from oracle_gate.runtime.canonical import canonical_text
 from oracle_gate.runtime.sandbox import OracleMistake, Runner, RunnerFailure, kill_children
 
-__all__ = ["RowEnv", "RuntimeStats", "flake_reason", "judge_rows"]
+__all__ = [
+    "Freezes",
+    "RowEnv",
+    "RuntimeStats",
+    "flake_reason",
+    "judge_rows",
+    "standing_freezes",
+]
 
 RERUNS = 5
 _SEARCH_GRACE_SECONDS = 30.0
@@ -63,6 +72,9 @@ class RowEnv:
     # New counterexamples are appended below it (check --write-seeds); None reports only.
     seed_sink: Path | None
     head_name: str  # names the head in the notes of appended seeds
+    # Whose flake_freeze.yaml excuses a flake: the parent's for check (a freeze the
+    # patch adds is the agent's own word), the tree's own for the Bazel gate.
+    freezes_from: Tree
     runner: Runner = field(default_factory=Runner)
     # package path -> the packages it depends on (transitively), put on sys.path after it
     deps: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
@@ -279,11 +291,49 @@ def input_hash(tagged: Any) -> str:
     return blake3(canonical_text(tagged).encode()).hexdigest()[:16]
 
 
-def _frozen(context: _Context) -> dict[str, FreezeEntry]:
-    text = _read(context.env.head, context.package.join(FREEZE_FILE))
-    if text is None:
-        return {}
-    return {e.key: e for e in parse_freeze(text, context.package.join(FREEZE_FILE)).entries}
+@dataclass(frozen=True)
+class Freezes:
+    """Standing freezes by key (node id, or ``row:input_hash``), and why the others stand not."""
+
+    excused: dict[str, FreezeEntry]
+    refused: dict[str, str]  # key -> why its freeze excuses nothing
+
+
+def standing_freezes(tree: Tree, package: Package, today: datetime.date) -> Freezes:
+    """The freezes of ``tree``'s ledger that hold by the ledger lane's rules on ``today``:
+    an expiry, not past, and a ledger within its budget."""
+    path = package.join(FREEZE_FILE)
+    text = _read(tree, path)
+    if not text:
+        return Freezes({}, {})
+    try:
+        ledger = parse_freeze(text, path)
+    except GateError:
+        return Freezes({}, {})  # the ledger lane reports it; nothing is excused
+    over = budget_problem(ledger)
+    excused: dict[str, FreezeEntry] = {}
+    refused: dict[str, str] = {}
+    for entry in ledger.entries:
+        problem = expiry_problem(entry, today) or (f"excuses nothing: {over}" if over else None)
+        if problem:
+            refused[entry.key] = f"its freeze in {path} {problem}"
+        else:
+            excused[entry.key] = entry
+    return Freezes(excused, refused)
+
+
+def _flake_remedy(context: _Context, freezes: Freezes, key: str) -> str:
+    """Why no freeze excuses the flake ``key``, and what to do."""
+    if key in freezes.refused:
+        return freezes.refused[key]
+    if context.env.freezes_from is not context.env.head:
+        head = standing_freezes(context.env.head, context.package, context.env.today)
+        if key in head.excused or key in head.refused:
+            return (
+                f"the freeze this patch adds in {context.package.join(FREEZE_FILE)} excuses "
+                "nothing until it has landed"
+            )
+    return "freeze it with a replacement row or fix it"
 
 
 def flake_reason(what: str, runs: str, key: str, remedy: str) -> str:
@@ -293,7 +343,8 @@ def flake_reason(what: str, runs: str, key: str, remedy: str) -> str:
 
 def _flake_finding(context: _Context, ref: str, item: dict[str, Any]) -> Finding:
     key = f"{item['id']}:{input_hash(item['input'])}"
-    entry = _frozen(context).get(key)
+    freezes = standing_freezes(context.env.freezes_from, context.package, context.env.today)
+    entry = freezes.excused.get(key)
     if entry is None:
         context.stats.freeze_misses += 1
         return context.finding(
@@ -303,7 +354,7 @@ def _flake_finding(context: _Context, ref: str, item: dict[str, Any]) -> Finding
                 f"partition {item['id']}",
                 f"{RERUNS} reruns",
                 key,
-                "freeze it with a replacement row or fix it",
+                _flake_remedy(context, freezes, key),
             ),
         )
     context.stats.freeze_hits += 1

@@ -23,20 +23,24 @@ reported as agent tests (they never decide).
 
 from __future__ import annotations
 
-import datetime
 import posixpath
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from oracle_gate.config.ledgers import FREEZE_FILE, budget_problem, expiry_problem, parse_freeze
-from oracle_gate.errors import GateError
+from oracle_gate.config.ledgers import FREEZE_FILE
 from oracle_gate.globs import matches_any
 from oracle_gate.model import Finding, Lane, Package, Verdict
 from oracle_gate.repo.trees import GitTree
 from oracle_gate.runtime.child import UNSENDABLE
-from oracle_gate.runtime.judge import RowEnv, RuntimeStats, flake_reason
+from oracle_gate.runtime.judge import (
+    Freezes,
+    RowEnv,
+    RuntimeStats,
+    flake_reason,
+    standing_freezes,
+)
 from oracle_gate.runtime.sandbox import RunnerFailure
 
 __all__ = ["ReplayTrees", "replay_packages"]
@@ -111,41 +115,6 @@ def _write(checkout: Path, tree: GitTree, paths: Iterable[str]) -> None:
         target.write_bytes(tree.read(path))
 
 
-@dataclass(frozen=True)
-class _Freezes:
-    """The parent's freezes by node id: those that excuse a test, and why the others do not."""
-
-    excused: dict[str, datetime.date]  # node id -> expiry
-    refused: dict[str, str]  # node id -> why its freeze excuses nothing
-
-
-def _freezes(tree: GitTree, package: Package, today: datetime.date) -> _Freezes:
-    """The ``tree``'s (the parent's) freezes, judged by the ledger lane's rules on ``today``.
-
-    Only the parent's ledger counts: a freeze the patch adds is the agent's own word.
-    """
-    path = package.join(FREEZE_FILE)
-    text = tree.read_optional(path)
-    if not text:
-        return _Freezes({}, {})
-    try:
-        ledger = parse_freeze(text, path)
-    except GateError:
-        return _Freezes({}, {})  # the ledger lane reports it; nothing is excused
-    over = budget_problem(ledger)
-    excused: dict[str, datetime.date] = {}
-    refused: dict[str, str] = {}
-    for entry in ledger.entries:
-        if not entry.nodeid:
-            continue
-        problem = expiry_problem(entry, today) or (f"excuses nothing: {over}" if over else None)
-        if problem or entry.expires is None:
-            refused[entry.nodeid] = f"its freeze in {path} {problem}"
-        else:
-            excused[entry.nodeid] = entry.expires
-    return _Freezes(excused, refused)
-
-
 def _pytest(
     env: RowEnv,
     package: Package,
@@ -206,7 +175,7 @@ class _Package:
     tests: list[str]  # package-relative test files of the parent
     test_side: tuple[str, ...]  # every file the parent's tests stand on, checkout-relative
     budget: float
-    freezes: _Freezes
+    freezes: Freezes
 
     def finding(
         self, verdict: Verdict, nodeid: str, reason: str, lane: Lane = Lane.TEST
@@ -294,7 +263,7 @@ def _debts(state: _Package, runs: _Runs, excused: list[str], stats: RuntimeStats
         if all(not _failed(run, nodeid) for run in runs.head):
             continue
         stats.freeze_hits += 1
-        until = state.freezes.excused[nodeid].isoformat()
+        until = str(state.freezes.excused[nodeid].expires)
         findings.append(
             state.finding(
                 Verdict.PREEXISTING,
@@ -409,7 +378,7 @@ def replay_packages(
                 tests=[package.relative(path) for path in tests],
                 test_side=tuple(parent_side),
                 budget=_budget(package, env),
-                freezes=_freezes(trees.parent, package, env.today),
+                freezes=standing_freezes(trees.parent, package, env.today),
             )
         )
     for state in states:
