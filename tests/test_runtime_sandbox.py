@@ -180,6 +180,10 @@ def test_top_level_modules_are_packages_and_single_files_at_a_package_root() -> 
     assert sandbox.top_level_modules(files, ["libs/a", ""]) == ("a", "props", "x")
 
 
+# The same output whichever money it finds: only where money came from can fail the run.
+USES_MONEY = "def run(x):\n    import money\n\n    return x * money.RATE // money.RATE\n"
+
+
 def test_a_repo_module_imported_from_outside_the_checkout_is_a_gate_error(
     repo: GitRepo, tmp_path: Path
 ) -> None:
@@ -190,6 +194,10 @@ def test_a_repo_module_imported_from_outside_the_checkout_is_a_gate_error(
     _package(repo)
     runner = sandbox.Runner(library=(str(outside),), bwrap=None, repo_modules=("money",))
     request = {"role": "subject", "subject": "mod:run", "inputs": [["int", "1"]]}
+    # code that never imports money does not care where it would come from
+    answer = runner.run(request, repo.path / "pkg", checkout=repo.path)
+    assert answer == {"outputs": [{"ok": ["int", "1"]}]}
+    repo.write("pkg/mod.py", USES_MONEY)
     with pytest.raises(GateError, match=r"money \(from .*site/money"):
         runner.run(request, repo.path / "pkg", checkout=repo.path)
     # declared as a dependency, it comes from the checkout: the honest neighbour runs
@@ -213,11 +221,41 @@ def test_a_single_file_repo_module_imported_from_outside_the_checkout_is_a_gate_
     assert "money" in modules
     runner = sandbox.Runner(library=(str(outside),), bwrap=None, repo_modules=modules)
     request = {"role": "subject", "subject": "mod:run", "inputs": [["int", "1"]]}
+    repo.write("pkg/mod.py", USES_MONEY)
     with pytest.raises(GateError, match=r"money \(from .*site/money\.py"):
         runner.run(request, repo.path / "pkg", checkout=repo.path)
     paths = [repo.path / "pkg", repo.path / "libs/money"]
     answer = runner.run(request, repo.path / "pkg", import_paths=paths, checkout=repo.path)
     assert answer == {"outputs": [{"ok": ["int", "1"]}]}
+
+
+def test_a_split_replay_whose_production_imports_a_repo_module_from_outside_is_a_gate_error(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """The production child checks each answer: the import happens on the first call."""
+    outside = tmp_path / "site"
+    (outside / "money").mkdir(parents=True)
+    (outside / "money" / "__init__.py").write_text("RATE = 1\n")
+    repo.write("libs/money/money/__init__.py", "RATE = 2\n")
+    _package(repo)
+    repo.write("pkg/mod.py", USES_MONEY)
+    repo.write(
+        "pkg/tests/test_mod.py",
+        "from mod import run\n\n\ndef test_run():\n    assert run(3) == 3\n",
+    )
+    libraries = (str(outside), *sandbox.library_paths(exclude=[repo.path]))
+    runner = sandbox.Runner(library=libraries, bwrap=None, repo_modules=("money", "mod"))
+    request = {
+        "role": "pytest_split",
+        "files": ["tests/test_mod.py"],
+        "test_side": ["pkg/tests/test_mod.py"],
+    }
+    pkg = repo.path / "pkg"
+    with pytest.raises(GateError, match=r"money \(from .*site/money"):
+        runner.run_served(request, pkg, import_paths=[pkg], checkout=repo.path)
+    paths = [pkg, repo.path / "libs/money"]
+    answer = runner.run_served(request, pkg, import_paths=paths, checkout=repo.path)
+    assert answer["outcomes"] == {"tests/test_mod.py::test_run": "passed"}
 
 
 def _pass_reasons(report: Report) -> str:

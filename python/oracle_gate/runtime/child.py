@@ -452,24 +452,21 @@ def _set_path(request: dict[str, Any]) -> None:
 
 
 def _outside_imports(request: dict[str, Any]) -> list[str]:
-    """Repository modules that this ``sys.path`` would import from outside the checkout.
+    """Repository modules this process imported from outside the checkout.
 
-    A module named like one of the standard library's is left out: the
-    standard library is where the gate itself expects it.
+    Only modules actually imported count: a repository module name that a
+    library elsewhere also uses (``utils``) matters only if the code under
+    test imports it. A module named like one of the standard library's is
+    left out: the standard library is where the gate itself expects it.
     """
     checkout = os.path.realpath(request["checkout"])
     outside = []
     for name in request["repo_modules"]:
-        if name in sys.stdlib_module_names:
+        module = sys.modules.get(name)
+        if module is None or name in sys.stdlib_module_names:
             continue
-        try:
-            spec = importlib.util.find_spec(name)
-        except (ImportError, ValueError):
-            continue
-        if spec is None:
-            continue
-        places = [spec.origin or "", *(spec.submodule_search_locations or ())]
-        real = [os.path.realpath(p) for p in places if p and p not in ("built-in", "frozen")]
+        places = [getattr(module, "__file__", None) or "", *getattr(module, "__path__", ())]
+        real = [os.path.realpath(p) for p in places if isinstance(p, str) and p]
         if real and not any(p.startswith(checkout + os.sep) for p in real):
             outside.append(f"{name} (from {real[0]})")
     return outside
@@ -478,10 +475,19 @@ def _outside_imports(request: dict[str, Any]) -> list[str]:
 def _answer(
     request: dict[str, Any], role: Callable[[dict[str, Any]], dict[str, Any]]
 ) -> dict[str, Any]:
+    """The role's answer; for a role that ran production code, none if it imported a
+    repository module from outside the checkout (the answer stood on the wrong code)."""
+    answer = _role_answer(request, role)
     if request["role"] in _PRODUCTION_ROLES:
         outside = _outside_imports(request)
         if outside:
             return {"outside": outside}
+    return answer
+
+
+def _role_answer(
+    request: dict[str, Any], role: Callable[[dict[str, Any]], dict[str, Any]]
+) -> dict[str, Any]:
     try:
         return role(request)
     except OracleMistake as mistake:
@@ -586,10 +592,10 @@ def _serve_one(question: dict[str, Any]) -> dict[str, Any]:
 
 
 def serve(request: dict[str, Any], request_fd: int, result_fd: int) -> None:
-    """The production child: one framed answer per framed question, until the pipe closes."""
-    outside = _outside_imports(request)
-    write_frame(result_fd, {"seq": 0, "outside": outside} if outside else {"seq": 0, "ready": True})
-    while not outside:
+    """The production child: one framed answer per framed question, until the pipe closes,
+    or until an answer stood on a repository module imported from outside the checkout."""
+    write_frame(result_fd, {"seq": 0, "ready": True})
+    while True:
         try:
             question = read_frame(request_fd)
         except EOFError:
@@ -598,7 +604,10 @@ def serve(request: dict[str, Any], request_fd: int, result_fd: int) -> None:
         answer = _serve_one(question)
         sys.stdout.flush()
         sys.stderr.flush()
-        write_frame(result_fd, {"seq": sequence, **answer})
+        outside = _outside_imports(request)
+        write_frame(result_fd, {"seq": sequence, **({"outside": outside} if outside else answer)})
+        if outside:
+            return
 
 
 def _not_dumpable() -> None:
