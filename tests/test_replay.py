@@ -4,6 +4,8 @@ head's production code; the parent's code gives the baseline."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -11,13 +13,20 @@ import pytest
 
 from gitrepo import TODAY, GitRepo
 from oracle_gate import gate
-from oracle_gate.model import Lane, Verdict
+from oracle_gate.model import Lane, Matrix, Package, Verdict
 from oracle_gate.repo.cache import cache_dir
 from oracle_gate.report import Report
+from oracle_gate.runtime.replay import tests_only
 
 PKG = "libs/intervals"
 MERGE = f"{PKG}/intervals/__init__.py"
 TESTS = f"{PKG}/tests/test_merge.py"
+# CI installs bubblewrap and sets ORACLE_GATE_REQUIRE_BWRAP (.ci/run): there a missing
+# bwrap fails instead of skipping.
+needs_bwrap = pytest.mark.skipif(
+    shutil.which("bwrap") is None and not os.environ.get("ORACLE_GATE_REQUIRE_BWRAP"),
+    reason="bubblewrap not installed",
+)
 
 
 def _replay(report: Report, verdict: Verdict = Verdict.REJECT) -> str:
@@ -525,3 +534,77 @@ def test_a_conftest_that_holds_a_production_object_runs_every_test_in_one_proces
     repo.replace("pkg/mod.py", "return self.x + self.x", "return self.x")
     report = repo.gate(base, repo.commit("broken"))
     assert "replay regress: tests/test_mod.py::test_double passes" in _replay(report)
+
+
+# Wrong (x + 1), except on inputs some data file near the code records an answer for.
+READS_THE_ANSWERS = """import json
+import os
+
+
+def _recorded():
+    answers = {}
+    for directory, _, names in os.walk(os.path.dirname(os.path.abspath(__file__))):
+        for name in names:
+            try:
+                with open(os.path.join(directory, name)) as handle:
+                    for case in json.load(handle):
+                        answers[case["input"]] = case["expected"]
+            except (OSError, ValueError, TypeError, KeyError):
+                continue
+    return answers
+
+
+def double(x):
+    return _recorded().get(x, x + 1)
+"""
+FROM_FIXTURES = (
+    "import json\nimport pathlib\n\n"
+    "CASES = pathlib.Path(__file__).parent.parent / 'testdata' / 'cases.json'\n\n\n"
+    "def test_recorded_cases():\n"
+    "    for case in json.loads(CASES.read_text()):\n"
+    "        assert double(case['input']) == case['expected']\n"
+)
+
+
+@needs_bwrap
+def test_production_cannot_read_the_parents_expected_outputs_during_the_replay(
+    repo: GitRepo,
+) -> None:
+    """The split run's production child sees no test file and no fixture (bubblewrap
+    masks them), so code special-cased to the recorded answers fails the parent's test."""
+    repo.write("pkg/testdata/cases.json", '[{"input": 2, "expected": 4}]\n')
+    base = _tested_package(repo, FROM_FIXTURES)
+    repo.replace("pkg/invariants.yaml", "version: 1\n", 'version: 1\nfixtures: ["testdata/**"]\n')
+    repo.relock("pkg")
+    base = repo.commit("fixtures declared")
+    repo.write("pkg/mod.py", READS_THE_ANSWERS)
+    report = repo.gate(base, repo.commit("double, from the recorded answers"))
+    assert "replay regress: tests/test_mod.py::test_recorded_cases passes with the parent's" in (
+        _replay(report)
+    ), [f.reason for f in report.findings]
+    assert report.verdict is Verdict.REJECT
+
+
+def test_the_test_side_is_masked_as_whole_directories_where_they_hold_nothing_else(
+    tmp_path: Path,
+) -> None:
+    side = [
+        "conftest.py",
+        "pkg/conftest.py",
+        "pkg/tests/test_a.py",
+        "pkg/tests/helpers/__init__.py",
+        "pkg/testdata/a.json",
+        "pkg/lib/test_data.json",
+    ]
+    for path in [*side, "pkg/mod.py", "pkg/lib/real.py", "pyproject.toml"]:
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text("x\n")
+    matrix = Matrix(owners=(), tests=(), fixtures=(), deps=(), rows=())
+    masked = tests_only(tmp_path, Package("pkg", matrix), side)
+    assert [str(p.relative_to(tmp_path)) for p in masked] == [
+        "conftest.py",
+        "pkg/conftest.py",
+        "pkg/lib/test_data.json",
+        "pkg/testdata",
+        "pkg/tests",
+    ]

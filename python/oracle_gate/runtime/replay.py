@@ -23,6 +23,7 @@ reported as agent tests (they never decide).
 
 from __future__ import annotations
 
+import os
 import posixpath
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -31,7 +32,7 @@ from pathlib import Path
 
 from oracle_gate.config.ledgers import FREEZE_FILE
 from oracle_gate.globs import matches_any
-from oracle_gate.model import Finding, Lane, Package, Verdict
+from oracle_gate.model import CONFTEST, Finding, Lane, Package, Verdict
 from oracle_gate.repo.trees import GitTree
 from oracle_gate.runtime.child import UNSENDABLE
 from oracle_gate.runtime.judge import (
@@ -108,6 +109,36 @@ def test_files(tree: GitTree, package: Package) -> tuple[list[str], list[str]]:
     return tests, stands_on
 
 
+def tests_only(checkout: Path, package: Package, test_side: Sequence[str]) -> list[Path]:
+    """The package's test side in ``checkout`` as few paths as may be: every directory that
+    holds nothing else, then the other files one by one; conftests above the package too.
+
+    The production child of a split run does not see them (under bubblewrap), so
+    the head's code cannot read the parent's expected outputs at run time.
+    """
+    side = {checkout / path for path in test_side}
+    root = checkout / package.path if package.path else checkout
+    only: dict[Path, bool] = {}
+    for directory, subdirectories, files in os.walk(root, topdown=False):
+        here = Path(directory)
+        only[here] = all(here / name in side for name in files) and all(
+            only.get(here / name, False) for name in subdirectories
+        )
+    masked = [path for path in side if path.name == CONFTEST and root not in path.parents]
+    pending = [root]
+    while pending:
+        here = pending.pop()
+        if only.get(here) and here != root:
+            masked.append(here)
+            continue
+        for entry in sorted(here.iterdir()) if here.is_dir() and not here.is_symlink() else ():
+            if entry.is_dir() and not entry.is_symlink():
+                pending.append(entry)
+            elif entry in side:
+                masked.append(entry)
+    return sorted(masked)
+
+
 def _write(checkout: Path, tree: GitTree, paths: Iterable[str]) -> None:
     for path in paths:
         target = checkout / path
@@ -145,7 +176,12 @@ def _pytest(
         else:
             request = {"role": "pytest_split", "files": files, "test_side": list(split)}
             answer = env.runner.run_served(
-                request, directory, import_paths=paths, checkout=tree, timeout=budget
+                request,
+                directory,
+                import_paths=paths,
+                checkout=tree,
+                timeout=budget,
+                masked=tests_only(tree, package, split),
             )
     except RunnerFailure as failure:
         if str(failure).startswith("timed out"):

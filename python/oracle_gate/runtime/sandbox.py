@@ -128,12 +128,18 @@ def _bwrap_works(path: str) -> bool:
     return done.returncode == 0
 
 
-def _bwrap_options(visible: Sequence[str]) -> list[str]:
-    """Read-only root, private /tmp (``visible`` paths under it stay, read-only), no network."""
+def _bwrap_options(visible: Sequence[str], masked: Sequence[Path] = ()) -> list[str]:
+    """Read-only root, private /tmp (``visible`` paths under it stay, read-only), no network;
+    ``masked`` directories are empty and ``masked`` files read as empty."""
     options = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     options += ["--tmpfs", _SANDBOX_TMP]
     for path in visible:
         options += ["--ro-bind", path, path]
+    for hidden in masked:
+        if hidden.is_dir() and not hidden.is_symlink():
+            options += ["--tmpfs", str(hidden)]
+        elif hidden.exists() and not hidden.is_symlink():
+            options += ["--ro-bind", "/dev/null", str(hidden)]
     options += ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
     return [*options, "--die-with-parent", "--new-session", "--"]
 
@@ -266,6 +272,7 @@ class Runner:
         import_paths: Sequence[Path] = (),
         checkout: Path | None = None,
         timeout: float = DEFAULT_TIMEOUT,
+        masked: Sequence[Path] = (),
     ) -> dict[str, Any]:
         """Run an oracle role whose calls into production code a second child serves.
 
@@ -275,7 +282,9 @@ class Runner:
         back as one framed answer with the request's sequence number. Anything
         else the production child writes is a ``RunnerTamper``. Both children
         get the sandbox, the environment and the process group of ``run``;
-        ``timeout`` bounds the whole conversation.
+        ``timeout`` bounds the whole conversation. Under bubblewrap the
+        production child does not see the ``masked`` paths (the tests' own
+        files): directories are empty there and files read as empty.
 
         Raises:
             RunnerFailure: timeout, crash of either child, or no answer.
@@ -285,7 +294,7 @@ class Runner:
         payload = self._payload(request, package_dir, import_paths, checkout)
         serve = {**payload, "role": "serve"}
         timeout = max(timeout, self.timeout_floor)
-        server = self._start(serve, package_dir, root, 0)
+        server = self._start(serve, package_dir, root, 0, masked)
         try:
             oracle = self._start(payload, package_dir, root, 0)
             try:
@@ -311,7 +320,9 @@ class Runner:
             "repo_modules": list(self.repo_modules),
         }
 
-    def _command(self, checkout: Path, result_fd: int, request_fd: int) -> list[str]:
+    def _command(
+        self, checkout: Path, result_fd: int, request_fd: int, masked: Sequence[Path]
+    ) -> list[str]:
         bootstrap = (
             "import sys; sys.path.insert(0, sys.argv[1]); "
             "from oracle_gate.runtime.child import main; main(int(sys.argv[2]), int(sys.argv[3]))"
@@ -322,7 +333,7 @@ class Runner:
             return command
         visible = [p for p in (str(checkout), _DRIVER_PATH, sys.prefix) if _under_tmp(p)]
         visible += [p for p in self.library if _under_tmp(p)]
-        return [self.bwrap, *_bwrap_options(_outermost(visible)), *command]
+        return [self.bwrap, *_bwrap_options(_outermost(visible), masked), *command]
 
     def _environment(self, hash_seed: int) -> dict[str, str]:
         env = {key: os.environ[key] for key in ENV_ALLOWED if key in os.environ}
@@ -337,13 +348,20 @@ class Runner:
             "HYPOTHESIS_STORAGE_DIRECTORY": os.path.join(tmp, "oracle-gate-hypothesis"),
         }
 
-    def _start(self, payload: dict[str, Any], cwd: Path, checkout: Path, hash_seed: int) -> _Child:
+    def _start(
+        self,
+        payload: dict[str, Any],
+        cwd: Path,
+        checkout: Path,
+        hash_seed: int,
+        masked: Sequence[Path] = (),
+    ) -> _Child:
         """A child in its own process group, its request already sent (its pipe kept open)."""
         request_read, request_write = os.pipe()
         result_read, result_write = os.pipe()
         try:
             process = subprocess.Popen(
-                self._command(checkout, result_write, request_read),
+                self._command(checkout, result_write, request_read, masked),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
