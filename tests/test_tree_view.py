@@ -8,6 +8,7 @@ import pytest
 
 from gitrepo import GitRepo
 from oracle_gate.cli import main
+from oracle_gate.repo.trees import GitTree
 
 PKG = "libs/codec"
 TESTDATA = f"{PKG}/testdata"
@@ -106,3 +107,28 @@ def test_lock_and_check_both_accept_an_added_test(
     # A changed existing test is still drift for both.
     repo.replace(f"{PKG}/tests/test_codec.py", "assertEqual", "assertNotEqual")
     assert _lock(repo, PKG) == 1
+
+
+def test_a_commit_lists_its_files_links_and_odd_names_but_no_submodule(repo: GitRepo) -> None:
+    """``GitTree`` parses ``git ls-tree -z`` whole: every kind of entry and name is kept."""
+    repo.write("plain.txt", "x\n")
+    repo.write("tab\tand space.txt", "x\n")
+    repo.write("run.sh", "#!/bin/sh\n")
+    os.chmod(repo.path / "run.sh", 0o755)
+    os.symlink("plain.txt", repo.path / "link.txt")
+    odd = os.fsdecode(b"caf\xe9.txt")  # not UTF-8: kept as git spells it
+    (repo.path / odd).write_bytes(b"x\n")
+    sub = repo.commit("odd names")
+    # A submodule is a "commit" entry: git add -A would drop it, having no directory.
+    repo.git("update-index", "--add", "--cacheinfo", f"160000,{sub},vendored")
+    repo.git("commit", "-q", "--no-verify", "-m", "a submodule entry")
+    tree = GitTree(repo.path, repo.git("rev-parse", "HEAD").strip())
+    assert "vendored" in repo.git("ls-tree", "--name-only", "HEAD")
+    listed = tree.files()
+    assert [p for p in listed if not p.startswith(".")] == sorted(
+        ["plain.txt", "tab\tand space.txt", "run.sh", "link.txt", odd]
+    )
+    assert tree.is_link("link.txt") and not tree.is_link("run.sh")
+    assert tree.read(odd) == b"x\n"
+    assert tree.read("link.txt") == b"x\n"
+    assert "vendored" not in listed
