@@ -348,7 +348,7 @@ def test_a_gate_read_without_the_rule_calls_is_the_gate_read_whole(
     assume(not error)
     whole = parse_build(text, "a/BUILD")
     if native is not None:  # the native core read every gate call itself
-        read_natively = gates_from_native(native)
+        read_natively = gates_from_native(native.read())
         assert read_natively.gates == whole.gates
         assert read_natively.invariant_names == whole.invariant_names
     clear_cache()
@@ -375,8 +375,8 @@ def test_a_plain_gate_call_is_read_by_the_native_core_as_the_static_reader_reads
     assert native is not None
     whole = parse_build(text, "a/BUILD")
     assert whole.gates[0].line == 3
-    assert gates_from_native(native).gates == whole.gates
-    assert gates_from_native(native).invariant_names == frozenset({"invariant", "inv"})
+    assert gates_from_native(native.read()).gates == whole.gates
+    assert gates_from_native(native.read()).invariant_names == frozenset({"invariant", "inv"})
 
 
 @needs_native

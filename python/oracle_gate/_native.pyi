@@ -7,6 +7,7 @@ must return identical values and raise the same exceptions.
 from collections.abc import Sequence
 
 __all__ = [
+    "NativeGates",
     "__version__",
     "extract_units",
     "extract_units_many",
@@ -142,6 +143,15 @@ def extract_units_many(items: Sequence[tuple[bytes, str]]) -> list[list[tuple[st
             error is deterministic.
     """
 
+class NativeGates:
+    """A BUILD file's gate calls, made Python values only on ``read()``."""
+
+    def read(self) -> tuple[list[tuple[object, ...]], list[str]]:
+        """``(calls, invariant names)``; ``buildfile.gates_from_native`` says the encoding."""
+
+    def __len__(self) -> int:
+        """The number of top-level gate calls."""
+
 def evaluate_build_files(
     builds: list[tuple[str, str, str, bytes]],
     bzl: list[tuple[str, bytes]],
@@ -153,7 +163,7 @@ def evaluate_build_files(
         list[str],
         str,
         list[tuple[int, int]],
-        object | None,
+        NativeGates | None,
         object | None,
     ]
 ]:
@@ -187,7 +197,9 @@ def evaluate_build_files(
         binds to it), sharing no line with another statement. ``gates`` is
         ``(calls, invariant names)`` when every top-level ``oracle_gate(...)``
         call is written plainly enough to read without the static reader, else
-        None; ``bazel/buildfile.py``'s ``gates_from_native`` says the encoding.
+        None, held as a ``NativeGates``: ``len()`` counts the calls and ``read()``
+        makes them Python values (``bazel/buildfile.py``'s ``gates_from_native``
+        says the encoding), for the few files that need them.
         ``matrix`` is the matrix of the file's one gate when ``files`` is given
         and ``config/matrix.py``'s ``gate_matrix`` would surely accept the gate
         (``native_gate_matrix`` says the encoding); None for every other gate,

@@ -438,18 +438,19 @@ def _add_evaluated(
     own_names: frozenset[str],
     sorted_dirs: list[str],
 ) -> None:
-    for record in outcome.records:
-        ref = label_ref(record.label)
+    own_line = f"{path}:"
+    for label, location, opaque in outcome.records:
+        ref = label_ref(label)
         if ref is None or (ref.repo and ref.repo not in own_names):
             continue
-        through = "" if record.location.startswith(f"{path}:") else f", through {path},"
-        why = f"{record.location}{through} names {record.label}"
-        if record.opaque and not record.opaque.endswith(_OWN_RULES):
-            why = f"over-approximation: {why} in a call to {record.opaque}"
+        through = "" if location.startswith(own_line) else f", through {path},"
+        why = f"{location}{through} names {label}"
+        if opaque and not opaque.endswith(_OWN_RULES):
+            why = f"over-approximation: {why} in a call to {opaque}"
             scan.approximate.add(
                 (
                     path,
-                    f"{path} calls {record.opaque}, from a repository not in the tree: "
+                    f"{path} calls {opaque}, from a repository not in the tree: "
                     "every label it is given is taken as a dependency",
                 )
             )

@@ -833,7 +833,7 @@ def _read_natively(text: str) -> BuildFile | None:
         [("cmp/x/BUILD.bazel", "cmp/x", "", text.encode())], [], [("", [])], files
     )
     assert matrix is None, f"the native core built a matrix for a mistaken gate: {matrix}"
-    return None if gates is None else gates_from_native(gates)
+    return None if gates is None else gates_from_native(gates.read())
 
 
 # --- The interpreter and its packages are inputs of every gate --------------------------

@@ -16,17 +16,26 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import NamedTuple, Protocol, cast
 
 from oracle_gate import backend
 from oracle_gate.bazel.buildfile import BuildFile, gates_from_native
 
-__all__ = ["Evaluated", "Record", "available", "evaluate_build_files"]
+__all__ = ["Evaluated", "NativeGates", "Record", "available", "evaluate_build_files"]
 
 
-@dataclass(frozen=True)
-class Record:
-    """One label-like string a rule call was given."""
+class NativeGates(Protocol):
+    """A BUILD file's gate calls held by the native core, made Python values on ``read``."""
+
+    def read(self) -> object:
+        """``(calls, invariant names)``, as ``gates_from_native`` reads them."""
+
+    def __len__(self) -> int:
+        """The number of gate calls."""
+
+
+class Record(NamedTuple):
+    """One label-like string a rule call was given (a tuple: a monorepo has 100,000s)."""
 
     label: str
     location: str  # ``file:line`` of the call (a macro's own line for a macro's rule)
@@ -43,9 +52,9 @@ class Evaluated:
     # Lines (1-based, inclusive) holding only calls of functions other than the
     # gate: the static reader finds the same gate without them.
     rule_lines: tuple[tuple[int, int], ...] = ()
-    # Its oracle_gate(...) calls as the native core returns them (``gates``), when it
+    # Its oracle_gate(...) calls as the native core holds them (``gates``), when it
     # could read each one (plain literals); None sends the file to the static reader.
-    native_gates: object | None = None
+    native_gates: NativeGates | None = None
     # The matrix of its one gate, when the native core found it plainly right
     # (``config/matrix.py``'s ``native_gate_matrix`` reads it); None: ask ``gate_matrix``.
     native_matrix: object | None = None
@@ -53,13 +62,12 @@ class Evaluated:
     @property
     def declares_gate(self) -> bool:
         """Whether the native core read at least one gate call (False: none, or unread)."""
-        found = cast("tuple[list[object], list[str]] | None", self.native_gates)
-        return found is not None and bool(found[0])
+        return self.native_gates is not None and len(self.native_gates) > 0
 
     @functools.cached_property
     def gates(self) -> BuildFile | None:
         """The gate calls as the static reader reads them, or None (read the file)."""
-        return None if self.native_gates is None else gates_from_native(self.native_gates)
+        return None if self.native_gates is None else gates_from_native(self.native_gates.read())
 
 
 def available() -> bool:
@@ -91,11 +99,11 @@ def evaluate_build_files(
     )
     return [
         Evaluated(
-            records=tuple(Record(label, at, opaque) for label, at, opaque in records),
+            records=tuple(map(Record._make, records)),
             loads=tuple(loads),
             error=error,
             rule_lines=tuple(rule_lines),
-            native_gates=gates,
+            native_gates=cast(NativeGates | None, gates),
             native_matrix=matrix,
         )
         for records, loads, error, rule_lines, gates, matrix in found

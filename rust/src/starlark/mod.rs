@@ -25,7 +25,7 @@ use rayon::prelude::*;
 const WORKER_STACK: usize = 64 << 20;
 
 /// (label, `file:line` of the call, opaque symbol or ""), the `.bzl` files reached, error,
-/// the lines that hold only rule calls, the gate calls (`gate_to_py`) or None, the gate's
+/// the lines that hold only rule calls, the gate calls (`NativeGates`) or None, the gate's
 /// matrix (`matrix_to_py`) or None.
 type PyOutcome<'py> = (
     Vec<(String, String, String)>,
@@ -89,8 +89,7 @@ pub fn evaluate_build_files<'py>(
                 .collect();
             let gates = outcome
                 .gates
-                .as_ref()
-                .map(|gates| gates_to_py(py, gates))
+                .map(|gates| Bound::new(py, NativeGates { gates }).map(Bound::into_any))
                 .transpose()?;
             let matrix = matrix
                 .as_ref()
@@ -170,6 +169,26 @@ fn matrix_to_py<'py>(py: Python<'py>, matrix: &GateMatrix) -> PyResult<Bound<'py
         ],
     )?
     .into_any())
+}
+
+/// A BUILD file's gate calls, made Python values only when asked: a monorepo has
+/// thousands of gates, nearly all of whose matrices the native core builds itself.
+#[pyclass(frozen, module = "oracle_gate._native")]
+pub struct NativeGates {
+    gates: Gates,
+}
+
+#[pymethods]
+impl NativeGates {
+    /// `(calls, invariant names)`; `buildfile.gates_from_native` makes them `Call`s.
+    fn read<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        gates_to_py(py, &self.gates)
+    }
+
+    /// The number of gate calls.
+    fn __len__(&self) -> usize {
+        self.gates.calls.len()
+    }
 }
 
 /// `(calls, invariant names)`; `buildfile.gates_from_native` makes them `Call`s.
