@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -305,3 +306,33 @@ def test_an_undeclared_dependency_is_not_importable(repo: GitRepo) -> None:
     code = "def run(x):\n    from money import RATE\n\n    return x * RATE\n"
     reasons = _reasons(_patch(repo, base, code))
     assert "partition S1 () raised ModuleNotFoundError: No module named 'money'" in reasons
+
+
+def test_the_working_directory_on_sys_path_is_not_a_library(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``python -m oracle_gate`` run from a directory puts that directory on sys.path."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
+    assert str(tmp_path) not in sandbox.library_paths(exclude=())
+
+
+@needs_bwrap
+def test_a_library_path_of_tmp_itself_leaves_the_child_a_private_writable_tmp(
+    repo: GitRepo,
+) -> None:
+    """Bound in whole, the gate's /tmp would hide the sandbox's own, read-only: pytest in
+    the oracle child then found no usable temporary directory."""
+    repo.write("pkg/mod.py", "def run(x):\n    return x\n")
+    repo.write(
+        "pkg/tests/test_mod.py",
+        "import tempfile\n\nfrom mod import run\n\n\n"
+        "def test_run():\n    with tempfile.TemporaryFile() as scratch:\n"
+        "        scratch.write(b'x')\n    assert run(3) == 3\n",
+    )
+    library = ("/tmp", *sandbox.library_paths(exclude=[repo.path]))
+    runner = sandbox.Runner(library=library, bwrap=sandbox.find_bwrap(), repo_modules=("mod",))
+    request = {"role": "pytest_split", "files": ["tests/test_mod.py"], "test_side": []}
+    pkg = repo.path / "pkg"
+    answer = runner.run_served(request, pkg, import_paths=[pkg], checkout=repo.path)
+    assert answer["outcomes"] == {"tests/test_mod.py::test_run": "passed"}

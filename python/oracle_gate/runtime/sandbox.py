@@ -168,12 +168,14 @@ def library_paths(exclude: Sequence[Path]) -> tuple[str, ...]:
     """
     user_site = site.getusersitepackages() if site.ENABLE_USER_SITE else None
     roots = [str(path.resolve()) for path in exclude]
+    # ``python -m oracle_gate`` puts the working directory first on sys.path, whole
+    working = os.path.realpath(os.getcwd())
     kept: list[str] = []
     for entry in sys.path:
         if not entry or not os.path.isdir(entry):
             continue
         real = os.path.realpath(entry)
-        if user_site and real.startswith(os.path.realpath(user_site)):
+        if real == working or (user_site and real.startswith(os.path.realpath(user_site))):
             continue
         if any(real == root or real.startswith(root + os.sep) for root in roots):
             continue
@@ -333,6 +335,8 @@ class Runner:
             return command
         visible = [p for p in (str(checkout), _DRIVER_PATH, sys.prefix) if _under_tmp(p)]
         visible += [p for p in self.library if _under_tmp(p)]
+        # /tmp itself bound in would be the gate's /tmp, read-only: no private one left
+        visible = [p for p in visible if os.path.realpath(p) != _SANDBOX_TMP]
         return [self.bwrap, *_bwrap_options(_outermost(visible), masked), *command]
 
     def _environment(self, hash_seed: int) -> dict[str, str]:
