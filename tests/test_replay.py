@@ -608,3 +608,26 @@ def test_the_test_side_is_masked_as_whole_directories_where_they_hold_nothing_el
         "pkg/testdata",
         "pkg/tests",
     ]
+
+
+MANY_CALLS = (
+    "def test_double_everywhere():\n"
+    "    for x in range(200_000):\n        assert double(x) == 2 * x\n"
+)
+
+
+def test_a_suite_too_slow_to_split_runs_in_one_process_and_says_so(repo: GitRepo) -> None:
+    """Each call crosses two pipes (about 0.1 ms): 200,000 of them do not fit a 5 s budget
+    split, and fit it in one process. The parent's split run decides that, not the head."""
+    base = _tested_package(repo, MANY_CALLS, seconds=5)
+    repo.replace("pkg/mod.py", "return 2 * x", "return x + x")
+    report = repo.gate(base, repo.commit("refactor"))
+    passed = _replay(report, Verdict.PASS)
+    assert "1 of them in one process with the code (the split run could not hold them: " in passed
+    assert "the split run did not finish within the package's time budget" in passed, [
+        f.reason for f in report.findings
+    ]
+    assert report.verdict is Verdict.PASS
+    repo.replace("pkg/mod.py", "return x + x", "return x + x + (x == 199_999)")
+    report = repo.gate(base, repo.commit("off by one at the end"))
+    assert "replay regress: tests/test_mod.py::test_double_everywhere passes" in _replay(report)

@@ -23,6 +23,7 @@ reported as agent tests (they never decide).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import posixpath
 from collections.abc import Iterable, Sequence
@@ -234,6 +235,13 @@ class _Stopped(Exception):
     def __init__(self, finding: Finding) -> None:
         super().__init__(finding.reason)
         self.finding = finding
+
+
+class _SplitTooSlow(Exception):
+    """The split run of the parent's code did not finish within the package's budget."""
+
+
+_TOO_SLOW = "the split run did not finish within the package's time budget on the parent's code"
 
 
 @dataclass(frozen=True)
@@ -451,15 +459,32 @@ def _run_and_judge(
     """The parent's tests split from the code (pytest in one child, production in another);
     those the split cannot hold on the parent's code again in one process; then verdicts."""
     try:
-        split = _runs(env, trees, state, state.tests, split=True)
-        units = _one_process_units(state, split.baseline)
-        runs = split
-        if units:
-            inline = _runs(env, trees, state, units, split=False)
-            runs = _merged(split, inline, units)
+        runs = _split_then_inline(env, trees, state)
+    except _SplitTooSlow:
+        # every call crosses two pipes: a suite of many small calls may not fit the budget
+        try:
+            runs = _runs(env, trees, state, state.tests, split=False)
+        except _Stopped as stopped:
+            return [stopped.finding]
+        ran = frozenset(n for n in runs.baseline if "::" in n)
+        runs = dataclasses.replace(runs, inline=ran, inline_why=_TOO_SLOW)
     except _Stopped as stopped:
         return [stopped.finding]
     return _judge(state, runs, stats)
+
+
+def _split_then_inline(env: RowEnv, trees: ReplayTrees, state: _Package) -> _Runs:
+    """Every test split; what the split could not hold on the parent's code, in one process.
+
+    Raises:
+        _SplitTooSlow: the split baseline did not finish within the budget.
+        _Stopped: a run could not run, or hit the budget.
+    """
+    split = _runs(env, trees, state, state.tests, split=True)
+    units = _one_process_units(state, split.baseline)
+    if not units:
+        return split
+    return _merged(split, _runs(env, trees, state, units, split=False), units)
 
 
 def _runs(env: RowEnv, trees: ReplayTrees, state: _Package, files: list[str], split: bool) -> _Runs:
@@ -481,6 +506,8 @@ def _runs(env: RowEnv, trees: ReplayTrees, state: _Package, files: list[str], sp
         raise _Stopped(
             state.finding(Verdict.REJECT, state.tests[0], f"replay could not run: {failure}")
         ) from None
+    if baseline is None and split:
+        raise _SplitTooSlow
     if baseline is None or replay is None:
         raise _Stopped(state.time_stop("parent's code" if baseline is None else "head's code"))
     excused = set(state.freezes.excused)
