@@ -8,6 +8,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,7 +17,8 @@ from oracle_gate import gate
 from oracle_gate.model import Lane, Matrix, Package, Verdict
 from oracle_gate.repo.cache import cache_dir
 from oracle_gate.report import Report
-from oracle_gate.runtime.replay import tests_only
+from oracle_gate.runtime import replay
+from oracle_gate.runtime.replay import hidden_from_production
 
 PKG = "libs/intervals"
 MERGE = f"{PKG}/intervals/__init__.py"
@@ -600,7 +602,7 @@ def test_the_test_side_is_masked_as_whole_directories_where_they_hold_nothing_el
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text("x\n")
     matrix = Matrix(owners=(), tests=(), fixtures=(), deps=(), rows=())
-    masked = tests_only(tmp_path, Package("pkg", matrix), side)
+    masked = hidden_from_production(tmp_path, Package("pkg", matrix), side)
     assert [str(p.relative_to(tmp_path)) for p in masked] == [
         "conftest.py",
         "pkg/conftest.py",
@@ -631,3 +633,30 @@ def test_a_suite_too_slow_to_split_runs_in_one_process_and_says_so(repo: GitRepo
     repo.replace("pkg/mod.py", "return x + x", "return x + x + (x == 199_999)")
     report = repo.gate(base, repo.commit("off by one at the end"))
     assert "replay regress: tests/test_mod.py::test_double_everywhere passes" in _replay(report)
+
+
+def test_a_parent_split_run_slowed_beside_the_head_is_retried_alone_before_any_fallback(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A head that burns the CPU while the parent's split run shares the machine could push
+    that run past the budget and the replay into one process, where it can reach pytest.
+    The first parent split run here stands for that starved run: it times out."""
+    starved: list[Path] = []
+
+    def first_parent_run_times_out(*args: Any) -> dict[str, str] | None:
+        tree, split = args[2], args[5]
+        if split is not None and tree.name == "parent" and not starved:
+            starved.append(tree)
+            return None
+        return real(*args)
+
+    real = replay._pytest
+    monkeypatch.setattr(replay, "_pytest", first_parent_run_times_out)
+    base = _tested_package(repo, "def test_double():\n    assert double(2) == 4\n")
+    repo.replace("pkg/mod.py", "return 2 * x", "return x + x")
+    report = repo.gate(base, repo.commit("refactor"))
+    assert starved
+    passed = _replay(report, Verdict.PASS)
+    assert "the parent's 1 passing test(s) also pass on the head's code, twice" in passed
+    assert "in one process" not in passed
+    assert report.verdict is Verdict.PASS

@@ -110,7 +110,9 @@ def test_files(tree: GitTree, package: Package) -> tuple[list[str], list[str]]:
     return tests, stands_on
 
 
-def tests_only(checkout: Path, package: Package, test_side: Sequence[str]) -> list[Path]:
+def hidden_from_production(
+    checkout: Path, package: Package, test_side: Sequence[str]
+) -> list[Path]:
     """The package's test side in ``checkout`` as few paths as may be: every directory that
     holds nothing else, then the other files one by one; conftests above the package too.
 
@@ -182,7 +184,7 @@ def _pytest(
                 import_paths=paths,
                 checkout=tree,
                 timeout=budget,
-                masked=tests_only(tree, package, split),
+                masked=hidden_from_production(tree, package, split),
             )
     except RunnerFailure as failure:
         if str(failure).startswith("timed out"):
@@ -235,6 +237,10 @@ class _Stopped(Exception):
     def __init__(self, finding: Finding) -> None:
         super().__init__(finding.reason)
         self.finding = finding
+
+
+def _unrunnable(state: _Package, reason: str) -> _Stopped:
+    return _Stopped(state.finding(Verdict.REJECT, state.tests[0], reason))
 
 
 class _SplitTooSlow(Exception):
@@ -496,6 +502,7 @@ def _runs(env: RowEnv, trees: ReplayTrees, state: _Package, files: list[str], sp
     even when its first run passed.
 
     Raises:
+        _SplitTooSlow: the split baseline does not fit the budget, even alone.
         _Stopped: pytest could not run, or a run hit the time budget.
     """
     try:
@@ -503,11 +510,9 @@ def _runs(env: RowEnv, trees: ReplayTrees, state: _Package, files: list[str], sp
             env, state, ((trees.parent_dir, files), (trees.head_dir, files)), split
         )
     except RunnerFailure as failure:
-        raise _Stopped(
-            state.finding(Verdict.REJECT, state.tests[0], f"replay could not run: {failure}")
-        ) from None
+        raise _unrunnable(state, f"replay could not run: {failure}") from None
     if baseline is None and split:
-        raise _SplitTooSlow
+        baseline = _parent_alone(env, trees, state, files)
     if baseline is None or replay is None:
         raise _Stopped(state.time_stop("parent's code" if baseline is None else "head's code"))
     excused = set(state.freezes.excused)
@@ -521,12 +526,31 @@ def _runs(env: RowEnv, trees: ReplayTrees, state: _Package, files: list[str], sp
             env, state, ((trees.head_dir, files), (trees.parent_dir, suspects)), split
         )
     except RunnerFailure as failure:
-        raise _Stopped(
-            state.finding(Verdict.REJECT, state.tests[0], f"replay rerun failed: {failure}")
-        ) from None
+        raise _unrunnable(state, f"replay rerun failed: {failure}") from None
     if again_head is None or again_parent is None:
         raise _Stopped(state.time_stop("head's code" if again_head is None else "parent's code"))
     return _Runs(baseline, (replay, again_head), again_parent)
+
+
+def _parent_alone(
+    env: RowEnv, trees: ReplayTrees, state: _Package, files: list[str]
+) -> Outcomes | None:
+    """The split baseline once more, with no head code running beside it to slow it down
+    (a head that burns the CPU must not push the parent's run out of the split).
+
+    Raises:
+        _SplitTooSlow: it does not fit the budget alone either.
+        _Stopped: pytest could not run.
+    """
+    try:
+        baseline = _pytest(
+            env, state.package, trees.parent_dir, files, state.budget, state.test_side
+        )
+    except RunnerFailure as failure:
+        raise _unrunnable(state, f"replay could not run: {failure}") from None
+    if baseline is None:
+        raise _SplitTooSlow
+    return baseline
 
 
 def _one_process_units(state: _Package, baseline: Outcomes) -> list[str]:
