@@ -10,6 +10,7 @@ line whichever backend reads the tree.
 
 from __future__ import annotations
 
+import os
 from types import ModuleType
 
 import pytest
@@ -337,3 +338,22 @@ def test_the_graph_reads_gates_alike_whichever_backend(
         assert isinstance(native, dict) and sorted(native) == ["a", "libs/b", "libs/c"]
     else:
         assert isinstance(native, str) and native.startswith(f"{PATH}:"), native
+
+
+@needs_native
+@pytest.mark.parametrize("directory", ["", "a"])
+def test_a_gate_with_a_file_name_that_is_not_utf8_is_read_alike(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch, directory: str
+) -> None:
+    """Such a name cannot reach the native core; gate_matrix builds that gate, glob and all."""
+    prefix = f"{directory}/" if directory else ""
+    repo.write("WORKSPACE", "")
+    repo.write(f"{prefix}BUILD", HEADER + 'oracle_gate(name = "g", tests = glob(["t/*"]))\n')
+    repo.write(f"{prefix}t/plain.txt", "x\n")
+    odd = os.fsdecode(b"t/caf\xe9.txt")  # git's bytes, decoded with a surrogate
+    (repo.path / f"{prefix}{odd}").write_bytes(b"x\n")
+    commit = repo.commit("a name that is not UTF-8")
+    native = _graph_outcome(repo, commit, True, monkeypatch)
+    assert native == _graph_outcome(repo, commit, False, monkeypatch)
+    assert isinstance(native, dict)
+    assert native[directory].matrix.tests == tuple(sorted([odd, "t/plain.txt"]))

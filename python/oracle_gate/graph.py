@@ -234,8 +234,18 @@ def _scan(tree: Tree) -> _Scan:
     workspace_of = {d: _enclosing(d, repositories.roots) or "" for d in builds}
     linked: set[str] = set()
     read_builds = _Reads(tree)
+    # A name that is not UTF-8 (git's bytes, decoded with surrogates) cannot reach the
+    # native core: it sees the others, and a gate with such a file below it is built
+    # by gate_matrix, which sees them all.
+    not_utf8 = frozenset(path for path in files if not path.isascii() and not _is_utf8(path))
     evaluated, gate_files = _evaluate(
-        tree, read_builds, files, builds, workspace_of, repositories, linked
+        tree,
+        read_builds,
+        tuple(path for path in files if path not in not_utf8) if not_utf8 else files,
+        builds,
+        workspace_of,
+        repositories,
+        linked,
     )
     # The static reader reads what was not evaluated, and every gate's matrix
     # (an evaluated file without its other rule calls: the evaluation has their edges).
@@ -268,6 +278,9 @@ def _scan(tree: Tree) -> _Scan:
             )
         read = read_gates.get(path) or parsed.get(path)
         native_matrix = read.native_matrix if isinstance(read, Evaluated) else None
+        below = f"{directory}/" if directory else ""
+        if not_utf8 and any(path.startswith(below) for path in not_utf8):
+            native_matrix = None
         if read is not None and (native_matrix is not None or _has_gate(read)):
             owned = tuple(package_files(files, directory, build_dirs, sorted_dirs))
             blob = blob_ids.get(path) or ""
@@ -288,6 +301,14 @@ def _scan(tree: Tree) -> _Scan:
         scan.packages[directory] = Package(path=directory, matrix=matrix)
         scan.nodes.add(directory)
     return scan
+
+
+def _is_utf8(path: str) -> bool:
+    try:
+        path.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _has_gate(read: BuildFile | Evaluated) -> bool:
