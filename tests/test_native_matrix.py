@@ -352,8 +352,19 @@ def test_a_gate_with_a_file_name_that_is_not_utf8_is_read_alike(
     repo.write(f"{prefix}t/plain.txt", "x\n")
     odd = os.fsdecode(b"t/caf\xe9.txt")  # git's bytes, decoded with a surrogate
     (repo.path / f"{prefix}{odd}").write_bytes(b"x\n")
-    commit = repo.commit("a name that is not UTF-8")
+    # A Bazel package whose directory is no UTF-8 name: the static reader reads it.
+    package = prefix + os.fsdecode(b"t/sub\xff")
+    (repo.path / package).mkdir()
+    (repo.path / package / "BUILD").write_text('py_library(name = "x", deps = ["//c:c"])\n')
+    (repo.path / package / "x.txt").write_text("x\n")
+    repo.write("c/BUILD", "")
+    commit = repo.commit("names that are not UTF-8")
     native = _graph_outcome(repo, commit, True, monkeypatch)
     assert native == _graph_outcome(repo, commit, False, monkeypatch)
     assert isinstance(native, dict)
     assert native[directory].matrix.tests == tuple(sorted([odd, "t/plain.txt"]))
+    with monkeypatch.context() as patched:
+        patched.setattr(starlark, "available", lambda: True)
+        patched.setattr(backend, "_load", lambda: ("native", _native))
+        graph = load_graph(GitTree(repo.path, commit))
+    assert graph.why(package, "c") == f"{package}/BUILD:1 names //c:c"

@@ -235,17 +235,11 @@ def _scan(tree: Tree) -> _Scan:
     linked: set[str] = set()
     read_builds = _Reads(tree)
     # A name that is not UTF-8 (git's bytes, decoded with surrogates) cannot reach the
-    # native core: it sees the others, and a gate with such a file below it is built
-    # by gate_matrix, which sees them all.
+    # native core: it sees the others, the static reader reads such a BUILD file, and a
+    # gate with such a file below it is built by gate_matrix, which sees them all.
     not_utf8 = frozenset(path for path in files if not path.isascii() and not _is_utf8(path))
     evaluated, gate_files = _evaluate(
-        tree,
-        read_builds,
-        tuple(path for path in files if path not in not_utf8) if not_utf8 else files,
-        builds,
-        workspace_of,
-        repositories,
-        linked,
+        tree, read_builds, files, not_utf8, builds, workspace_of, repositories, linked
     )
     # The static reader reads what was not evaluated, and every gate's matrix
     # (an evaluated file without its other rule calls: the evaluation has their edges).
@@ -406,6 +400,7 @@ def _evaluate(
     tree: Tree,
     read_builds: Callable[[list[str]], dict[str, bytes]],
     files: tuple[str, ...],
+    not_utf8: frozenset[str],
     builds: Mapping[str, str],
     workspace_of: Mapping[str, str],
     repositories: _Repositories,
@@ -414,24 +409,28 @@ def _evaluate(
     """BUILD files evaluated by the native core, by path, and those that may declare a gate.
 
     Empty under the pure-Python backend: the static reader reads every file then.
+    Paths in ``not_utf8`` never reach the core (no ``load()`` can name one).
     """
     if not starlark.available():
         return {}, set()
-    paths = list(builds.values())
-    contents = read_builds(paths)
     if isinstance(tree, GitTree):
-        linked |= {path for path in paths if tree.is_link(path)}
-    bzl_paths = [path for path in files if path.endswith(".bzl")]
+        linked |= {path for path in builds.values() if tree.is_link(path)}
+    seen = [path for path in files if path not in not_utf8] if not_utf8 else list(files)
+    paths = [path for path in builds.values() if path not in not_utf8]
+    contents = read_builds(paths)
+    bzl_paths = [path for path in seen if path.endswith(".bzl")]
     inputs = []
     for directory, path in builds.items():
-        workspace = workspace_of[directory]
-        package = directory[len(workspace) + 1 :] if workspace else directory
-        inputs.append((path, package, workspace, contents[path]))
+        if path not in not_utf8:
+            workspace = workspace_of[directory]
+            package = directory[len(workspace) + 1 :] if workspace else directory
+            inputs.append((path, package, workspace, contents[path]))
+    names = repositories.names.items()
     outcomes = starlark.evaluate_build_files(
         inputs,
         _read(tree, bzl_paths),
-        {root: sorted(n) for root, n in repositories.names.items()},
-        files,
+        {root: sorted(n) for root, n in names if _is_utf8(root)},
+        seen,
     )
     evaluated = dict(zip(paths, outcomes, strict=True))
     # The static reader builds a gate's matrix: files that call oracle_gate (or a name a
