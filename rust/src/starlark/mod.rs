@@ -74,7 +74,11 @@ pub fn evaluate_build_files<'py>(
             .collect();
         on_pool(|| {
             let outcomes = evaluate_inputs(&inputs, &sources, &names);
-            let matrices = matrices(&builds, &outcomes, files.as_deref());
+            // A panic building matrices leaves every gate to gate_matrix, not a crash.
+            let matrices = catch_unwind(AssertUnwindSafe(|| {
+                matrices(&builds, &outcomes, files.as_deref())
+            }))
+            .unwrap_or_else(|_| vec![None; outcomes.len()]);
             (outcomes, matrices)
         })
     });
