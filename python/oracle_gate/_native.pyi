@@ -178,7 +178,8 @@ def evaluate_build_files(
             itself (``workspace(name = ...)``), so ``@name//`` loads resolve to it.
         files: every file of the tree, repository-relative, sorted; what a
             gate's ``glob()`` and ledger names are checked against. None: no
-            matrix is built.
+            matrix is built. (A name that is not UTF-8 cannot be passed;
+            ``graph.py`` leaves a gate with such a file to ``gate_matrix``.)
 
     Returns:
         Per BUILD file, in input order: ``(records, loads, error, rule_lines, gates,
