@@ -20,7 +20,7 @@ import itertools
 import logging
 import posixpath
 import re
-from collections import deque
+from collections import defaultdict, deque
 from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -720,13 +720,14 @@ class PackageGraph:
                     self._via.setdefault((package.path, target), f"{declared_in} deps {dep}")
         # Reverse adjacency: node -> the nodes that depend on it directly. A dict of
         # sets, not a graph library: importing one costs a fresh process ~0.3 s.
-        self._nodes = set(self._owners)
-        self._dependents_of: dict[str, set[str]] = {}
-        self._dependencies_of: dict[str, set[str]] = {}
+        self._nodes = {*self._owners, *itertools.chain.from_iterable(self._via)}
+        dependents: defaultdict[str, set[str]] = defaultdict(set)
+        dependencies: defaultdict[str, set[str]] = defaultdict(set)
         for dependent, dependency in self._via:
-            self._nodes.update((dependent, dependency))
-            self._dependents_of.setdefault(dependency, set()).add(dependent)
-            self._dependencies_of.setdefault(dependent, set()).add(dependency)
+            dependents[dependency].add(dependent)
+            dependencies[dependent].add(dependency)
+        self._dependents_of = dict(dependents)
+        self._dependencies_of = dict(dependencies)
         self._loads = {path: frozenset(users) for path, users in (loads or {}).items()}
         self._gate_sources = dict(gate_sources or {})
         self._bazel_dirs = frozenset(bazel_packages)
