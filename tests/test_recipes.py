@@ -190,6 +190,10 @@ def test_pre_commit_try_repo_runs_the_hook_against_the_upstream_branch(
     repo.git("remote", "add", "origin", str(origin))
     repo.git("push", "-q", "-u", "origin", "main")
 
+    # pip builds the native core of pre-commit's clone: in the target directory the
+    # README's install built it in, only this crate compiles again, not its dependencies.
+    target = os.environ.get("CARGO_TARGET_DIR") or str(ROOT / "rust" / "target")
+
     def hook() -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [
@@ -202,6 +206,7 @@ def test_pre_commit_try_repo_runs_the_hook_against_the_upstream_branch(
                 "--all-files",
             ],
             cwd=repo.path,
+            env={**os.environ, "CARGO_TARGET_DIR": target},
             capture_output=True,
             text=True,
             timeout=1200,
