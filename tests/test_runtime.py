@@ -13,11 +13,14 @@ import time
 
 import pytest
 
-from gitrepo import GitRepo
-from oracle_gate.model import Verdict
+from gitrepo import TODAY, GitRepo
+from oracle_gate.config.matrix import parse_matrix
+from oracle_gate.model import Package, Verdict
 from oracle_gate.repo.cache import cache_dir
+from oracle_gate.repo.trees import GitTree
 from oracle_gate.report import Report
 from oracle_gate.runtime.canonical import NotPlainData, canonical_text, decode, encode
+from oracle_gate.runtime.judge import standing_freezes
 
 PKG = "libs/intervals"
 MERGE = f"{PKG}/intervals/__init__.py"
@@ -256,6 +259,22 @@ def test_a_partition_flake_frozen_by_a_freeze_that_no_longer_holds_is_rejected(
     )
     assert why in _reasons(report)
     assert report.verdict is Verdict.REJECT
+
+
+def test_without_a_date_freezes_do_not_expire_but_the_budget_still_holds(repo: GitRepo) -> None:
+    """The Bazel gate judges no expiry (today's date is not an input of its cached action);
+    a ledger over its budget excuses nothing there either."""
+    expired = _partition_freeze(expires="2026-11-29")
+    _flaky_package(repo, expired)
+    tree = GitTree(repo.path, repo.git("rev-parse", "HEAD").strip())
+    matrix = (repo.path / "pkg/invariants.yaml").read_bytes()
+    package = Package("pkg", parse_matrix(matrix, "pkg/invariants.yaml"))
+    key = f"F001:{_input_hash('abcdefgh').split(':')[-1]}"
+    assert key in standing_freezes(tree, package, None).excused
+    assert "expired on 2026-11-29" in standing_freezes(tree, package, TODAY).refused[key]
+    repo.write("pkg/flake_freeze.yaml", _partition_freeze(count=3) + "budget: 2\n")
+    tree = GitTree(repo.path, repo.commit("three freezes"))
+    assert "exceed the budget of 2" in standing_freezes(tree, package, None).refused[key]
 
 
 def test_a_partition_flake_frozen_in_the_same_patch_is_not_excused(repo: GitRepo) -> None:

@@ -125,6 +125,7 @@ def row_cases(
         seed_sink=None,
         head_name="this tree",
         freezes_from=tree,
+        freezes_expire=False,
         # Bazel's own sandbox isolates the action (and its runfiles symlink trees
         # may point anywhere, so bubblewrap's private /tmp could hide them).
         runner=Runner(library=library_paths(exclude=())),

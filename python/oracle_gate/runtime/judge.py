@@ -76,6 +76,9 @@ class RowEnv:
     # patch adds is the agent's own word), the tree's own for the Bazel gate.
     freezes_from: Tree
     runner: Runner = field(default_factory=Runner)
+    # Whether a freeze past its expiry stops excusing: not in the Bazel gate, where
+    # today's date is not an input of the cached action (docs/bazel.md).
+    freezes_expire: bool = True
     # package path -> the packages it depends on (transitively), put on sys.path after it
     deps: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
@@ -299,9 +302,9 @@ class Freezes:
     refused: dict[str, str]  # key -> why its freeze excuses nothing
 
 
-def standing_freezes(tree: Tree, package: Package, today: datetime.date) -> Freezes:
+def standing_freezes(tree: Tree, package: Package, today: datetime.date | None) -> Freezes:
     """The freezes of ``tree``'s ledger that hold by the ledger lane's rules on ``today``:
-    an expiry, not past, and a ledger within its budget."""
+    an expiry, not past, and a ledger within its budget (the budget alone without ``today``)."""
     path = package.join(FREEZE_FILE)
     text = _read(tree, path)
     if not text:
@@ -314,7 +317,8 @@ def standing_freezes(tree: Tree, package: Package, today: datetime.date) -> Free
     excused: dict[str, FreezeEntry] = {}
     refused: dict[str, str] = {}
     for entry in ledger.entries:
-        problem = expiry_problem(entry, today) or (f"excuses nothing: {over}" if over else None)
+        expired = expiry_problem(entry, today) if today is not None else None
+        problem = expired or (f"excuses nothing: {over}" if over else None)
         if problem:
             refused[entry.key] = f"its freeze in {path} {problem}"
         else:
@@ -327,7 +331,7 @@ def _flake_remedy(context: _Context, freezes: Freezes, key: str) -> str:
     if key in freezes.refused:
         return freezes.refused[key]
     if context.env.freezes_from is not context.env.head:
-        head = standing_freezes(context.env.head, context.package, context.env.today)
+        head = standing_freezes(context.env.head, context.package, None)
         if key in head.excused or key in head.refused:
             return (
                 f"the freeze this patch adds in {context.package.join(FREEZE_FILE)} excuses "
@@ -343,7 +347,8 @@ def flake_reason(what: str, runs: str, key: str, remedy: str) -> str:
 
 def _flake_finding(context: _Context, ref: str, item: dict[str, Any]) -> Finding:
     key = f"{item['id']}:{input_hash(item['input'])}"
-    freezes = standing_freezes(context.env.freezes_from, context.package, context.env.today)
+    today = context.env.today if context.env.freezes_expire else None
+    freezes = standing_freezes(context.env.freezes_from, context.package, today)
     entry = freezes.excused.get(key)
     if entry is None:
         context.stats.freeze_misses += 1
