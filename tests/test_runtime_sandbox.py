@@ -185,14 +185,20 @@ def test_top_level_modules_are_packages_and_single_files_at_a_package_root() -> 
 USES_MONEY = "def run(x):\n    import money\n\n    return x * money.RATE // money.RATE\n"
 
 
-def test_a_repo_module_imported_from_outside_the_checkout_is_a_gate_error(
-    repo: GitRepo, tmp_path: Path
-) -> None:
+def _money_here_and_installed(repo: GitRepo, tmp_path: Path) -> Path:
+    """libs/money in the repository, a stale copy in a site directory (returned), and pkg/."""
     outside = tmp_path / "site"
     (outside / "money").mkdir(parents=True)
     (outside / "money" / "__init__.py").write_text("RATE = 1\n")
     repo.write("libs/money/money/__init__.py", "RATE = 2\n")
     _package(repo)
+    return outside
+
+
+def test_a_repo_module_imported_from_outside_the_checkout_is_a_gate_error(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    outside = _money_here_and_installed(repo, tmp_path)
     runner = sandbox.Runner(library=(str(outside),), bwrap=None, repo_modules=("money",))
     request = {"role": "subject", "subject": "mod:run", "inputs": [["int", "1"]]}
     # code that never imports money does not care where it would come from
@@ -234,11 +240,7 @@ def test_a_split_replay_whose_production_imports_a_repo_module_from_outside_is_a
     repo: GitRepo, tmp_path: Path
 ) -> None:
     """The production child checks each answer: the import happens on the first call."""
-    outside = tmp_path / "site"
-    (outside / "money").mkdir(parents=True)
-    (outside / "money" / "__init__.py").write_text("RATE = 1\n")
-    repo.write("libs/money/money/__init__.py", "RATE = 2\n")
-    _package(repo)
+    outside = _money_here_and_installed(repo, tmp_path)
     repo.write("pkg/mod.py", USES_MONEY)
     repo.write(
         "pkg/tests/test_mod.py",
