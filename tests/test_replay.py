@@ -372,21 +372,21 @@ def test_production_doing_ordinary_file_io_passes_the_gate(repo: GitRepo) -> Non
     assert report.verdict is Verdict.PASS, [f.reason for f in report.findings]
 
 
-# Every test report says "passed": found through the interpreter's module table under a
-# name the static tamper net does not read (operator.attrgetter is not reflection to it).
+# Every test report says "passed": found through the interpreter's module table, reached
+# through a function parameter, which the static tamper net does not follow.
 ALL_PASS = """import operator
 import sys
 
 
-def _everything_passes():
-    table = operator.attrgetter("modules")(sys)
+def _everything_passes(module_of_modules, name):
+    table = operator.attrgetter(name)(module_of_modules)
     for module in list(table.values()):
         report = getattr(module, "TestReport", None)
         if isinstance(report, type):
             report.outcome = property(lambda self: "passed", lambda self, value: None)
 
 
-_everything_passes()
+_everything_passes(sys, "modules")
 
 
 def double(x):

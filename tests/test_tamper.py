@@ -274,6 +274,21 @@ REACHES_THE_PROCESS = {
         "getattr(os, ...)",
     ),
     "the module's namespace": ("import os\n", "os.__dict__['wr' + 'ite'](5, b'')", "os.__dict__"),
+    "attrgetter on os": (
+        "import operator, os\n",
+        "operator.attrgetter('wr' + 'ite')(os)(5, b'')",
+        "operator.attrgetter(...)(os)",
+    ),
+    "methodcaller on os": (
+        "from operator import methodcaller\nimport os\n",
+        "methodcaller('wr' + 'ite', 5, b'')(os)",
+        "operator.methodcaller(...)(os)",
+    ),
+    "a partial getattr of os": (
+        "import functools, os\n",
+        "functools.partial(getattr, os)('wr' + 'ite')(5, b'')",
+        "functools.partial(getattr, os)",
+    ),
     "exec of a built string": ("", "exec('import o' + 's; o' + 's.write(5, b\"\")')", "'exec'"),
     "eval of a built string": ("", "eval('__imp' + 'ort__')('os')", "'eval'"),
     "compile of a built string": ("", "compile('1', '<s>', 'eval')", "'compile'"),
@@ -317,5 +332,23 @@ def test_ordinary_file_io_passes(example_repo: tuple[GitRepo, str]) -> None:
         "    merged = []\n",
     )
     report = repo.judge_paths(base, repo.commit("remember the last input"))
+    assert not _tamper(report, MERGE)
+    assert report.verdict is Verdict.PASS, [f.reason for f in report.findings]
+
+
+def test_getters_of_ordinary_objects_pass(example_repo: tuple[GitRepo, str]) -> None:
+    """attrgetter, methodcaller and partial on data, not on a watched module."""
+    repo, base = example_repo
+    _prepend(repo, MERGE, "import functools\nimport operator\n\n\n")
+    repo.replace(
+        MERGE,
+        "    merged = []\n",
+        "    ranges = sorted(ranges, key=operator.itemgetter(0))\n"
+        "    count = operator.methodcaller('count', ranges[0])(ranges) if ranges else 0\n"
+        "    real = operator.attrgetter('real')(count)\n"
+        "    assert functools.partial(max, 0)(real) >= 0\n"
+        "    merged = []\n",
+    )
+    report = repo.judge_paths(base, repo.commit("sort by start"))
     assert not _tamper(report, MERGE)
     assert report.verdict is Verdict.PASS, [f.reason for f in report.findings]

@@ -142,6 +142,8 @@ _REFLECTION = frozenset({"getattr", "setattr", "delattr", "vars"})
 _REFLECTED = frozenset(
     {"sys", "os", "inspect", "gc", "builtins", "importlib", "traceback", "io", "signal", "socket"}
 )
+# Callables that make a getter of a name given before the object: attrgetter(name)(sys).
+_GETTERS = frozenset({"operator.attrgetter", "operator.methodcaller"})
 # Attributes that reach a module's whole namespace: os.__dict__["write"].
 _NAMESPACES = frozenset({"__dict__", "__getattribute__"})
 # ``from os import *`` brings every watched name in unseen.
@@ -388,6 +390,18 @@ class _Reader:
             target = self._resolved(node.args[0])
             if target in _REFLECTED:
                 yield "reflection", f"{function.id}({target}, ...)"
+        if isinstance(function, ast.Call) and self._resolved(function.func) in _GETTERS:
+            # operator.attrgetter('modules')(sys): getattr with the name given first
+            for argument in node.args:
+                target = self._resolved(argument)
+                if target in _REFLECTED:
+                    yield "reflection", f"{self._resolved(function.func)}(...)({target})"
+        if self._resolved(function) == "functools.partial" and len(node.args) > 1:
+            # functools.partial(getattr, os): getattr(os, ...) made later
+            reflector, target = node.args[0], self._resolved(node.args[1])
+            reflects = isinstance(reflector, ast.Name) and reflector.id in _REFLECTION
+            if reflects and target in _REFLECTED:
+                yield "reflection", f"functools.partial({ast.unparse(reflector)}, {target})"
 
     def _descriptor(self, node: ast.Call) -> Iterator[Mark]:
         """A call handed a descriptor: ``open(3)``, ``open(f.fileno())``, ``opener=``."""
