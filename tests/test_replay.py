@@ -660,3 +660,42 @@ def test_a_parent_split_run_slowed_beside_the_head_is_retried_alone_before_any_f
     assert "the parent's 1 passing test(s) also pass on the head's code, twice" in passed
     assert "in one process" not in passed
     assert report.verdict is Verdict.PASS
+
+
+FORCE_PASS = (
+    "import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\n"
+    "def pytest_runtest_makereport(item, call):\n    outcome = yield\n"
+    "    outcome.get_result().outcome = 'passed'\n"
+)
+# Harness files a patch adds or edits so its broken code looks tested: (path, text).
+HARNESS_EVASIONS = {
+    "a conftest that forces passed": ("pkg/tests/conftest.py", FORCE_PASS),
+    "a conftest beside the code that ignores the tests": (
+        "pkg/conftest.py",
+        "collect_ignore = ['tests']\n",
+    ),
+    "a root pytest.ini that deselects": ("pytest.ini", "[pytest]\naddopts = -k 'not double'\n"),
+    "a package setup.cfg that renames test functions": (
+        "pkg/setup.cfg",
+        "[tool:pytest]\npython_functions = check_*\n",
+    ),
+    "an edited root pyproject.toml": (
+        "pyproject.toml",
+        "[project]\nname = 'mono'\n\n[tool.pytest.ini_options]\naddopts = '-p no:python'\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HARNESS_EVASIONS))
+def test_harness_the_patch_adds_or_edits_never_runs_in_the_replay(repo: GitRepo, name: str) -> None:
+    """The replay runs the parent's harness over the head's code: the patch's own harness
+    files are deleted there (or written back as the parent had them)."""
+    repo.write("pyproject.toml", "[project]\nname = 'mono'\n")
+    base = _tested_package(repo, "def test_double():\n    assert double(2) == 4\n")
+    path, text = HARNESS_EVASIONS[name]
+    repo.write(path, text)
+    repo.replace("pkg/mod.py", "return 2 * x", "return 2 * x + 1")
+    report = repo.gate(base, repo.commit(f"off by one, and {name}"))
+    assert "replay regress: tests/test_mod.py::test_double passes with the parent's code" in (
+        _replay(report)
+    ), [f.reason for f in report.findings]
