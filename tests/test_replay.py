@@ -699,3 +699,37 @@ def test_harness_the_patch_adds_or_edits_never_runs_in_the_replay(repo: GitRepo,
     assert "replay regress: tests/test_mod.py::test_double passes with the parent's code" in (
         _replay(report)
     ), [f.reason for f in report.findings]
+
+
+def test_tests_inside_the_production_package_run_split(repo: GitRepo) -> None:
+    """``intervals/tests/`` inside the ``intervals`` package: pytest imports the test
+    module as ``intervals.tests.test_merge``, a submodule of a production package that
+    the oracle child only knows as a proxy; the test files are still its own."""
+    repo.write(
+        "pkg/invariants.yaml",
+        'version: 1\ntests: ["intervals/tests/test_*.py"]\nrows:\n  - id: r\n'
+        '    globs: ["intervals/core.py"]\n    budget: {seconds: 30}\n',
+    )
+    repo.write("pkg/intervals/__init__.py", "from .core import double\n")
+    repo.write("pkg/intervals/core.py", "def double(x):\n    return 2 * x\n")
+    repo.write("pkg/intervals/tests/__init__.py", "")
+    repo.write("pkg/intervals/tests/helpers.py", "EXPECTED = {2: 4, 5: 10}\n")
+    repo.write(
+        "pkg/intervals/tests/test_merge.py",
+        "from intervals import double\n\nfrom .helpers import EXPECTED\n\n\n"
+        "def test_double():\n    for x, y in EXPECTED.items():\n        assert double(x) == y\n",
+    )
+    repo.write("pkg/flake_freeze.yaml", "frozen: []\nbudget: 2\n")
+    repo.write("oracle-gate.toml", "timeout-floor = 1\n")
+    repo.relock("pkg")
+    base = repo.commit("tests inside the package")
+    repo.replace("pkg/intervals/core.py", "return 2 * x", "return x + x")
+    report = repo.gate(base, repo.commit("refactor"))
+    passed = _replay(report, Verdict.PASS)
+    assert "the parent's 1 passing test(s) also pass on the head's code, twice" in passed, [
+        f.reason for f in report.findings
+    ]
+    assert "in one process" not in passed
+    repo.replace("pkg/intervals/core.py", "return x + x", "return x + x + 1")
+    report = repo.gate(base, repo.commit("off by one"))
+    assert "replay regress: intervals/tests/test_merge.py::test_double passes" in _replay(report)

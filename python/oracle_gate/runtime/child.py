@@ -631,7 +631,7 @@ def _test_side(request: dict[str, Any]) -> TestSide | None:
         return None
     checkout = os.path.realpath(request["checkout"])
     files = frozenset(os.path.join(checkout, path) for path in request["test_side"])
-    return TestSide(checkout, files)
+    return TestSide(checkout, files, tuple(request["import_paths"]))
 
 
 def _oracle_link(request: dict[str, Any], request_fd: int, result_fd: int) -> Link:

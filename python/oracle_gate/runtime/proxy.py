@@ -282,6 +282,22 @@ class TestSide:
 
     checkout: str
     files: frozenset[str]  # real paths
+    roots: tuple[str, ...] = ()  # the import path: where a dotted name's file would be
+
+    def spec(self, fullname: str) -> importlib.machinery.ModuleSpec | None:
+        """The spec of ``fullname`` when its file is one of the tests' own, found under the
+        import path by its dotted name: a test package inside a production package
+        (``intervals.tests``) is the tests' own although its parent is a proxy."""
+        for root in self.roots:
+            base = os.path.join(root, *fullname.split("."))
+            package = os.path.join(base, "__init__.py")
+            if os.path.realpath(package) in self.files:
+                return importlib.util.spec_from_file_location(
+                    fullname, package, submodule_search_locations=[base]
+                )
+            if os.path.realpath(base + ".py") in self.files:
+                return importlib.util.spec_from_file_location(fullname, base + ".py")
+        return None
 
     def holds(self, spec: importlib.machinery.ModuleSpec) -> bool | None:
         """True: the tests' own module; False: production's; None: not in the checkout."""
@@ -320,9 +336,15 @@ class _Finder(importlib.abc.MetaPathFinder):
         self, fullname: str, path: Any = None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
         top = fullname.partition(".")[0]
+        # the gate's own libraries; a proxied name is in sys.modules too once imported
+        library = top not in self.names and self.keep(top)
+        if self.tests is not None and not library:
+            own_file = self.tests.spec(fullname)
+            if own_file is not None:
+                return own_file
         if isinstance(sys.modules.get(fullname.rpartition(".")[0]), ProxyModule):
             return self._proxy(fullname)
-        if self.tests is not None and not self.keep(top):
+        if self.tests is not None and not library:
             found = importlib.machinery.PathFinder.find_spec(fullname, path)
             own = self.tests.holds(found) if found is not None else None
             if own is not None:
