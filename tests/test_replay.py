@@ -733,3 +733,42 @@ def test_tests_inside_the_production_package_run_split(repo: GitRepo) -> None:
     repo.replace("pkg/intervals/core.py", "return x + x", "return x + x + 1")
     report = repo.gate(base, repo.commit("off by one"))
     assert "replay regress: intervals/tests/test_merge.py::test_double passes" in _replay(report)
+
+
+# Wherever pytest runs in the same process, no test body runs: every test passes.
+NO_TEST_RUNS = """import operator
+import sys
+
+
+def _no_test_runs(module_of_modules, name):
+    python = operator.attrgetter(name)(module_of_modules).get("_pytest.python")
+    if python is not None:
+        python.Function.runtest = lambda self: None
+
+
+_no_test_runs(sys, "modules")
+
+
+def double(x):
+    return 2 * x + 1
+"""
+
+
+def test_a_harness_that_distributes_tests_to_workers_still_runs_them_split(
+    repo: GitRepo,
+) -> None:
+    """The parent's pytest.ini asks for pytest-xdist workers: new interpreters that would
+    import the production code themselves, where it rewrites their reports. The split run
+    keeps every test in the oracle child."""
+    pytest.importorskip("xdist")
+    repo.write("pkg/pytest.ini", "[pytest]\npythonpath = .\naddopts = -n 2\n")
+    base = _tested_package(repo, "def test_double():\n    assert double(2) == 4\n")
+    repo.write("pkg/mod.py", NO_TEST_RUNS)
+    report = repo.gate(base, repo.commit("off by one, no test body runs"))
+    assert "replay regress: tests/test_mod.py::test_double passes with the parent's code" in (
+        _replay(report)
+    ), [f.reason for f in report.findings]
+    repo.write("pkg/mod.py", "def double(x):\n    return x + x\n")
+    passed = _replay(repo.gate(base, repo.commit("refactor")), Verdict.PASS)
+    assert "the parent's 1 passing test(s) also pass on the head's code, twice" in passed
+    assert "in one process" not in passed

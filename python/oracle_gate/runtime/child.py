@@ -408,6 +408,16 @@ class _SplitOutcomes(_Outcomes):
             self.outcomes[nodeid] = f"{UNSENDABLE}{problem.what}{where}"
 
 
+def _in_this_process() -> list[str]:
+    """Options that keep every test in this process, whatever the tests' configuration asks
+    (``addopts = -n auto``): a pytest-xdist or pytest-forked worker is a new interpreter that
+    imports the production code itself, beside pytest, and reports back as a test's result."""
+    options = ["-p", "no:forked"]
+    if importlib.util.find_spec("xdist") is not None:
+        options += ["-n", "0"]
+    return options
+
+
 def role_pytest(request: dict[str, Any], collector: _Outcomes | None = None) -> dict[str, Any]:
     """Run pytest on the given test files; every node id with passed, failed or skipped."""
     import pytest
@@ -415,7 +425,7 @@ def role_pytest(request: dict[str, Any], collector: _Outcomes | None = None) -> 
     collector = collector or _Outcomes()
     # A test file that does not import fails alone; the others still run.
     arguments = ["-q", "-p", "no:cacheprovider", "--continue-on-collection-errors"]
-    arguments += ["--rootdir", request["package_dir"]]
+    arguments += ["--rootdir", request["package_dir"], *_in_this_process()]
     code = pytest.main([*arguments, *request["files"]], plugins=[collector])
     return {"outcomes": collector.outcomes, "exit": int(code)}
 
