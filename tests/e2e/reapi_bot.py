@@ -31,6 +31,21 @@ from buildgrid._protos.google.devtools.remoteworkers.v1test2 import (
 )
 
 CHUNK = 1 << 20
+# BuildGrid turns an RPC away while Bazel's own fill its concurrency limit
+# ("Concurrent RPC limit exceeded!"): wait and ask again rather than die.
+RETRIED = (grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.UNAVAILABLE)
+ATTEMPTS = 60
+
+
+def retried(call, *args):  # type: ignore[no-untyped-def]
+    for attempt in range(ATTEMPTS):
+        try:
+            return call(*args)
+        except grpc.RpcError as error:
+            if error.code() not in RETRIED or attempt == ATTEMPTS - 1:
+                raise
+            time.sleep(min(0.05 * 2**attempt, 2.0))
+    raise AssertionError("unreachable")
 
 
 class Cas:
@@ -42,10 +57,10 @@ class Cas:
         if digest.size_bytes == 0:
             return b""
         name = f"blobs/{digest.hash}/{digest.size_bytes}"
-        return b"".join(
-            part.data
-            for part in self.bytestream.Read(bytestream_pb2.ReadRequest(resource_name=name))
-        )
+        return retried(self._read, bytestream_pb2.ReadRequest(resource_name=name))
+
+    def _read(self, request: bytestream_pb2.ReadRequest) -> bytes:
+        return b"".join(part.data for part in self.bytestream.Read(request))
 
     def write(self, data: bytes) -> re.Digest:
         digest = re.Digest(hash=hashlib.sha256(data).hexdigest(), size_bytes=len(data))
@@ -65,7 +80,7 @@ class Cas:
                 if last:
                     return
 
-        self.bytestream.Write(chunks())
+        retried(lambda: self.bytestream.Write(chunks()))  # a fresh stream each attempt
         return digest
 
     def message(self, digest: re.Digest, kind: type) -> object:
@@ -164,9 +179,8 @@ def main(address: str, workdir: str) -> None:
             lease.result.Pack(result)
             lease.state = bots_pb2.LeaseState.COMPLETED
             lease.status.code = 0
-        session = bots.UpdateBotSession(
-            bots_pb2.UpdateBotSessionRequest(name=session.name, bot_session=session)
-        )
+        update = bots_pb2.UpdateBotSessionRequest(name=session.name, bot_session=session)
+        session = retried(bots.UpdateBotSession, update)
         if not session.leases:
             time.sleep(0.2)
 
