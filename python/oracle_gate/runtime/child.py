@@ -461,20 +461,20 @@ def _set_path(request: dict[str, Any]) -> None:
     importlib.invalidate_caches()
 
 
-def _outside_imports(request: dict[str, Any]) -> list[str]:
-    """Repository modules this process imported from outside the checkout.
+def _outside_imports(checkout: str, names: frozenset[str]) -> list[str]:
+    """Repository modules (``names``) this process imported from outside ``checkout``.
 
     Only modules actually imported count: a repository module name that a
     library elsewhere also uses (``utils``) matters only if the code under
     test imports it. A module named like one of the standard library's is
     left out: the standard library is where the gate itself expects it.
+    The production child asks after every answer, so this walks what is
+    imported (hundreds), not every module name of a monorepo.
     """
-    checkout = os.path.realpath(request["checkout"])
+    checkout = os.path.realpath(checkout)
     outside = []
-    for name in request["repo_modules"]:
-        module = sys.modules.get(name)
-        if module is None or name in sys.stdlib_module_names:
-            continue
+    for name in sorted(names.intersection(sys.modules) - sys.stdlib_module_names):
+        module = sys.modules[name]
         places = [getattr(module, "__file__", None) or "", *getattr(module, "__path__", ())]
         real = [os.path.realpath(p) for p in places if isinstance(p, str) and p]
         if real and not any(p.startswith(checkout + os.sep) for p in real):
@@ -489,7 +489,7 @@ def _answer(
     repository module from outside the checkout (the answer stood on the wrong code)."""
     answer = _role_answer(request, role)
     if request["role"] in _PRODUCTION_ROLES:
-        outside = _outside_imports(request)
+        outside = _outside_imports(request["checkout"], frozenset(request["repo_modules"]))
         if outside:
             return {"outside": outside}
     return answer
@@ -604,6 +604,7 @@ def _serve_one(question: dict[str, Any]) -> dict[str, Any]:
 def serve(request: dict[str, Any], request_fd: int, result_fd: int) -> None:
     """The production child: one framed answer per framed question, until the pipe closes,
     or until an answer stood on a repository module imported from outside the checkout."""
+    names = frozenset(request["repo_modules"])
     write_frame(result_fd, {"seq": 0, "ready": True})
     while True:
         try:
@@ -614,7 +615,7 @@ def serve(request: dict[str, Any], request_fd: int, result_fd: int) -> None:
         answer = _serve_one(question)
         sys.stdout.flush()
         sys.stderr.flush()
-        outside = _outside_imports(request)
+        outside = _outside_imports(request["checkout"], names)
         write_frame(result_fd, {"seq": sequence, **({"outside": outside} if outside else answer)})
         if outside:
             return
