@@ -28,7 +28,7 @@ import os
 import posixpath
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from oracle_gate.config.ledgers import FREEZE_FILE
@@ -155,13 +155,13 @@ def _pytest(
     tree: Path,
     files: list[str],
     budget: float,
-    split: Sequence[str] | None = None,
+    split: _Split | None = None,
 ) -> Outcomes | None:
     """Outcome per node id of running ``files`` (package-relative) in ``tree``; None on time stop.
 
-    With ``split`` (the tests' own files, checkout-relative), pytest runs in
-    an oracle child and the production code in a production child that
-    serves it; without, both in one child. A run pytest itself could not
+    With ``split`` (``tree`` as a split run sees it), pytest runs in an
+    oracle child and the production code in a production child that serves
+    it; without, both in one child. A run pytest itself could not
     finish (an internal or usage error: a conftest that does not import)
     adds the outcome ``failed`` for ``SESSION``.
 
@@ -177,14 +177,14 @@ def _pytest(
                 request, directory, import_paths=paths, checkout=tree, timeout=budget
             )
         else:
-            request = {"role": "pytest_split", "files": files, "test_side": list(split)}
+            request = {"role": "pytest_split", "files": files, "test_side": list(split.test_side)}
             answer = env.runner.run_served(
                 request,
                 directory,
                 import_paths=paths,
                 checkout=tree,
                 timeout=budget,
-                masked=hidden_from_production(tree, package, split),
+                masked=split.masked,
             )
     except RunnerFailure as failure:
         if str(failure).startswith("timed out"):
@@ -208,6 +208,15 @@ def _failed(outcomes: Outcomes, nodeid: str) -> bool:
     return outcomes.get(nodeid) != "passed"
 
 
+@dataclass(frozen=True)
+class _Split:
+    """A checkout as a split run sees it: the tests' own files (checkout-relative), and
+    the paths its production child does not see."""
+
+    test_side: tuple[str, ...]
+    masked: tuple[Path, ...]
+
+
 @dataclass
 class _Package:
     package: Package
@@ -215,6 +224,14 @@ class _Package:
     test_side: tuple[str, ...]  # every file the parent's tests stand on, checkout-relative
     budget: float
     freezes: Freezes
+    splits: dict[Path, _Split] = field(default_factory=dict)
+
+    def split(self, tree: Path) -> _Split:
+        """``tree``'s split view, found once: every run on it sees the same files."""
+        if tree not in self.splits:
+            masked = hidden_from_production(tree, self.package, self.test_side)
+            self.splits[tree] = _Split(self.test_side, tuple(masked))
+        return self.splits[tree]
 
     def finding(
         self, verdict: Verdict, nodeid: str, reason: str, lane: Lane = Lane.TEST
@@ -447,10 +464,17 @@ def _both(
     Raises:
         RunnerFailure: pytest could not run at all.
     """
-    side = state.test_side if split else None
     with ThreadPoolExecutor(max_workers=2) as pool:
         futures = [
-            pool.submit(_pytest, env, state.package, tree, files, state.budget, side)
+            pool.submit(
+                _pytest,
+                env,
+                state.package,
+                tree,
+                files,
+                state.budget,
+                state.split(tree) if split else None,
+            )
             if files
             else None
             for tree, files in jobs
@@ -544,7 +568,7 @@ def _parent_alone(
     """
     try:
         baseline = _pytest(
-            env, state.package, trees.parent_dir, files, state.budget, state.test_side
+            env, state.package, trees.parent_dir, files, state.budget, state.split(trees.parent_dir)
         )
     except RunnerFailure as failure:
         raise _unrunnable(state, f"replay could not run: {failure}") from None
