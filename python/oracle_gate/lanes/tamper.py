@@ -390,12 +390,13 @@ class _Reader:
             target = self._resolved(node.args[0])
             if target in _REFLECTED:
                 yield "reflection", f"{function.id}({target}, ...)"
-        if isinstance(function, ast.Call) and self._resolved(function.func) in _GETTERS:
+        getter = self._resolved(function.func) if isinstance(function, ast.Call) else None
+        if getter in _GETTERS:
             # operator.attrgetter('modules')(sys): getattr with the name given first
             for argument in node.args:
                 target = self._resolved(argument)
                 if target in _REFLECTED:
-                    yield "reflection", f"{self._resolved(function.func)}(...)({target})"
+                    yield "reflection", f"{getter}(...)({target})"
         if self._resolved(function) == "functools.partial" and len(node.args) > 1:
             # functools.partial(getattr, os): getattr(os, ...) made later
             reflector, target = node.args[0], self._resolved(node.args[1])
