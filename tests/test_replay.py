@@ -100,10 +100,15 @@ def _tested_package(
     )
     repo.write("pkg/mod.py", "def double(x):\n    return 2 * x\n")
     repo.write("pkg/tests/test_mod.py", f"from mod import double\n\n\n{test_body}")
-    repo.write("pkg/flake_freeze.yaml", freeze + f"budget: {freeze_budget}\n")
+    return _commit_package(repo, freeze + f"budget: {freeze_budget}\n", "tested package")
+
+
+def _commit_package(repo: GitRepo, freezes: str, message: str) -> str:
+    """pkg/'s freeze ledger, a 1 s timeout floor and a fresh lock, committed."""
+    repo.write("pkg/flake_freeze.yaml", freezes)
     repo.write("oracle-gate.toml", "timeout-floor = 1\n")
     repo.relock("pkg")
-    return repo.commit("tested package")
+    return repo.commit(message)
 
 
 BROKEN_ON_PARENT = (
@@ -719,10 +724,7 @@ def test_tests_inside_the_production_package_run_split(repo: GitRepo) -> None:
         "from intervals import double\n\nfrom .helpers import EXPECTED\n\n\n"
         "def test_double():\n    for x, y in EXPECTED.items():\n        assert double(x) == y\n",
     )
-    repo.write("pkg/flake_freeze.yaml", "frozen: []\nbudget: 2\n")
-    repo.write("oracle-gate.toml", "timeout-floor = 1\n")
-    repo.relock("pkg")
-    base = repo.commit("tests inside the package")
+    base = _commit_package(repo, "frozen: []\nbudget: 2\n", "tests inside the package")
     repo.replace("pkg/intervals/core.py", "return 2 * x", "return x + x")
     report = repo.gate(base, repo.commit("refactor"))
     passed = _replay(report, Verdict.PASS)

@@ -300,8 +300,8 @@ REACHES_THE_PROCESS = {
 def test_production_that_reaches_the_process_is_a_tamper_reject(
     example_repo: tuple[GitRepo, str], name: str
 ) -> None:
-    """The replay runs the parent's tests and this code in one process: any of these
-    could write a forged answer on the result pipe."""
+    """Where the replay runs the parent's tests and this code in one process (tests that
+    hold production objects), any of these could write a forged answer on the result pipe."""
     repo, base = example_repo
     header, statement, expected = REACHES_THE_PROCESS[name]
     repo.replace(MERGE, "    merged = []\n", f"    {statement}\n    merged = []\n")
@@ -315,11 +315,9 @@ def test_ordinary_file_io_passes(example_repo: tuple[GitRepo, str]) -> None:
     """Paths, not descriptors: open(path).read(), pathlib writes, os.makedirs, a
     formatted file name, methods named write or read on objects that are not os,
     re.compile."""
-    repo, base = example_repo
-    _prepend(repo, MERGE, "import os\nimport pathlib\nimport re\nimport tempfile\n\n\n")
-    repo.replace(
-        MERGE,
-        "    merged = []\n",
+    _passes_untouched(
+        example_repo,
+        "import os\nimport pathlib\nimport re\nimport tempfile\n\n\n",
         "    scratch = pathlib.Path(tempfile.gettempdir()) / 'intervals'\n"
         "    os.makedirs(scratch, exist_ok=True)\n"
         "    (scratch / 'last.txt').write_text(repr(ranges))\n"
@@ -328,27 +326,32 @@ def test_ordinary_file_io_passes(example_repo: tuple[GitRepo, str]) -> None:
         "        with open(os.path.join(scratch, name)) as handle:\n"
         "            handle.read()\n"
         "    with open(str(scratch / ('run%d.log' % 3)), 'w') as log:\n"
-        "        log.write('/processing/ranges\\n')\n"
-        "    merged = []\n",
+        "        log.write('/processing/ranges\\n')\n",
+        "remember the last input",
     )
-    report = repo.judge_paths(base, repo.commit("remember the last input"))
-    assert not _tamper(report, MERGE)
-    assert report.verdict is Verdict.PASS, [f.reason for f in report.findings]
 
 
 def test_getters_of_ordinary_objects_pass(example_repo: tuple[GitRepo, str]) -> None:
     """attrgetter, methodcaller and partial on data, not on a watched module."""
-    repo, base = example_repo
-    _prepend(repo, MERGE, "import functools\nimport operator\n\n\n")
-    repo.replace(
-        MERGE,
-        "    merged = []\n",
+    _passes_untouched(
+        example_repo,
+        "import functools\nimport operator\n\n\n",
         "    ranges = sorted(ranges, key=operator.itemgetter(0))\n"
         "    count = operator.methodcaller('count', ranges[0])(ranges) if ranges else 0\n"
         "    real = operator.attrgetter('real')(count)\n"
-        "    assert functools.partial(max, 0)(real) >= 0\n"
-        "    merged = []\n",
+        "    assert functools.partial(max, 0)(real) >= 0\n",
+        "sort by start",
     )
-    report = repo.judge_paths(base, repo.commit("sort by start"))
+
+
+def _passes_untouched(
+    example_repo: tuple[GitRepo, str], header: str, statements: str, message: str
+) -> None:
+    """``statements`` put first in merge_ranges, ``header`` atop its module: no tamper
+    mark, and the patch passes."""
+    repo, base = example_repo
+    _prepend(repo, MERGE, header)
+    repo.replace(MERGE, "    merged = []\n", f"{statements}    merged = []\n")
+    report = repo.judge_paths(base, repo.commit(message))
     assert not _tamper(report, MERGE)
     assert report.verdict is Verdict.PASS, [f.reason for f in report.findings]
