@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -22,6 +25,17 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GitRepo:
         monkeypatch.setenv(f"GIT_{who}_EMAIL", "t@example.com")
         monkeypatch.setenv(f"GIT_{who}_DATE", "2026-01-01T00:00:00Z")
     return GitRepo.init(tmp_path / "repo")
+
+
+@pytest.fixture
+def repo_outside_tmp(repo: GitRepo) -> Iterator[GitRepo]:
+    """``repo``'s settings, but in /var/tmp: bubblewrap's private /tmp does not hide it,
+    as it does not hide a user's repository."""
+    path = Path(tempfile.mkdtemp(prefix="oracle-gate-test-", dir="/var/tmp"))
+    try:
+        yield GitRepo.init(path / "repo")
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture

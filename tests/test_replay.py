@@ -573,23 +573,69 @@ FROM_FIXTURES = (
 )
 
 
+def _package_with_recorded_answers(repo: GitRepo) -> str:
+    """pkg/ whose test checks ``double`` on the answers in its declared fixtures."""
+    repo.write("pkg/testdata/cases.json", '[{"input": 2, "expected": 4}]\n')
+    _tested_package(repo, FROM_FIXTURES)
+    repo.replace("pkg/invariants.yaml", "version: 1\n", 'version: 1\nfixtures: ["testdata/**"]\n')
+    repo.relock("pkg")
+    return repo.commit("fixtures declared")
+
+
 @needs_bwrap
 def test_production_cannot_read_the_parents_expected_outputs_during_the_replay(
     repo: GitRepo,
 ) -> None:
     """The split run's production child sees no test file and no fixture (bubblewrap
     masks them), so code special-cased to the recorded answers fails the parent's test."""
-    repo.write("pkg/testdata/cases.json", '[{"input": 2, "expected": 4}]\n')
-    base = _tested_package(repo, FROM_FIXTURES)
-    repo.replace("pkg/invariants.yaml", "version: 1\n", 'version: 1\nfixtures: ["testdata/**"]\n')
-    repo.relock("pkg")
-    base = repo.commit("fixtures declared")
+    base = _package_with_recorded_answers(repo)
     repo.write("pkg/mod.py", READS_THE_ANSWERS)
     report = repo.gate(base, repo.commit("double, from the recorded answers"))
     assert "replay regress: tests/test_mod.py::test_recorded_cases passes with the parent's" in (
         _replay(report)
     ), [f.reason for f in report.findings]
     assert report.verdict is Verdict.REJECT
+
+
+# READS_THE_ANSWERS walking the user's repository instead: the checkout's ``.git`` file
+# names its git directory, and the working tree is beside that.
+READS_THE_REPOSITORYS_ANSWERS = READS_THE_ANSWERS.replace(
+    "def _recorded():",
+    "def _repository():\n"
+    "    here = os.path.dirname(os.path.abspath(__file__))\n"
+    "    while here != '/' and not os.path.exists(os.path.join(here, '.git')):\n"
+    "        here = os.path.dirname(here)\n"
+    "    with open(os.path.join(here, '.git')) as pointer:\n"
+    "        git_dir = pointer.read().split(':', 1)[1].strip()\n"
+    "    return git_dir.split(os.sep + '.git' + os.sep)[0]\n\n\n"
+    "def _recorded():",
+).replace("os.walk(os.path.dirname(os.path.abspath(__file__)))", "os.walk(_repository())")
+
+
+@needs_bwrap
+def test_production_cannot_read_the_answers_from_the_users_repository(
+    repo_outside_tmp: GitRepo,
+) -> None:
+    """Outside /tmp the user's repository is not hidden by the private /tmp; the sandbox
+    empties it, so the answers are nowhere to be found."""
+    repo = repo_outside_tmp
+    base = _package_with_recorded_answers(repo)
+    assert "os.walk(_repository())" in READS_THE_REPOSITORYS_ANSWERS
+    repo.write("pkg/mod.py", READS_THE_REPOSITORYS_ANSWERS)
+    report = repo.gate(base, repo.commit("double, from the repository's answers"))
+    assert "replay regress: tests/test_mod.py::test_recorded_cases passes with the parent's" in (
+        _replay(report)
+    ), [f.reason for f in report.findings]
+
+
+@needs_bwrap
+def test_a_repository_outside_tmp_replays_an_honest_change(repo_outside_tmp: GitRepo) -> None:
+    repo = repo_outside_tmp
+    base = _package_with_recorded_answers(repo)
+    repo.replace("pkg/mod.py", "def double(x):", "def double(x: int) -> int:")
+    report = repo.gate(base, repo.commit("annotate"))
+    assert "replay: the parent's 1 passing test(s) also pass" in _replay(report, Verdict.PASS)
+    assert report.verdict is Verdict.PASS, [f.reason for f in report.findings]
 
 
 def test_the_test_side_is_masked_as_whole_directories_where_they_hold_nothing_else(

@@ -143,6 +143,65 @@ def test_under_bubblewrap_the_tree_is_read_only_tmp_private_and_no_network(
         marker.unlink()
 
 
+# Finds the user's repository the way patched code could: from the checkout's ``.git``
+# file, which names the repository's git directory.
+FIND_REPOSITORY = """
+import os
+
+
+def _repository():
+    here = os.path.dirname(os.path.abspath(__file__))
+    while here != "/" and not os.path.exists(os.path.join(here, ".git")):
+        here = os.path.dirname(here)
+    with open(os.path.join(here, ".git")) as pointer:
+        git_dir = pointer.read().split(":", 1)[1].strip()
+    return git_dir, git_dir.split(os.sep + ".git" + os.sep)[0]
+"""
+
+
+@needs_bwrap
+def test_under_bubblewrap_the_users_repository_is_empty_wherever_it_lives(
+    repo_outside_tmp: GitRepo,
+) -> None:
+    repo = repo_outside_tmp
+    assert not str(repo.path.resolve()).startswith("/tmp/")
+    base = _package(repo, contract="out == [False, [], False]")
+    code = FIND_REPOSITORY + (
+        "\n\ndef run(x):\n    git_dir, root = _repository()\n"
+        "    objects = os.path.join(root, '.git', 'objects')\n"
+        "    return [os.path.exists(git_dir), os.listdir(root), os.path.exists(objects)]\n"
+    )
+    report = _patch(repo, base, code)
+    assert report.verdict is Verdict.PASS, _reasons(report)
+
+
+@pytest.mark.parametrize(
+    ("hidden", "visible", "expected"),
+    [
+        # the checkout under the private /tmp stays
+        (
+            ["/tmp"],
+            ["/tmp/trees/head"],
+            ["--tmpfs", "/tmp", "--ro-bind", "/tmp/trees/head", "/tmp/trees/head"],
+        ),
+        # a repository inside a shown directory stays hidden
+        (
+            ["/tmp", "/tmp/venv/repo"],
+            ["/tmp/venv"],
+            ["--tmpfs", "/tmp", "--ro-bind", "/tmp/venv", "/tmp/venv", "--tmpfs", "/tmp/venv/repo"],
+        ),
+        # a git directory inside the hidden working tree is not even a mount point there
+        (["/tmp", "/srv/repo", "/srv/repo/.git"], [], ["--tmpfs", "/tmp", "--tmpfs", "/srv/repo"]),
+        # a path outside every hidden one needs no mount; /tmp itself is never shown
+        (["/tmp", "/srv/repo"], ["/usr", "/tmp"], ["--tmpfs", "/tmp", "--tmpfs", "/srv/repo"]),
+    ],
+)
+def test_hidden_and_shown_paths_are_mounted_outermost_first(
+    hidden: list[str], visible: list[str], expected: list[str]
+) -> None:
+    assert sandbox._layered(hidden, visible) == expected
+
+
 def test_without_bubblewrap_the_gate_says_so_once(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -15,6 +15,7 @@ from oracle_gate.globs import matches_any
 from oracle_gate.graph import PackageGraph
 from oracle_gate.lanes import judge_packages, judge_paths
 from oracle_gate.model import Finding, Package, Row
+from oracle_gate.repo.git import repository_dirs
 from oracle_gate.repo.trees import GitTree
 from oracle_gate.report import Report
 from oracle_gate.runtime.health import append_health
@@ -78,6 +79,7 @@ def _run_rows(
             bwrap=find_bwrap(),
             timeout_floor=facts.settings.timeout_floor,
             repo_modules=top_level_modules(facts.head.files(), facts.head_graph.nodes()),
+            hidden=tuple(map(str, repository_dirs(repo))),
         )
         involved = [p for p, _ in rows] + packages
         env = RowEnv(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from oracle_gate.errors import GitError
 
-__all__ = ["git", "git_bytes"]
+__all__ = ["git", "git_bytes", "repository_dirs"]
 
 TIMEOUT_SECONDS = 120.0
 
@@ -61,3 +61,14 @@ def git_bytes(
 def git(repo: Path, *args: str) -> str:
     """``git_bytes`` decoded as UTF-8 (git paths are bytes; we require UTF-8 names)."""
     return git_bytes(repo, *args).decode("utf-8", "surrogateescape")
+
+
+def repository_dirs(repo: Path) -> tuple[Path, ...]:
+    """``repo``, its working tree root, its git directory and their common directory
+    (a linked worktree's objects live in the main repository's)."""
+    bare, *dirs = git(
+        repo, "rev-parse", "--is-bare-repository", "--absolute-git-dir", "--git-common-dir"
+    ).splitlines()
+    if bare == "false":
+        dirs.append(git(repo, "rev-parse", "--show-toplevel").strip())
+    return tuple(dict.fromkeys((repo / path).resolve() for path in (".", *dirs)))

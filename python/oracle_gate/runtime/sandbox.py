@@ -128,20 +128,50 @@ def _bwrap_works(path: str) -> bool:
     return done.returncode == 0
 
 
-def _bwrap_options(visible: Sequence[str], masked: Sequence[Path] = ()) -> list[str]:
-    """Read-only root, private /tmp (``visible`` paths under it stay, read-only), no network;
-    ``masked`` directories are empty and ``masked`` files read as empty."""
+def _bwrap_options(
+    visible: Sequence[str], masked: Sequence[Path] = (), hidden: Sequence[str] = ()
+) -> list[str]:
+    """Read-only root, private /tmp, no network.
+
+    ``hidden`` directories (the user's repository: its working tree and git
+    directory) are empty; ``visible`` paths stay, read-only, even inside /tmp or
+    a hidden directory; ``masked`` directories are empty and ``masked`` files
+    read as empty.
+    """
     options = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    options += ["--tmpfs", _SANDBOX_TMP]
-    for path in visible:
-        options += ["--ro-bind", path, path]
-    for hidden in masked:
-        if hidden.is_dir() and not hidden.is_symlink():
-            options += ["--tmpfs", str(hidden)]
-        elif hidden.exists() and not hidden.is_symlink():
-            options += ["--ro-bind", "/dev/null", str(hidden)]
+    options += _layered([_SANDBOX_TMP, *hidden], visible)
+    for path in masked:
+        if path.is_dir() and not path.is_symlink():
+            options += ["--tmpfs", str(path)]
+        elif path.exists() and not path.is_symlink():
+            options += ["--ro-bind", "/dev/null", str(path)]
     options += ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
     return [*options, "--die-with-parent", "--new-session", "--"]
+
+
+def _layered(hidden: Sequence[str], visible: Sequence[str]) -> list[str]:
+    """Mounts that hide ``hidden`` and show ``visible``, outermost first, so a path shown
+    inside a hidden one stays (the checkout under /tmp) and a path hidden inside a shown
+    one stays hidden (a repository inside the virtual environment's directory). A mount
+    that would change nothing is left out: a hidden directory inside another hidden one
+    would show up there as an empty mount point."""
+    wanted = {os.path.realpath(p): "--tmpfs" for p in hidden}
+    for path in visible:
+        wanted.setdefault(os.path.realpath(path), "--ro-bind")
+    kept: dict[str, str] = {}
+    for path in sorted(wanted, key=lambda p: (p.count(os.sep), p)):
+        enclosing = [k for k in kept if _inside(path, k)]
+        shown = not enclosing or kept[max(enclosing, key=len)] == "--ro-bind"
+        if shown == (wanted[path] == "--tmpfs"):
+            kept[path] = wanted[path]
+    options: list[str] = []
+    for path, mount in kept.items():
+        options += ["--tmpfs", path] if mount == "--tmpfs" else ["--ro-bind", path, path]
+    return options
+
+
+def _inside(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
 
 
 def find_bwrap() -> str | None:
@@ -222,12 +252,16 @@ class Runner:
             packages and single-file modules); a child that runs production code
             refuses to run if one would be imported from outside the checkout, and
             an oracle child of a property run imports them as proxies.
+        hidden: directories no child sees under bubblewrap (they are empty there):
+            the user's repository, so patched code reaches the oracle's files only
+            through the checkouts, where the gate masks them.
     """
 
     library: tuple[str, ...] = ()
     bwrap: str | None = None
     timeout_floor: float = DEFAULT_TIMEOUT_FLOOR
     repo_modules: tuple[str, ...] = field(default_factory=tuple)
+    hidden: tuple[str, ...] = ()
 
     def run(
         self,
@@ -333,11 +367,9 @@ class Runner:
         command = [*python, str(request_fd), str(result_fd)]
         if self.bwrap is None:
             return command
-        visible = [p for p in (str(checkout), _DRIVER_PATH, sys.prefix) if _under_tmp(p)]
-        visible += [p for p in self.library if _under_tmp(p)]
-        # /tmp itself bound in would be the gate's /tmp, read-only: no private one left
-        visible = [p for p in visible if os.path.realpath(p) != _SANDBOX_TMP]
-        return [self.bwrap, *_bwrap_options(_outermost(visible), masked), *command]
+        visible = [str(checkout), _DRIVER_PATH, sys.prefix, *self.library]
+        options = _bwrap_options(visible, masked, self.hidden)
+        return [self.bwrap, *options, *command]
 
     def _environment(self, hash_seed: int) -> dict[str, str]:
         env = {key: os.environ[key] for key in ENV_ALLOWED if key in os.environ}
@@ -624,21 +656,6 @@ class _Relay:
         rest, _ = _collect(self.server.process, self.server.result_fd, min(left, 5.0))
         if self.buffers[self.server.result_fd] or rest:
             raise RunnerTamper("tamper: the production child wrote a frame nobody asked for")
-
-
-def _under_tmp(path: str) -> bool:
-    real = os.path.realpath(path)
-    return real == _SANDBOX_TMP or real.startswith(_SANDBOX_TMP + os.sep)
-
-
-def _outermost(paths: Sequence[str]) -> list[str]:
-    """``paths`` without those inside another one, so no bind hides a later one."""
-    real = sorted({os.path.realpath(p) for p in paths})
-    kept: list[str] = []
-    for path in real:
-        if not any(path.startswith(k + os.sep) for k in kept):
-            kept.append(path)
-    return kept
 
 
 def _collect(
