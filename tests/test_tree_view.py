@@ -132,3 +132,44 @@ def test_a_commit_lists_its_files_links_and_odd_names_but_no_submodule(repo: Git
     assert tree.read(odd) == b"x\n"
     assert tree.read("link.txt") == b"x\n"
     assert "vendored" not in listed
+
+
+def test_a_listing_derived_from_a_near_commit_equals_the_commits_own(repo: GitRepo) -> None:
+    """The head's listing is the parent's changed by ``git diff-tree``: every kind of
+    change (edit, addition, deletion, mode, file to link and back, file to directory,
+    submodule in and out, odd names) must leave the same entries as listing the head."""
+    odd = os.fsdecode(b"caf\xe9.txt")
+    for path in ("kept.txt", "edited.txt", "gone.txt", "mode.sh", "to_link.txt", "becomes"):
+        repo.write(path, f"{path}\n")
+    os.symlink("kept.txt", repo.path / "from_link.txt")
+    first = repo.commit("base")
+    # ``repo.commit`` adds with -A, which would drop a submodule entry without its directory
+    repo.git("update-index", "--add", "--cacheinfo", f"160000,{first},old_submodule")
+    repo.git("commit", "-q", "--no-verify", "-m", "a submodule")
+    base = repo.git("rev-parse", "HEAD").strip()
+    repo.write("edited.txt", "changed\n")
+    (repo.path / "gone.txt").unlink()
+    os.chmod(repo.path / "mode.sh", 0o755)
+    (repo.path / "to_link.txt").unlink()
+    os.symlink("kept.txt", repo.path / "to_link.txt")
+    (repo.path / "from_link.txt").unlink()
+    repo.write("from_link.txt", "now a file\n")
+    (repo.path / "becomes").unlink()
+    repo.write("becomes/inside.txt", "x\n")
+    repo.write("tab\tand space.txt", "x\n")
+    (repo.path / odd).write_bytes(b"x\n")
+    repo.git("add", "-A", "--", ":!old_submodule")
+    repo.git("rm", "-q", "--cached", "old_submodule")
+    repo.git("update-index", "--add", "--cacheinfo", f"160000,{first},new_submodule")
+    repo.git("commit", "-q", "--no-verify", "-m", "every kind of change")
+    head = repo.git("rev-parse", "HEAD").strip()
+    assert "new_submodule" in repo.git("ls-tree", "--name-only", head)
+    near = GitTree(repo.path, head, near=GitTree(repo.path, base))
+    listed = GitTree(repo.path, head)
+    assert near.files() == listed.files()
+    assert {p: near.blob_id(p) for p in near.files()} == {
+        p: listed.blob_id(p) for p in listed.files()
+    }
+    assert [p for p in near.files() if near.is_link(p)] == ["to_link.txt"]
+    assert "becomes/inside.txt" in near.files() and "gone.txt" not in near.files()
+    assert near.read("to_link.txt") == b"kept.txt\n"

@@ -151,7 +151,8 @@ def gather_facts(
     """
     diff = read_diff(repo, base, head)
     parent_tree = GitTree(repo, diff.base)
-    head_tree = GitTree(repo, diff.head)
+    # the head's listing is the parent's, changed by the patch
+    head_tree = GitTree(repo, diff.head, near=parent_tree)
     parent_graph = load_graph(parent_tree)
     head_graph = derive_graph(parent_graph, head_tree, diff.changes, mode=graph)
     settings = read_settings(parent_tree)

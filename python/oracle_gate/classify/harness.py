@@ -182,10 +182,11 @@ def bazelrc_imports(tree: GitTree) -> frozenset[str]:
     Both ``import`` and ``try-import`` count; ``%workspace%`` is the directory of
     the ``.bazelrc`` the chain started from.
     """
+    # endswith, not basename: this looks at every path of a tree, 80,000 in a big monorepo
     todo = [
         (path, posixpath.dirname(path))
         for path in tree.files()
-        if posixpath.basename(path) == ".bazelrc"
+        if path.endswith(".bazelrc") and (path == ".bazelrc" or path.endswith("/.bazelrc"))
     ]
     seen: set[str] = set()
     while todo:

@@ -163,13 +163,14 @@ def _entry_notes(
 
 
 def _first_carriers(
-    repo: Path, diff: Diff, changelogs: list[str], wanted: dict[str, list[str]]
+    parent: GitTree, diff: Diff, changelogs: list[str], wanted: dict[str, list[str]]
 ) -> dict[tuple[str, str], str]:
     """(changelog, entry) -> the first commit of the patch, parents first, whose tree holds it."""
     carriers: dict[tuple[str, str], str] = {}
+    repo = parent.repo
     order = git(repo, "rev-list", "--reverse", "--topo-order", f"{diff.base}..{diff.head}").split()
     for commit in order:
-        tree = GitTree(repo, commit)
+        tree = GitTree(repo, commit, near=parent)
         for changelog in changelogs:
             text = tree.read_optional(changelog)
             if text is None:
@@ -194,7 +195,7 @@ def _changelog_notes(
             new_entries[changelog] = fresh
     if not new_entries:
         return []
-    carriers = _first_carriers(repo, diff, sorted(new_entries), new_entries)
+    carriers = _first_carriers(parent, diff, sorted(new_entries), new_entries)
     notes: list[Note] = []
     for changelog, entries in sorted(new_entries.items()):
         directory = posixpath.dirname(changelog)
