@@ -45,12 +45,17 @@ def _reasons(report: Report, verdict: Verdict = Verdict.REJECT) -> str:
     return "\n".join(f.reason for f in report.findings if f.verdict is verdict)
 
 
-def _package(repo: GitRepo, contract: str = "out == 1", extra: str = "") -> str:
-    """pkg/ with one partition row S1: run(1) must satisfy ``contract``; returns the commit."""
+def _package(
+    repo: GitRepo, contract: str = "out == 1", extra: str = "", seconds: int = 10
+) -> str:
+    """pkg/ with one partition row S1: run(1) must satisfy ``contract`` within ``seconds``
+    (a busy machine can take more than a second to start a sandboxed child); returns the
+    commit."""
     repo.write(
         "pkg/invariants.yaml",
         'version: 1\nrows:\n  - id: r\n    globs: ["mod.py"]\n'
-        '    partitions: ["partitions.py:PARTITIONS"]\n    budget: {seconds: 1}\n',
+        '    partitions: ["partitions.py:PARTITIONS"]\n'
+        f"    budget: {{seconds: {seconds}}}\n",
     )
     repo.write("pkg/mod.py", HONEST)
     repo.write(
@@ -108,7 +113,7 @@ def test_children_never_see_ci_tokens(repo: GitRepo, monkeypatch: pytest.MonkeyP
 
 def test_a_timeout_kills_the_whole_process_group(repo: GitRepo) -> None:
     """A grandchild holding the output pipe open must not keep the gate waiting."""
-    base = _package(repo)
+    base = _package(repo, seconds=1)
     code = (
         "import subprocess, time\n\n\ndef run(x):\n"
         "    subprocess.Popen(['sleep', '60'])\n    time.sleep(60)\n    return x\n"

@@ -7,6 +7,7 @@ errors into exit codes.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import importlib
 import io
@@ -300,9 +301,20 @@ def entry() -> int:
     about 4.2 s of CPU instead of 5.6 s (docs/selection.md). A command is one
     short process; what little cyclic garbage it makes goes when it exits.
     ``main`` itself leaves the collector alone, for callers in a process of theirs.
+
+    For the same reason the process ends with ``os._exit`` once the output is
+    flushed: tearing down what a command read (``keep_until_exit``) would only
+    free it object by object. Commands clean up in ``finally`` blocks, never at exit.
     """
     gc.disable()
-    return main()
+    code = main()
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:  # as in ``main``: the output was cut short, no verdict
+        code = ExitCode.GATE_ERROR
+    with contextlib.suppress(OSError):
+        sys.stderr.flush()
+    os._exit(code)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -9,7 +9,11 @@ from pathlib import Path
 from oracle_gate.errors import ConfigError, GitError, RefusedError
 from oracle_gate.repo.git import git
 
-__all__ = ["refuse_unless_human", "repo_root", "today"]
+__all__ = ["keep_until_exit", "refuse_unless_human", "repo_root", "today"]
+
+# What the last command read, kept alive: ``entry`` ends the process with ``os._exit``,
+# so a monorepo's graphs (millions of objects) are never freed one by one.
+_kept: list[object] = []
 
 
 def repo_root(given: str | None) -> Path:
@@ -49,3 +53,8 @@ def refuse_unless_human(command: str) -> None:
             f"{command} is refused for ORACLE_GATE_ROLE=agent: "
             "the oracle is not the agent's to move"
         )
+
+
+def keep_until_exit(value: object) -> None:
+    """Keep ``value`` (and nothing an earlier command kept) until the process ends."""
+    _kept[:] = [value]

@@ -7,11 +7,13 @@ import os
 from pathlib import Path
 
 from oracle_gate.bazel.labels import WORKSPACE_MARKERS
-from oracle_gate.cli.common import repo_root, today
+from oracle_gate.classify import classify
+from oracle_gate.cli.common import keep_until_exit, repo_root, today
 from oracle_gate.errors import ConfigError
+from oracle_gate.facts import gather_facts
 from oracle_gate.model import ExitCode
 from oracle_gate.repo.merge_queue import base_from_environment
-from oracle_gate.select import Selected, Selection, describe_chain, select_diff
+from oracle_gate.select import Selected, Selection, describe_chain, select
 
 __all__ = ["cmd_select"]
 
@@ -59,7 +61,9 @@ def _print_selection(repo: Path, selection: Selection, explain: bool) -> None:
 def cmd_select(args: argparse.Namespace) -> int:
     repo = repo_root(args.repo)
     base = args.base or base_from_environment(os.environ)
-    selection = select_diff(repo, base=base, head=args.head, today=today(None), graph=args.graph)
+    facts = gather_facts(repo, base, args.head, today(None), args.graph)
+    keep_until_exit(facts)
+    selection = select(classify(facts), facts)
     _print_selection(repo, selection, explain=args.explain)
     if args.bazel_targets:
         targets = selection.targets
