@@ -302,13 +302,88 @@ def test_production_that_reaches_the_process_is_a_tamper_reject(
 ) -> None:
     """Where the replay runs the parent's tests and this code in one process (tests that
     hold production objects), any of these could write a forged answer on the result pipe."""
+    _rejected_in_merge(example_repo, name, *REACHES_THE_PROCESS[name])
+
+
+def _rejected_in_merge(
+    example_repo: tuple[GitRepo, str], name: str, header: str, statement: str, expected: str
+) -> None:
+    """``statement`` put first in merge_ranges, ``header`` atop its module: a tamper
+    reject that names ``expected``."""
     repo, base = example_repo
-    header, statement, expected = REACHES_THE_PROCESS[name]
     repo.replace(MERGE, "    merged = []\n", f"    {statement}\n    merged = []\n")
     _prepend(repo, MERGE, header)
     reasons = _tamper(repo.judge_paths(base, repo.commit(name)), MERGE)
     assert reasons, f"{name}: not rejected"
     assert expected in reasons
+
+
+# Strict only where the gate's sandbox shows: each is merge_ranges skipping its checks
+# in a real run and keeping them under the gate.
+SENSES_THE_SANDBOX = {
+    "a small process id (PID namespace)": (
+        "import os\n",
+        "if os.getpid() > 100:\n        return ranges",
+        "'os.getpid'",
+    ),
+    "the parent's process id": (
+        "from os import getppid\n",
+        "if getppid() > 1:\n        return ranges",
+        "'os.getppid'",
+    ),
+    "the host name (UTS namespace)": (
+        "import socket as s\n",
+        "if s.gethostname() != 'localhost':\n        return ranges",
+        "'socket.gethostname'",
+    ),
+    "the host name from platform": (
+        "import platform\n",
+        "if platform.node():\n        return ranges",
+        "'platform.node'",
+    ),
+    "python -S": (
+        "import sys\n",
+        "if not sys.flags.no_site:\n        return ranges",
+        "'sys.flags'",
+    ),
+    "python -c": ("import sys\n", "if sys.argv[0] != '-c':\n        return ranges", "'sys.argv'"),
+    "the import path": (
+        "import sys\n",
+        "if not sys.path[0].startswith('/tmp'):\n        return ranges",
+        "'sys.path'",
+    ),
+    "a variable the gate sets": (
+        "import os\n",
+        "if os.environ.get('PYTHONHASH' + 'SEED') is None:\n        return ranges",
+        "'PYTHONHASHSEED'",
+    ),
+    "the host name through getattr": (
+        "import platform\n",
+        "if getattr(platform, 'no' + 'de')():\n        return ranges",
+        "getattr(platform, ...)",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SENSES_THE_SANDBOX))
+def test_production_that_senses_the_sandbox_is_a_tamper_reject(
+    example_repo: tuple[GitRepo, str], name: str
+) -> None:
+    _rejected_in_merge(example_repo, name, *SENSES_THE_SANDBOX[name])
+
+
+def test_ordinary_uses_of_os_sys_and_platform_pass(example_repo: tuple[GitRepo, str]) -> None:
+    """Configuration from the environment, the interpreter's version and limits, a
+    resource path from __file__, the CPU count."""
+    _passes_untouched(
+        example_repo,
+        "import os\nimport platform\nimport sys\n\n\n",
+        "    mode = os.environ.get('INTERVALS_MODE', 'strict')\n"
+        "    assert sys.version_info >= (3, 8) and sys.maxsize > 0 and mode\n"
+        "    assert platform.python_implementation() and (os.cpu_count() or 1) > 0\n"
+        "    assert os.path.dirname(os.path.abspath(__file__))\n",
+        "read the mode",
+    )
 
 
 def test_ordinary_file_io_passes(example_repo: tuple[GitRepo, str]) -> None:

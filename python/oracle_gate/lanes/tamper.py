@@ -4,7 +4,9 @@ A production change that adds a reference to test or gate machinery (pytest,
 Hypothesis, unittest, oracle_gate; frame inspection; ``os._exit`` and
 ``atexit``; variables such as ``PYTEST_CURRENT_TEST``; the package's ledgers,
 locks or fixtures; a constant equal to a recorded seed input) could behave
-one way under the oracles and another in production. Such a change is a
+one way under the oracles and another in production. So could one that reads
+what tells the gate's sandbox from a real run: its process id, host name,
+interpreter flags, command line, import path, or a ``PYTHON...`` variable. Such a change is a
 ``tamper:`` reject unless a human note covers the file.
 
 The same holds for the ways to reach the process itself: a raw file
@@ -126,6 +128,32 @@ _DOTTED = frozenset(
         "multiprocessing.connection.Connection",
     }
 )
+# What tells the gate's children from a real run: their own PID and UTS namespaces (a
+# small process id, another host name), ``python -s -S -c`` with an import path of its
+# own, an allow-listed environment. Code that reads these could be right only under
+# the gate; no computation of an output needs them.
+_SANDBOX_TELLS = frozenset(
+    {
+        "os.getpid",
+        "os.getppid",
+        "os.getpgrp",
+        "os.getpgid",
+        "os.getsid",
+        "os.uname",
+        "socket.gethostname",
+        "socket.getfqdn",
+        "platform.node",
+        "platform.uname",
+        "sys.flags",
+        "sys.argv",
+        "sys.orig_argv",
+        "sys.path",
+        "sys.dont_write_bytecode",
+        "sys.no_user_site",
+    }
+)
+# Variables the gate sets for its children (``PYTHONHASHSEED``...): the interpreter's own.
+_TELL_VARIABLE = re.compile(r"^PYTHON[A-Z_]+$")
 # Keywords that hand a descriptor over: open(..., opener=), socket(fileno=), Popen(pass_fds=).
 _FD_KEYWORDS = frozenset({"opener", "closefd", "fileno", "pass_fds", "close_fds"})
 # open() given one of these (or an int) opens a descriptor, not a path.
@@ -140,14 +168,26 @@ _NAMES = frozenset({"__import__", "__builtins__", "exec", "eval"})
 # getattr(sys, name) and friends hide a dotted reference from a reader.
 _REFLECTION = frozenset({"getattr", "setattr", "delattr", "vars"})
 _REFLECTED = frozenset(
-    {"sys", "os", "inspect", "gc", "builtins", "importlib", "traceback", "io", "signal", "socket"}
+    {
+        "sys",
+        "os",
+        "inspect",
+        "gc",
+        "builtins",
+        "importlib",
+        "traceback",
+        "io",
+        "signal",
+        "socket",
+        "platform",
+    }
 )
 # Callables that make a getter of a name given before the object: attrgetter(name)(sys).
 _GETTERS = frozenset({"operator.attrgetter", "operator.methodcaller"})
 # Attributes that reach a module's whole namespace: os.__dict__["write"].
 _NAMESPACES = frozenset({"__dict__", "__getattribute__"})
 # ``from os import *`` brings every watched name in unseen.
-_STARRED = _REFLECTED | {name.split(".")[0] for name in _DOTTED}
+_STARRED = _REFLECTED | {name.split(".")[0] for name in _DOTTED | _SANDBOX_TELLS}
 # Words that name the machinery, in any string (case-insensitive).
 _WORDS = (
     "pytest",
@@ -370,6 +410,8 @@ class _Reader:
                 yield "import *", module
             elif f"{canonical}.{name}" in _DOTTED:
                 yield "reference", f"{canonical}.{name}"
+            elif f"{canonical}.{name}" in _SANDBOX_TELLS:
+                yield "sandbox tell", f"{canonical}.{name}"
             elif not marks:
                 yield from self._module(f"{module}.{name}")
 
@@ -377,6 +419,8 @@ class _Reader:
         dotted = self._resolved(node)
         if dotted in _DOTTED:
             yield "reference", dotted
+        elif dotted in _SANDBOX_TELLS:
+            yield "sandbox tell", dotted
         elif dotted in _PROCESS_MODULES:
             yield "import", dotted
         if node.attr in _FRAME_ATTRIBUTES:
@@ -425,6 +469,8 @@ class _Reader:
                 yield "name of test machinery", word
         if "PYTEST_" in text or "HYPOTHESIS_" in text:
             yield "test variable", text[:40]
+        elif _TELL_VARIABLE.match(text):
+            yield "sandbox tell", text[:40]
         if _PROCESS_PATHS.search(text):
             yield "process path", text[:40]
         for fixture in self.fixtures:
