@@ -45,9 +45,7 @@ def _reasons(report: Report, verdict: Verdict = Verdict.REJECT) -> str:
     return "\n".join(f.reason for f in report.findings if f.verdict is verdict)
 
 
-def _package(
-    repo: GitRepo, contract: str = "out == 1", extra: str = "", seconds: int = 10
-) -> str:
+def _package(repo: GitRepo, contract: str = "out == 1", extra: str = "", seconds: int = 10) -> str:
     """pkg/ with one partition row S1: run(1) must satisfy ``contract`` within ``seconds``
     (a busy machine can take more than a second to start a sandboxed child); returns the
     commit."""
@@ -165,16 +163,40 @@ def _repository():
 
 
 @needs_bwrap
-def test_under_bubblewrap_the_users_repository_is_empty_wherever_it_lives(
+def test_under_bubblewrap_the_users_repository_shows_only_the_checkout(
     repo_outside_tmp: GitRepo,
 ) -> None:
+    """Where the repository is, the child finds the checkout of the tree it runs: not the
+    user's working tree (a file there that was never committed), not its git directory."""
     repo = repo_outside_tmp
     assert not str(repo.path.resolve()).startswith("/tmp/")
-    base = _package(repo, contract="out == [False, [], False]")
+    base = _package(repo, contract="out == [False, ['.git', 'oracle-gate.toml', 'pkg'], False]")
     code = FIND_REPOSITORY + (
         "\n\ndef run(x):\n    git_dir, root = _repository()\n"
         "    objects = os.path.join(root, '.git', 'objects')\n"
-        "    return [os.path.exists(git_dir), os.listdir(root), os.path.exists(objects)]\n"
+        "    return [os.path.exists(git_dir), sorted(os.listdir(root)), os.path.exists(objects)]\n"
+    )
+    repo.write("pkg/mod.py", code)
+    head = repo.commit("patch")
+    repo.write("uncommitted-notes.txt", "only in the working tree\n")
+    report = repo.gate(base, head)
+    assert report.verdict is Verdict.PASS, _reasons(report)
+
+
+@needs_bwrap
+@pytest.mark.parametrize("where", ["tmp", "outside_tmp"])
+def test_under_bubblewrap_code_runs_where_the_repository_is(
+    where: str, request: pytest.FixtureRequest
+) -> None:
+    """Not in a temporary checkout: ``__file__`` and the working directory are the
+    repository's own, so code cannot tell the gate's run from a run in the repository."""
+    repo: GitRepo = request.getfixturevalue("repo" if where == "tmp" else "repo_outside_tmp")
+    package = os.path.realpath(repo.path / "pkg")
+    base = _package(repo, contract=f"out == [{package!r}, {package!r}, True]")
+    code = (
+        "import os\n\n\ndef run(x):\n"
+        "    here = os.path.dirname(os.path.abspath(__file__))\n"
+        "    return [here, os.getcwd(), os.path.isfile(os.path.join(here, 'mod.py'))]\n"
     )
     report = _patch(repo, base, code)
     assert report.verdict is Verdict.PASS, _reasons(report)
@@ -205,6 +227,26 @@ def test_hidden_and_shown_paths_are_mounted_outermost_first(
     hidden: list[str], visible: list[str], expected: list[str]
 ) -> None:
     assert sandbox._layered(hidden, visible) == expected
+
+
+def test_a_placed_checkout_covers_the_repository_and_keeps_what_is_shown_inside_it() -> None:
+    place = sandbox._Place("/tmp/trees/head", "/srv/repo")
+    hidden = ["/tmp", "/srv/repo", "/srv/repo/.git", "/srv/common.git"]
+    visible = ["/srv/repo/.venv", "/usr"]
+    assert sandbox._layered(hidden, visible, place) == [
+        "--tmpfs",
+        "/tmp",
+        "--tmpfs",
+        "/srv/common.git",
+        "--ro-bind",
+        "/tmp/trees/head",
+        "/srv/repo",
+        "--ro-bind",
+        "/srv/repo/.venv",
+        "/srv/repo/.venv",
+    ]
+    assert place.moved("/tmp/trees/head/pkg") == "/srv/repo/pkg"
+    assert place.moved("/tmp/trees/header") == "/tmp/trees/header"
 
 
 def test_without_bubblewrap_the_gate_says_so_once(

@@ -71,6 +71,8 @@ def _run_rows(
     """The rows' code, then (for ``packages``) the trusted replay, in one pair of checkouts."""
     if not rows and not packages:
         return [], RuntimeStats()
+    # the first is the repository itself: its checkouts appear there to the code they run
+    hidden = repository_dirs(repo)
     with checkouts(repo, facts.diff.base, facts.diff.head) as trees:
         hide(trees.parent, _hidden_paths(facts.parent, facts.parent_graph))
         hide(trees.head, _hidden_paths(facts.head, facts.head_graph))
@@ -79,7 +81,8 @@ def _run_rows(
             bwrap=find_bwrap(),
             timeout_floor=facts.settings.timeout_floor,
             repo_modules=top_level_modules(facts.head.files(), facts.head_graph.nodes()),
-            hidden=tuple(map(str, repository_dirs(repo))),
+            hidden=tuple(map(str, hidden)),
+            shown_at=str(hidden[0]),
         )
         involved = [p for p, _ in rows] + packages
         env = RowEnv(

@@ -64,11 +64,11 @@ def git(repo: Path, *args: str) -> str:
 
 
 def repository_dirs(repo: Path) -> tuple[Path, ...]:
-    """``repo``, its working tree root, its git directory and their common directory
-    (a linked worktree's objects live in the main repository's)."""
+    """The repository's working tree root (``repo`` itself when bare), then ``repo``, its
+    git directory and their common directory (a linked worktree's objects live in the
+    main repository's)."""
     bare, *dirs = git(
         repo, "rev-parse", "--is-bare-repository", "--absolute-git-dir", "--git-common-dir"
     ).splitlines()
-    if bare == "false":
-        dirs.append(git(repo, "rev-parse", "--show-toplevel").strip())
-    return tuple(dict.fromkeys((repo / path).resolve() for path in (".", *dirs)))
+    top = git(repo, "rev-parse", "--show-toplevel").strip() if bare == "false" else "."
+    return tuple(dict.fromkeys((repo / path).resolve() for path in (top, ".", *dirs)))

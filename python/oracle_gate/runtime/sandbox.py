@@ -128,50 +128,89 @@ def _bwrap_works(path: str) -> bool:
     return done.returncode == 0
 
 
+@dataclass(frozen=True)
+class _Place:
+    """Where a checkout (``source``) appears inside the sandbox (``shown_at``)."""
+
+    source: str
+    shown_at: str
+
+    def moved(self, path: str) -> str:
+        """``path`` as the sandboxed child sees it (paths outside the checkout stay)."""
+        return self.shown_at + path[len(self.source) :] if _inside(path, self.source) else path
+
+
 def _bwrap_options(
-    visible: Sequence[str], masked: Sequence[Path] = (), hidden: Sequence[str] = ()
+    visible: Sequence[str],
+    masked: Sequence[Path] = (),
+    hidden: Sequence[str] = (),
+    place: _Place | None = None,
 ) -> list[str]:
     """Read-only root, private /tmp, no network.
 
     ``hidden`` directories (the user's repository: its working tree and git
     directory) are empty; ``visible`` paths stay, read-only, even inside /tmp or
-    a hidden directory; ``masked`` directories are empty and ``masked`` files
-    read as empty.
+    a hidden directory; ``place``'s checkout appears, read-only, where it says;
+    ``masked`` directories (in the checkout) are empty and ``masked`` files read
+    as empty.
     """
     options = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    options += _layered([_SANDBOX_TMP, *hidden], visible)
+    options += _layered([_SANDBOX_TMP, *hidden], visible, place)
     for path in masked:
+        shown = place.moved(str(path)) if place else str(path)
         if path.is_dir() and not path.is_symlink():
-            options += ["--tmpfs", str(path)]
+            options += ["--tmpfs", shown]
         elif path.exists() and not path.is_symlink():
-            options += ["--ro-bind", "/dev/null", str(path)]
+            options += ["--ro-bind", "/dev/null", shown]
     options += ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
     return [*options, "--die-with-parent", "--new-session", "--"]
 
 
-def _layered(hidden: Sequence[str], visible: Sequence[str]) -> list[str]:
-    """Mounts that hide ``hidden`` and show ``visible``, outermost first, so a path shown
-    inside a hidden one stays (the checkout under /tmp) and a path hidden inside a shown
-    one stays hidden (a repository inside the virtual environment's directory). A mount
-    that would change nothing is left out: a hidden directory inside another hidden one
-    would show up there as an empty mount point."""
-    wanted = {os.path.realpath(p): "--tmpfs" for p in hidden}
+def _layered(
+    hidden: Sequence[str], visible: Sequence[str], place: _Place | None = None
+) -> list[str]:
+    """Mounts that hide ``hidden``, show ``visible`` and put ``place``'s checkout where
+    it says, outermost first, so a path shown inside a hidden one stays (the checkout
+    under /tmp) and a path hidden inside a shown one stays hidden (a repository inside
+    the virtual environment's directory). A mount that would change nothing is left
+    out: a hidden directory inside another hidden one would show up there as an empty
+    mount point, and one inside the placed checkout is the checkout's own."""
+    wanted: dict[str, str | None] = {os.path.realpath(p): None for p in hidden}
     for path in visible:
-        wanted.setdefault(os.path.realpath(path), "--ro-bind")
-    kept: dict[str, str] = {}
+        wanted.setdefault(os.path.realpath(path), os.path.realpath(path))
+    if place is not None:
+        wanted = {
+            p: s for p, s in wanted.items() if s is not None or not _inside(p, place.shown_at)
+        }
+        wanted[place.shown_at] = place.source
+    kept: dict[str, str | None] = {}
     for path in sorted(wanted, key=lambda p: (p.count(os.sep), p)):
-        enclosing = [k for k in kept if _inside(path, k)]
-        shown = not enclosing or kept[max(enclosing, key=len)] == "--ro-bind"
-        if shown == (wanted[path] == "--tmpfs"):
-            kept[path] = wanted[path]
+        enclosing = max((k for k in kept if _inside(path, k)), key=len, default=None)
+        # the host's own content shows here: nothing covers it, or a bind of itself
+        shown = enclosing is None or kept[enclosing] == enclosing
+        source = wanted[path]
+        if shown == (source is None) or (source is not None and source != path):
+            kept[path] = source
     options: list[str] = []
-    for path, mount in kept.items():
-        options += ["--tmpfs", path] if mount == "--tmpfs" else ["--ro-bind", path, path]
+    for path, source in kept.items():
+        options += ["--tmpfs", path] if source is None else ["--ro-bind", source, path]
     return options
 
 
 def _inside(path: str, directory: str) -> bool:
     return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
+
+
+def _mount_points(place: _Place, visible: Sequence[str]) -> None:
+    """Directories in the checkout for the ``visible`` paths that will be shown inside it
+    (a virtual environment in the repository): bubblewrap cannot make them in a
+    read-only bind."""
+    for path in visible:
+        real = os.path.realpath(path)
+        if _inside(real, place.shown_at) and real != place.shown_at:
+            inner = os.path.join(place.source, os.path.relpath(real, place.shown_at))
+            if os.path.isdir(real):
+                os.makedirs(inner, exist_ok=True)
 
 
 def find_bwrap() -> str | None:
@@ -255,6 +294,10 @@ class Runner:
         hidden: directories no child sees under bubblewrap (they are empty there):
             the user's repository, so patched code reaches the oracle's files only
             through the checkouts, where the gate masks them.
+        shown_at: under bubblewrap, where every checkout appears to the code it runs:
+            the user's repository's own path, so ``__file__`` and the working
+            directory are what they are in any run from the repository, not a
+            temporary directory's.
     """
 
     library: tuple[str, ...] = ()
@@ -262,6 +305,7 @@ class Runner:
     timeout_floor: float = DEFAULT_TIMEOUT_FLOOR
     repo_modules: tuple[str, ...] = field(default_factory=tuple)
     hidden: tuple[str, ...] = ()
+    shown_at: str | None = None
 
     def run(
         self,
@@ -357,19 +401,43 @@ class Runner:
         }
 
     def _command(
-        self, checkout: Path, result_fd: int, request_fd: int, masked: Sequence[Path]
+        self, checkout: Path, cwd: Path, fds: tuple[int, int], masked: Sequence[Path]
     ) -> list[str]:
         bootstrap = (
             "import sys; sys.path.insert(0, sys.argv[1]); "
             "from oracle_gate.runtime.child import main; main(int(sys.argv[2]), int(sys.argv[3]))"
         )
         python = [sys.executable, "-s", "-S", "-c", bootstrap, _DRIVER_PATH]
-        command = [*python, str(request_fd), str(result_fd)]
+        command = [*python, *map(str, fds)]
         if self.bwrap is None:
             return command
-        visible = [str(checkout), _DRIVER_PATH, sys.prefix, *self.library]
-        options = _bwrap_options(visible, masked, self.hidden)
+        place = self._place(checkout)
+        visible = [_DRIVER_PATH, sys.prefix, *self.library]
+        if place is None:
+            visible.append(str(checkout))
+        else:
+            _mount_points(place, visible)
+        options = _bwrap_options(visible, masked, self.hidden, place)
+        if place is not None:
+            options[-1:-1] = ["--chdir", place.moved(str(cwd))]
         return [self.bwrap, *options, *command]
+
+    def _place(self, checkout: Path) -> _Place | None:
+        if self.bwrap is None or self.shown_at is None:
+            return None
+        return _Place(os.path.realpath(checkout), os.path.realpath(self.shown_at))
+
+    def _moved(self, payload: dict[str, Any], checkout: Path) -> dict[str, Any]:
+        """The request with its checkout paths as the sandboxed child sees them."""
+        place = self._place(checkout)
+        if place is None:
+            return payload
+        return {
+            **payload,
+            "package_dir": place.moved(os.path.realpath(payload["package_dir"])),
+            "import_paths": [place.moved(os.path.realpath(p)) for p in payload["import_paths"]],
+            "checkout": place.moved(os.path.realpath(payload["checkout"])),
+        }
 
     def _environment(self, hash_seed: int) -> dict[str, str]:
         env = {key: os.environ[key] for key in ENV_ALLOWED if key in os.environ}
@@ -397,7 +465,7 @@ class Runner:
         result_read, result_write = os.pipe()
         try:
             process = subprocess.Popen(
-                self._command(checkout, result_write, request_read, masked),
+                self._command(checkout, cwd, (request_read, result_write), masked),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
@@ -415,7 +483,7 @@ class Runner:
         with _running_lock:
             _running.add(process)
         child = _Child(process, request_write, result_read)
-        child.send(payload)
+        child.send(self._moved(payload, checkout))
         return child
 
 
