@@ -17,7 +17,7 @@ from oracle_gate import gate
 from oracle_gate.model import Lane, Matrix, Package, Verdict
 from oracle_gate.repo.cache import cache_dir
 from oracle_gate.report import Report
-from oracle_gate.runtime import replay
+from oracle_gate.runtime import proxy, replay
 from oracle_gate.runtime.replay import hidden_from_production
 
 PKG = "libs/intervals"
@@ -454,29 +454,187 @@ DOUBLER = (
 )
 
 
-def test_tests_that_hold_production_objects_are_judged_in_one_process_and_say_so(
+def _class_package(repo: GitRepo, tests: str, code: str = DOUBLER) -> str:
+    """pkg/ with ``code`` (the Doubler class) and ``tests``; returns the commit."""
+    _tested_package(repo, tests)
+    repo.write("pkg/mod.py", code)  # _tested_package wrote the plain module
+    return repo.commit("a class")
+
+
+def test_tests_that_hold_production_objects_stay_split_holding_them_by_handle(
     repo: GitRepo,
 ) -> None:
-    """A test holding an instance of a production class cannot be split; it is judged
-    with the code in its process, and the pass says how many were."""
-    repo.write("pkg/mod.py", DOUBLER)
-    base = _tested_package(repo, OBJECTS)
-    repo.write("pkg/mod.py", DOUBLER)  # _tested_package wrote the plain module
-    base = repo.commit("a class")
+    """An instance of a production class stays in the production process; the test holds a
+    handle, and its calls, attributes and operators are asked of production."""
+    base = _class_package(repo, OBJECTS)
     repo.replace("pkg/mod.py", "return 2 * self.x", "return self.x + self.x")
     report = repo.gate(base, repo.commit("refactor"))
     passed = _replay(report, Verdict.PASS)
     assert "the parent's 2 passing test(s) also pass on the head's code, twice" in passed
-    assert "2 of them in one process with the code (the split run could not hold them: " in passed
-    assert "a mod.Doubler from mod:Doubler (tests/test_mod.py:" in passed, passed
+    assert "in one process" not in passed
     assert report.verdict is Verdict.PASS, [f.reason for f in report.findings]
 
 
-def test_a_broken_class_is_a_regress_in_one_process_too(repo: GitRepo) -> None:
-    repo.write("pkg/mod.py", DOUBLER)
-    base = _tested_package(repo, OBJECTS)
-    repo.write("pkg/mod.py", DOUBLER)
-    base = repo.commit("a class")
+# Every use a test makes of a held object: operators, iteration, indexing, attributes set
+# and read, an object passed back to production, a method that raises.
+HANDLE_USES = """class Bag:
+    def __init__(self, items):
+        self.items = list(items)
+
+    def __eq__(self, other):
+        return isinstance(other, Bag) and self.items == other.items
+
+    def __len__(self):
+        return len(self.items)
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def __getitem__(self, index):
+        return self.items[index]
+
+    def __contains__(self, item):
+        return item in self.items
+
+    def __repr__(self):
+        return f"Bag({self.items!r})"
+
+    def merged(self, other):
+        return Bag(self.items + other.items)
+
+    def first(self):
+        if not self.items:
+            raise LookupError("empty bag")
+        return self.items[0]
+
+
+def double(x):
+    return 2 * x
+"""
+HANDLE_TESTS = """import pytest
+
+from mod import Bag
+
+
+def test_uses():
+    bag = Bag([1, 2])
+    assert bag == Bag([1, 2]) and bag != Bag([2])
+    assert len(bag) == 2 and list(bag) == [1, 2] and bag[1] == 2 and 2 in bag
+    assert repr(bag) == "Bag([1, 2])"
+    assert bag.merged(Bag([3])) == Bag([1, 2, 3])
+    bag.label = "b"
+    assert bag.label == "b"
+    with pytest.raises(LookupError, match="empty bag"):
+        Bag([]).first()
+"""
+
+
+def test_every_use_a_test_makes_of_a_held_object_is_asked_of_production(repo: GitRepo) -> None:
+    repo.write("pkg/mod.py", HANDLE_USES)
+    _tested_package(repo, "")
+    repo.write("pkg/mod.py", HANDLE_USES)
+    repo.write("pkg/tests/test_mod.py", HANDLE_TESTS)
+    base = _commit_package(repo, "frozen: []\nbudget: 2\n", "a bag")
+    repo.replace(
+        "pkg/mod.py", "return Bag(self.items + other.items)", "return Bag([*self, *other])"
+    )
+    report = repo.gate(base, repo.commit("refactor"))
+    passed = _replay(report, Verdict.PASS)
+    assert "the parent's 1 passing test(s) also pass on the head's code, twice" in passed
+    assert "in one process" not in passed, passed
+    repo.replace("pkg/mod.py", "return Bag([*self, *other])", "return Bag([*other, *self])")
+    report = repo.gate(base, repo.commit("merged in the wrong order"))
+    assert "replay regress: tests/test_mod.py::test_uses passes" in _replay(report)
+
+
+def test_a_test_the_split_run_cannot_hold_is_judged_in_one_process_and_says_so(
+    repo: GitRepo,
+) -> None:
+    """isinstance needs the class itself, and a callback cannot cross: those tests fail
+    split on the parent's code, so they are judged with the code in their process."""
+    tests = (
+        OBJECTS + "\n\ndef test_kind():\n    assert isinstance(Doubler(2), Doubler)\n"
+        "\n\ndef test_callback():\n    assert Doubler(2).apply(lambda v: v + 1) == 5\n"
+    )
+    code = DOUBLER.replace(
+        "    def value(self):",
+        "    def apply(self, f):\n        return f(self.value())\n\n    def value(self):",
+    )
+    base = _class_package(repo, tests, code)
+    repo.replace("pkg/mod.py", "return 2 * self.x", "return self.x + self.x")
+    report = repo.gate(base, repo.commit("refactor"))
+    passed = _replay(report, Verdict.PASS)
+    assert "the parent's 4 passing test(s) also pass on the head's code, twice" in passed
+    assert "2 of them in one process with the code (the split run could not hold them: " in passed
+    assert report.verdict is Verdict.PASS, [f.reason for f in report.findings]
+
+
+def test_a_held_object_whose_method_turns_plain_data_into_an_object_is_a_reject(
+    repo: GitRepo,
+) -> None:
+    """The method now returns an object that equals anything: where the parent's code gave
+    the test a number, the head's gives it something production compares as it likes."""
+    base = _class_package(repo, OBJECTS)
+    repo.write("pkg/mod.py", DOUBLER.replace("return 2 * self.x", "return _Answer()"))
+    repo.append("pkg/mod.py", ALWAYS_EQUAL.replace("def double(x):\n    return _Answer()\n", ""))
+    report = repo.gate(base, repo.commit("value equals anything"))
+    reasons = _replay(report)
+    assert "gets a mod._Answer from a mod.Doubler's value (tests/test_mod.py:" in reasons, [
+        f.reason for f in report.findings
+    ]
+    assert report.verdict is Verdict.REJECT
+
+
+def test_production_holding_objects_that_rewrites_test_reports_is_still_a_regress(
+    repo: GitRepo,
+) -> None:
+    """The tests hold production objects, and still run in a process the production code
+    never runs in: rewriting the test reports in its own process changes nothing."""
+    base = _class_package(repo, OBJECTS)
+    broken = DOUBLER.replace("return 2 * self.x", "return 2 * self.x + 1")
+    repo.write("pkg/mod.py", ALL_PASS.replace("def double(x):\n    return 2 * x + 1\n", broken))
+    report = repo.gate(base, repo.commit("off by one, every report passes"))
+    assert not [f for f in report.findings if f.reason.startswith("tamper:")]
+    assert "replay regress: tests/test_mod.py::test_double passes with the parent's code" in (
+        _replay(report)
+    )
+
+
+def test_an_object_a_test_module_holds_from_its_import_is_judged_too(repo: GitRepo) -> None:
+    """``EXPECTED = production()`` runs when the test module is imported, outside any test;
+    what it receives counts for the tests after it, so the always-equal object is seen."""
+    tests = (
+        "from mod import double, expected\n\nEXPECTED = expected()\n\n\n"
+        "def test_double():\n    assert double(2) == EXPECTED\n"
+    )
+    base = _class_package(repo, tests, DOUBLER + "\n\ndef expected():\n    return 4\n")
+    repo.replace("pkg/mod.py", "return 2 * x\n", "return 2 * x + 1\n")
+    repo.replace("pkg/mod.py", "    return 4\n", "    return _Answer()\n")
+    repo.append("pkg/mod.py", ALWAYS_EQUAL.replace("def double(x):\n    return _Answer()\n", ""))
+    report = repo.gate(base, repo.commit("off by one, the expectation equals anything"))
+    # line 6: ``EXPECTED = expected()`` below the module's own ``from mod import double``
+    assert "gets a mod._Answer from mod:expected (tests/test_mod.py:6)" in _replay(report), [
+        f.reason for f in report.findings
+    ]
+
+
+def test_only_a_split_replay_takes_object_handles() -> None:
+    """A property run takes plain data alone: a production child that answers with a
+    handle there (so that its ``==`` would decide the property) is tampering."""
+    answer = {"object": {"id": 0, "type": "mod:Answer"}}
+    link = proxy.Link(request_fd=-1, result_fd=-1, oracle_dir="/nowhere")
+    with pytest.raises(proxy.ProxyFault, match="only plain data may cross"):
+        link.value(answer, "mod:double")
+    link = proxy.Link(request_fd=-1, result_fd=-1, oracle_dir="/nowhere", handles=True)
+    held = link.value(answer, "mod:double")
+    assert isinstance(held, proxy.RemoteObject)
+    assert [h.what for h in link.held] == ["a mod.Answer from mod:double"]
+    with pytest.raises(proxy.ProxyFault, match="malformed object handle"):
+        link.value(answer, "mod:double")  # a handle given out twice
+
+
+def test_a_broken_class_is_a_regress(repo: GitRepo) -> None:
+    base = _class_package(repo, OBJECTS)
     repo.replace("pkg/mod.py", "return 2 * self.x", "return 2 * self.x + 1")
     report = repo.gate(base, repo.commit("off by one"))
     assert "replay regress: tests/test_mod.py::test_double_twice passes with the parent's" in (
@@ -525,9 +683,7 @@ CONFTEST_OBJECT = (
 )
 
 
-def test_a_conftest_that_holds_a_production_object_runs_every_test_in_one_process(
-    repo: GitRepo,
-) -> None:
+def test_a_conftest_that_holds_a_production_object_stays_split(repo: GitRepo) -> None:
     repo.write("pkg/mod.py", DOUBLER)
     repo.write("pkg/tests/conftest.py", CONFTEST_OBJECT)
     base = _tested_package(repo, "def test_double(doubler):\n    assert doubler.value() == 4\n")
@@ -536,7 +692,8 @@ def test_a_conftest_that_holds_a_production_object_runs_every_test_in_one_proces
     repo.replace("pkg/mod.py", "return 2 * self.x", "return self.x + self.x")
     report = repo.gate(base, repo.commit("refactor"))
     passed = _replay(report, Verdict.PASS)
-    assert "1 of them in one process with the code" in passed, passed
+    assert "the parent's 1 passing test(s) also pass" in passed, passed
+    assert "in one process" not in passed, passed
     assert report.verdict is Verdict.PASS, [f.reason for f in report.findings]
     repo.replace("pkg/mod.py", "return self.x + self.x", "return self.x")
     report = repo.gate(base, repo.commit("broken"))

@@ -30,6 +30,7 @@ import copy
 import importlib
 import importlib.util
 import json
+import operator
 import os
 import re
 import sys
@@ -57,6 +58,42 @@ _ORACLE_LIBRARIES = ("hypothesis", "pytest")
 _PR_SET_DUMPABLE = 4
 # How a split run's outcome says a test needed a value that cannot cross.
 UNSENDABLE = "unsendable: "
+# How it says a test passed holding production objects (remote handles): then one
+# "<file>:<line>\t<what>" per line, the test line that received each.
+PASSED_HOLDING = "passed, holding:\n"
+# The production objects a serving child handed out, by handle (a split replay only).
+_HANDLES: dict[int, Any] = {}
+_HANDLES_ON: list[bool] = []
+# What an oracle may do with a handle: the operations a test's expressions make.
+_OPERATIONS: dict[str, Callable[..., Any]] = {
+    "eq": operator.eq,
+    "ne": operator.ne,
+    "lt": operator.lt,
+    "le": operator.le,
+    "gt": operator.gt,
+    "ge": operator.ge,
+    "contains": operator.contains,
+    "getitem": operator.getitem,
+    "setitem": operator.setitem,
+    "delitem": operator.delitem,
+    "setattr": setattr,
+    "delattr": delattr,
+    "len": len,
+    "bool": bool,
+    "iter": iter,
+    "next": next,
+    "hash": hash,
+    "repr": repr,
+    "str": str,
+    "add": operator.add,
+    "sub": operator.sub,
+    "mul": operator.mul,
+    "truediv": operator.truediv,
+    "floordiv": operator.floordiv,
+    "mod": operator.mod,
+    "neg": operator.neg,
+    "abs": abs,
+}
 
 
 class OracleMistake(Exception):
@@ -398,14 +435,27 @@ class _SplitOutcomes(_Outcomes):
         super().__init__()
         self.link = link
         self.seen = 0
+        self.done = 0  # the link's held objects already given to a test or to ``outside``
+        self.outside: set[str] = set()
 
     def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
         self.seen = len(self.link.problems)
+        # objects received outside any test (importing test modules and conftests) count
+        # for every test after: ``EXPECTED = make()`` at module level is what a test compares
+        self.outside |= self._held_since(self.done)
+        self.done = len(self.link.held)
 
     def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> None:
         for problem in self.link.problems[self.seen : self.seen + 1]:
             where = f" ({problem.file}:{problem.line})" if problem.file else ""
             self.outcomes[nodeid] = f"{UNSENDABLE}{problem.what}{where}"
+        held = self.outside | self._held_since(self.done)
+        self.done = len(self.link.held)
+        if held and self.outcomes.get(nodeid) == "passed":
+            self.outcomes[nodeid] = PASSED_HOLDING + "\n".join(sorted(held))
+
+    def _held_since(self, start: int) -> set[str]:
+        return {f"{h.file}:{h.line}\t{h.what}" for h in self.link.held[start:]}
 
 
 def _in_this_process() -> list[str]:
@@ -514,9 +564,14 @@ def _role_answer(
 
 
 def _production(path: str) -> Any:
-    """The object ``module:attr.path`` names in production (the module for ``module:``)."""
-    module_name, _, attribute = path.partition(":")
-    target: Any = importlib.import_module(module_name)
+    """The object ``module:attr.path`` names in production (the module for ``module:``);
+    ``#<handle>.attr.path`` starts at an object handed out before."""
+    if path.startswith("#"):
+        handle, _, attribute = path[1:].partition(".")
+        target: Any = _HANDLES[int(handle)]
+    else:
+        module_name, _, attribute = path.partition(":")
+        target = importlib.import_module(module_name)
     for part in filter(None, attribute.split(".")):
         target = getattr(target, part)
     return target
@@ -540,10 +595,14 @@ def _raised(error: Exception) -> dict[str, Any]:
 
 
 def _sendable(value: Any) -> dict[str, Any]:
+    """The answer for ``value``: plain data, else a handle (a split replay), else refused."""
     try:
         return {"ok": encode(value, plain=True)}
     except NotPlainData as error:
-        return {"unsendable": error.type_name}
+        if not _HANDLES_ON:
+            return {"unsendable": error.type_name}
+        _HANDLES[len(_HANDLES)] = value
+        return {"object": {"id": len(_HANDLES) - 1, "type": _type_key(type(value))}}
     except CanonicalError as error:
         return {"unsendable": f"value that {error}"}
 
@@ -556,23 +615,39 @@ def _changed(sent: list[Any], values: list[Any]) -> dict[str, Any]:
     """
     changed = {}
     for index, (before, value) in enumerate(zip(sent, values, strict=True)):
+        if _is_handle(before):
+            continue  # production's own object, changed where it lives
         after = encode(value, plain=True)
         if canonical_text(after) != canonical_text(before):
             changed[str(index)] = after
     return changed
 
 
+def _is_handle(tagged: Any) -> bool:
+    return isinstance(tagged, dict) and set(tagged) == {"handle"} and bool(_HANDLES_ON)
+
+
+def _argument(tagged: Any) -> Any:
+    """A call's argument: plain data, or ``{"handle": n}``, an object handed out before."""
+    return _HANDLES[int(tagged["handle"])] if _is_handle(tagged) else decode(tagged)
+
+
 def _serve_call(question: dict[str, Any]) -> dict[str, Any]:
     function = _production(question["call"])
-    sent = [*question["args"], *question["kwargs"].values()]
-    args = [decode(tagged) for tagged in question["args"]]
-    kwargs = {str(key): decode(tagged) for key, tagged in question["kwargs"].items()}
+    return _answer_call(function, question["args"], question["kwargs"])
+
+
+def _answer_call(
+    function: Callable[..., Any], sent_args: list[Any], sent_kwargs: dict[str, Any]
+) -> dict[str, Any]:
+    args = [_argument(tagged) for tagged in sent_args]
+    kwargs = {str(key): _argument(tagged) for key, tagged in sent_kwargs.items()}
     try:
         answer = _sendable(function(*args, **kwargs))
     except Exception as error:
         answer = _raised(error)
     try:
-        changed = _changed(sent, [*args, *kwargs.values()])
+        changed = _changed([*sent_args, *sent_kwargs.values()], [*args, *kwargs.values()])
     except NotPlainData as error:
         return {"unsendable": f"{error.type_name} put into an argument"}
     return {**answer, "changed": changed} if changed else answer
@@ -595,6 +670,8 @@ def _serve_one(question: dict[str, Any]) -> dict[str, Any]:
             return _serve_call(question)
         if "describe" in question:
             return _serve_describe(str(question["describe"]))
+        if "op" in question and _HANDLES_ON:
+            return _answer_call(_OPERATIONS[str(question["op"])], question["args"], {})
         module = importlib.import_module(str(question["import"]))
         return {"kind": "module", "name": module.__name__}
     except Exception as error:
@@ -605,6 +682,8 @@ def serve(request: dict[str, Any], request_fd: int, result_fd: int) -> None:
     """The production child: one framed answer per framed question, until the pipe closes,
     or until an answer stood on a repository module imported from outside the checkout."""
     names = frozenset(request["repo_modules"])
+    if request.get("handles"):
+        _HANDLES_ON.append(True)
     write_frame(result_fd, {"seq": 0, "ready": True})
     while True:
         try:
@@ -653,6 +732,7 @@ def _oracle_link(request: dict[str, Any], request_fd: int, result_fd: int) -> Li
         with contextlib.suppress(ImportError):
             importlib.import_module(library)
     link = Link(request_fd, result_fd, str(Path(request["package_dir"])))
+    link.handles = bool(request.get("handles"))
     names = {*request["repo_modules"], *module_names(request["import_paths"])}
     install(link, names, _local, _test_side(request))
     return link

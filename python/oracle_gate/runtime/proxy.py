@@ -72,6 +72,13 @@ class Link:
     problems: list[Problem] = field(default_factory=list)
     tamper: str | None = None
     classes: dict[str, type[Exception]] = field(default_factory=dict)
+    # Production objects received (split replay), with the oracle line that received each.
+    held: list[Problem] = field(default_factory=list)
+    types: dict[int, str] = field(default_factory=dict)  # handle -> its object's type
+    # Whether production may answer with object handles: only in a split replay, where
+    # the gate compares where the parent's and the head's code gave objects. A property
+    # run takes plain data alone, or an object's ``==`` would decide the property.
+    handles: bool = False
 
     def ask(self, question: dict[str, Any]) -> dict[str, Any]:
         write_frame(self.result_fd, {"ask": question})
@@ -99,16 +106,41 @@ class Link:
         return "", None
 
     def call(self, path: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        return self._asked({"call": path}, path, args, kwargs)
+
+    def operate(self, name: str, *args: Any) -> Any:
+        """``operator.<name>(*args)`` (or the builtin) on a production object, in production."""
+        return self._asked({"op": name}, f"{name}() of {self.shown(args[0])}", args, {})
+
+    def _asked(
+        self, question: dict[str, Any], path: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
         try:
-            sent_args = [encode(value, plain=True) for value in args]
-            sent_kwargs = {key: encode(value, plain=True) for key, value in kwargs.items()}
+            sent_args = [self._sent(value) for value in args]
+            sent_kwargs = {key: self._sent(value) for key, value in kwargs.items()}
         except NotPlainData as error:
-            raise self.refuse(f"an argument of {path} ({error.type_name})") from None
+            raise self.refuse(f"an argument of {self.shown(path)} ({error.type_name})") from None
         except CanonicalError as error:
-            raise self.refuse(f"an argument of {path} ({error})") from None
-        answer = self.ask({"call": path, "args": sent_args, "kwargs": sent_kwargs})
+            raise self.refuse(f"an argument of {self.shown(path)} ({error})") from None
+        answer = self.ask({**question, "args": sent_args, "kwargs": sent_kwargs})
         self._write_back(path, [*args, *kwargs.values()], answer.get("changed", {}))
         return self.value(answer, path)
+
+    def _sent(self, value: Any) -> Any:
+        """An argument as it crosses: plain data, or the handle of a production object."""
+        if isinstance(value, RemoteObject) and object.__getattribute__(value, "_link") is self:
+            return {"handle": object.__getattribute__(value, "_id")}
+        return encode(value, plain=True)
+
+    def shown(self, path: Any) -> str:
+        """A path for a message: ``#3.value`` as ``a mod.Doubler's value``."""
+        if isinstance(path, RemoteObject):
+            path = f"#{object.__getattribute__(path, '_id')}"
+        if not isinstance(path, str) or not path.startswith("#"):
+            return str(path)
+        handle, _, rest = path[1:].partition(".")
+        owner = f"a {self.types.get(int(handle), 'production object')}"
+        return f"{owner}'s {rest}" if rest else owner
 
     def _write_back(self, path: str, values: list[Any], changed: Any) -> None:
         """In-place changes production made to list, dict and set arguments, made here too."""
@@ -136,11 +168,27 @@ class Link:
         """The plain value an answer carries, or the exception it raised here."""
         if "ok" in answer:
             return self._decode(answer["ok"])
+        if "object" in answer:
+            return self._object(answer["object"], path)
         if "unsendable" in answer:
-            raise self.refuse(f"a {answer['unsendable']} from {path}")
+            raise self.refuse(f"a {answer['unsendable']} from {self.shown(path)}")
         if "raised" in answer:
             raise self.exception(answer)
         raise self.fault("with neither a value nor an exception")
+
+    def _object(self, described: Any, path: str) -> RemoteObject:
+        """A production object, held by handle; the oracle line that received it is kept."""
+        if not self.handles:
+            raise self.fault("an object handle where only plain data may cross")
+        if not isinstance(described, dict) or set(described) != {"id", "type"}:
+            raise self.fault("a malformed object handle")
+        handle, key = described["id"], described["type"]
+        if type(handle) is not int or not isinstance(key, str) or handle in self.types:
+            raise self.fault("a malformed object handle")
+        self.types[handle] = key.replace(":", ".")
+        file, line = self._oracle_line(sys._getframe(1))
+        self.held.append(Problem(f"a {self.types[handle]} from {self.shown(path)}", file, line))
+        return RemoteObject(self, handle)
 
     def exception(self, answer: dict[str, Any]) -> Exception:
         """The exception production raised, as a class of the same name here.
@@ -237,6 +285,73 @@ class Remote:
 
     def __repr__(self) -> str:
         return f"<production {self._path}>"
+
+
+class RemoteObject:
+    """A production object a split replay's test holds: each use is asked of production.
+
+    Attributes, calls and the operators tests use (comparisons, ``len``,
+    iteration, indexing, arithmetic, ``repr``) run in the production child on
+    the object itself; what comes back is plain data or another such object.
+    """
+
+    __slots__ = ("_id", "_link")
+
+    def __init__(self, link: Link, handle: int) -> None:
+        object.__setattr__(self, "_link", link)
+        object.__setattr__(self, "_id", handle)
+
+    def __getattr__(self, name: str) -> Any:
+        if _is_dunder(name):
+            raise AttributeError(name)
+        return self._link.describe(f"#{self._id}.{name}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self._link.operate("setattr", self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        self._link.operate("delattr", self, name)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._link.call(f"#{self._id}", args, kwargs)
+
+
+def _operation(name: str) -> Callable[..., Any]:
+    def method(self: RemoteObject, *args: Any) -> Any:
+        return object.__getattribute__(self, "_link").operate(name, self, *args)
+
+    return method
+
+
+# Operators whose result only production can give; the child applies each to the object.
+for _name in [
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "contains",
+    "getitem",
+    "setitem",
+    "delitem",
+    "len",
+    "bool",
+    "iter",
+    "next",
+    "hash",
+    "repr",
+    "str",
+    "add",
+    "sub",
+    "mul",
+    "truediv",
+    "floordiv",
+    "mod",
+    "neg",
+    "abs",
+]:
+    setattr(RemoteObject, f"__{_name}__", _operation(_name))
 
 
 class ProxyModule(ModuleType):

@@ -35,7 +35,7 @@ from oracle_gate.config.ledgers import FREEZE_FILE
 from oracle_gate.globs import matches_any
 from oracle_gate.model import CONFTEST, Finding, Lane, Package, Verdict
 from oracle_gate.repo.trees import GitTree
-from oracle_gate.runtime.child import UNSENDABLE
+from oracle_gate.runtime.child import PASSED_HOLDING, UNSENDABLE
 from oracle_gate.runtime.judge import (
     Freezes,
     RowEnv,
@@ -172,12 +172,17 @@ def _pytest(
     paths = env.import_paths(tree, package)
     try:
         if split is None:
-            request = {"role": "pytest", "files": files}
+            request: dict[str, object] = {"role": "pytest", "files": files}
             answer = env.runner.run(
                 request, directory, import_paths=paths, checkout=tree, timeout=budget
             )
         else:
-            request = {"role": "pytest_split", "files": files, "test_side": list(split.test_side)}
+            request = {
+                "role": "pytest_split",
+                "files": files,
+                "test_side": list(split.test_side),
+                "handles": True,
+            }
             answer = env.runner.run_served(
                 request,
                 directory,
@@ -205,7 +210,20 @@ def _budget(package: Package, env: RowEnv) -> float:
 def _failed(outcomes: Outcomes, nodeid: str) -> bool:
     """Anything but a pass: failed, skipped, never reported (its module failed to
     import, say), or stopped at a value that cannot cross."""
-    return outcomes.get(nodeid) != "passed"
+    return not _passed(outcomes.get(nodeid, ""))
+
+
+def _passed(outcome: str) -> bool:
+    """A pass, holding production objects or not."""
+    return outcome == "passed" or outcome.startswith(PASSED_HOLDING)
+
+
+def _held(outcome: str) -> dict[str, str]:
+    """Where a passing split-run test received production objects: test line -> what."""
+    if not outcome.startswith(PASSED_HOLDING):
+        return {}
+    lines = outcome.removeprefix(PASSED_HOLDING).splitlines()
+    return dict(line.split("\t", 1) for line in lines if "\t" in line)
 
 
 @dataclass(frozen=True)
@@ -284,7 +302,7 @@ class _Runs:
 
 
 def _judge(state: _Package, runs: _Runs, stats: RuntimeStats) -> list[Finding]:
-    passed = {n for n, o in runs.baseline.items() if o == "passed" and "::" in n}
+    passed = {n for n, o in runs.baseline.items() if _passed(o) and "::" in n}
     excused = passed & set(state.freezes.excused)
     findings = _debts(state, runs, sorted(excused), stats)
     deciding = sorted(passed - excused)
@@ -344,21 +362,17 @@ def _debts(state: _Package, runs: _Runs, excused: list[str], stats: RuntimeStats
 
 def _verdict(state: _Package, runs: _Runs, nodeid: str, stats: RuntimeStats) -> Finding | None:
     """A parent-passing, deciding test: pass (None), regress or flake."""
+    newly_held = _newly_held(runs, nodeid)
+    if newly_held:
+        return _object_where_plain(state, nodeid, newly_held)
     failed = [_failed(run, nodeid) for run in runs.head]
     if not any(failed):
         return None
     refused = state.freezes.refused.get(nodeid)
     sent = runs.head[0].get(nodeid, "")
     if sent.startswith(UNSENDABLE):
-        return state.finding(
-            Verdict.REJECT,
-            nodeid,
-            f"replay: {nodeid} gets {sent.removeprefix(UNSENDABLE)} from the head's code, "
-            "where the parent's code gave it plain data: a value that cannot cross to the "
-            "tests' process can answer == as it likes, so the gate cannot judge it; "
-            "return plain data",
-        )
-    if all(failed) and runs.parent_again.get(nodeid) == "passed":
+        return _object_where_plain(state, nodeid, sent.removeprefix(UNSENDABLE))
+    if all(failed) and _passed(runs.parent_again.get(nodeid, "")):
         why = f" ({refused}, so it decides again)" if refused else ""
         return state.finding(
             Verdict.REJECT,
@@ -373,6 +387,27 @@ def _verdict(state: _Package, runs: _Runs, nodeid: str, stats: RuntimeStats) -> 
         Verdict.REJECT,
         nodeid,
         "replay: " + flake_reason(nodeid, "2 runs on the same code", nodeid, remedy),
+    )
+
+
+def _newly_held(runs: _Runs, nodeid: str) -> str:
+    """What a head run handed the test as a production object at a line where the parent's
+    code gave it plain data (``what (file:line)``), or ""."""
+    before = _held(runs.baseline.get(nodeid, ""))
+    for run in runs.head:
+        for where, what in sorted(_held(run.get(nodeid, "")).items()):
+            if where not in before:
+                return f"{what} ({where})"
+    return ""
+
+
+def _object_where_plain(state: _Package, nodeid: str, what: str) -> Finding:
+    return state.finding(
+        Verdict.REJECT,
+        nodeid,
+        f"replay: {nodeid} gets {what} from the head's code, where the parent's code gave "
+        "it plain data: a production object answers == as it likes, so the gate cannot "
+        "judge it; return plain data",
     )
 
 
@@ -543,7 +578,7 @@ def _runs(env: RowEnv, trees: ReplayTrees, state: _Package, files: list[str], sp
     suspects = sorted(
         n
         for n, o in baseline.items()
-        if o == "passed" and "::" in n and n not in excused and _failed(replay, n)
+        if _passed(o) and "::" in n and n not in excused and _failed(replay, n)
     )
     try:
         again_head, again_parent = _both(
@@ -583,7 +618,7 @@ def _one_process_units(state: _Package, baseline: Outcomes) -> list[str]:
     that did not collect; every file when pytest could not finish."""
     units = set()
     for nodeid, outcome in baseline.items():
-        if outcome in ("passed", "skipped"):
+        if _passed(outcome) or outcome == "skipped":
             continue
         if "::" in nodeid or nodeid in state.tests:
             units.add(nodeid)

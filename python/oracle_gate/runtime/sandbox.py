@@ -579,6 +579,7 @@ _OUTCOMES = {
     "outside": frozenset(),
     "error": frozenset(),
     "ok": frozenset({"changed"}),
+    "object": frozenset({"changed"}),
     "raised": frozenset({"type", "classes", "args", "changed"}),
     "kind": frozenset({"name", "type", "classes"}),
     "unsendable": frozenset(),
