@@ -99,13 +99,17 @@ def test_the_honest_neighbour_of_the_forgers_passes(repo: GitRepo) -> None:
 def test_children_never_see_ci_tokens(repo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GITHUB_TOKEN", "secret-token")
     monkeypatch.setenv("CI_JOB_TOKEN", "secret-token")
-    base = _package(repo, contract="out == 'absent'")
     code = (
         "import os\n\n\ndef run(x):\n"
         "    seen = [v for v in os.environ.values() if 'secret' in v]\n"
         "    return 'leaked' if seen else 'absent'\n"
     )
-    report = _patch(repo, base, code)
+    _holds(repo, "out == 'absent'", code)
+
+
+def _holds(repo: GitRepo, contract: str, code: str) -> None:
+    """A patch making ``run`` ``code`` passes: run(1) satisfies ``contract`` in the child."""
+    report = _patch(repo, _package(repo, contract=contract), code)
     assert report.verdict is Verdict.PASS, _reasons(report)
 
 
@@ -192,14 +196,12 @@ def test_under_bubblewrap_code_runs_where_the_repository_is(
     repository's own, so code cannot tell the gate's run from a run in the repository."""
     repo: GitRepo = request.getfixturevalue("repo" if where == "tmp" else "repo_outside_tmp")
     package = os.path.realpath(repo.path / "pkg")
-    base = _package(repo, contract=f"out == [{package!r}, {package!r}, True]")
     code = (
         "import os\n\n\ndef run(x):\n"
         "    here = os.path.dirname(os.path.abspath(__file__))\n"
         "    return [here, os.getcwd(), os.path.isfile(os.path.join(here, 'mod.py'))]\n"
     )
-    report = _patch(repo, base, code)
-    assert report.verdict is Verdict.PASS, _reasons(report)
+    _holds(repo, f"out == [{package!r}, {package!r}, True]", code)
 
 
 @pytest.mark.parametrize(
