@@ -600,6 +600,28 @@ def test_production_holding_objects_that_rewrites_test_reports_is_still_a_regres
     )
 
 
+def test_an_object_of_another_kind_where_the_parent_gave_an_object_is_a_reject(
+    repo: GitRepo,
+) -> None:
+    """Both sides hand the test an object, but the head's is another kind (one that equals
+    anything) than the parent's Doubler: its ``==`` decides the test, so it is rejected."""
+    tests = "from mod import Doubler, make\n\n\ndef test_make():\n    assert make() == Doubler(2)\n"
+    code = DOUBLER.replace(
+        "    def value(self):",
+        "    def __eq__(self, other):\n        return self.value() == other.value()\n\n"
+        "    def value(self):",
+    )
+    base = _class_package(repo, tests, code + "\n\ndef make():\n    return Doubler(2)\n")
+    repo.replace("pkg/mod.py", "    return Doubler(2)\n", "    return _Answer()\n")
+    repo.append("pkg/mod.py", ALWAYS_EQUAL.replace("def double(x):\n    return _Answer()\n", ""))
+    report = repo.gate(base, repo.commit("make returns something that equals anything"))
+    assert (
+        "gets a mod._Answer from mod:make (tests/test_mod.py:8) from the head's code, where "
+        in (_replay(report))
+    ), [f.reason for f in report.findings]
+    assert "where the parent's code gave it a mod.Doubler from mod:make" in _replay(report)
+
+
 def test_an_object_a_test_module_holds_from_its_import_is_judged_too(repo: GitRepo) -> None:
     """``EXPECTED = production()`` runs when the test module is imported, outside any test;
     what it receives counts for the tests after it, so the always-equal object is seen."""

@@ -218,12 +218,13 @@ def _passed(outcome: str) -> bool:
     return outcome == "passed" or outcome.startswith(PASSED_HOLDING)
 
 
-def _held(outcome: str) -> dict[str, str]:
-    """Where a passing split-run test received production objects: test line -> what."""
+def _held(outcome: str) -> set[tuple[str, str]]:
+    """Where a passing split-run test received production objects, and what: (test line,
+    ``a mod.Bag from mod:make``)."""
     if not outcome.startswith(PASSED_HOLDING):
-        return {}
+        return set()
     lines = outcome.removeprefix(PASSED_HOLDING).splitlines()
-    return dict(line.split("\t", 1) for line in lines if "\t" in line)
+    return {(where, what) for where, _, what in (line.partition("\t") for line in lines)}
 
 
 @dataclass(frozen=True)
@@ -371,7 +372,9 @@ def _verdict(state: _Package, runs: _Runs, nodeid: str, stats: RuntimeStats) -> 
     refused = state.freezes.refused.get(nodeid)
     sent = runs.head[0].get(nodeid, "")
     if sent.startswith(UNSENDABLE):
-        return _object_where_plain(state, nodeid, sent.removeprefix(UNSENDABLE))
+        what = sent.removeprefix(UNSENDABLE)
+        where = "from the head's code, where the parent's code gave it plain data"
+        return _object_where_plain(state, nodeid, f"{what} {where}")
     if all(failed) and _passed(runs.parent_again.get(nodeid, "")):
         why = f" ({refused}, so it decides again)" if refused else ""
         return state.finding(
@@ -391,13 +394,17 @@ def _verdict(state: _Package, runs: _Runs, nodeid: str, stats: RuntimeStats) -> 
 
 
 def _newly_held(runs: _Runs, nodeid: str) -> str:
-    """What a head run handed the test as a production object at a line where the parent's
-    code gave it plain data (``what (file:line)``), or ""."""
+    """What a head run handed the test as a production object that the parent's code did not
+    give it there (``what (file:line) ..., where the parent's code gave it ...``), or ""."""
     before = _held(runs.baseline.get(nodeid, ""))
     for run in runs.head:
-        for where, what in sorted(_held(run.get(nodeid, "")).items()):
-            if where not in before:
-                return f"{what} ({where})"
+        for where, what in sorted(_held(run.get(nodeid, "")) - before):
+            source = what.partition(" from ")[2]
+            # what the same call on the same line gave the test on the parent's code
+            given = [w for place, w in before if place == where and w.endswith(f" from {source}")]
+            return f"{what} ({where}) from the head's code, where the parent's code gave it " + (
+                min(given) if given else "plain data"
+            )
     return ""
 
 
@@ -405,9 +412,8 @@ def _object_where_plain(state: _Package, nodeid: str, what: str) -> Finding:
     return state.finding(
         Verdict.REJECT,
         nodeid,
-        f"replay: {nodeid} gets {what} from the head's code, where the parent's code gave "
-        "it plain data: a production object answers == as it likes, so the gate cannot "
-        "judge it; return plain data",
+        f"replay: {nodeid} gets {what}: a production object answers == as it likes, so the "
+        "gate cannot judge it; return plain data, or what the parent's code returned",
     )
 
 
