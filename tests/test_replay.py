@@ -550,11 +550,14 @@ def test_every_use_a_test_makes_of_a_held_object_is_asked_of_production(repo: Gi
 def test_a_test_the_split_run_cannot_hold_is_judged_in_one_process_and_says_so(
     repo: GitRepo,
 ) -> None:
-    """isinstance needs the class itself, and a callback cannot cross: those tests fail
-    split on the parent's code, so they are judged with the code in their process."""
+    """``type(x) is`` needs the class itself, and a callback cannot cross: those tests fail
+    split on the parent's code, so they are judged with the code in their process;
+    ``isinstance`` is asked of production and stays split."""
     tests = (
-        OBJECTS + "\n\ndef test_kind():\n    assert isinstance(Doubler(2), Doubler)\n"
+        OBJECTS + "\n\ndef test_kind():\n    assert type(Doubler(2)) is Doubler\n"
         "\n\ndef test_callback():\n    assert Doubler(2).apply(lambda v: v + 1) == 5\n"
+        "\n\ndef test_instance():\n    assert isinstance(Doubler(2), Doubler)\n"
+        "    assert not isinstance(2, Doubler)\n"
     )
     code = DOUBLER.replace(
         "    def value(self):",
@@ -564,8 +567,9 @@ def test_a_test_the_split_run_cannot_hold_is_judged_in_one_process_and_says_so(
     repo.replace("pkg/mod.py", "return 2 * self.x", "return self.x + self.x")
     report = repo.gate(base, repo.commit("refactor"))
     passed = _replay(report, Verdict.PASS)
-    assert "the parent's 4 passing test(s) also pass on the head's code, twice" in passed
+    assert "the parent's 5 passing test(s) also pass on the head's code, twice" in passed
     assert "2 of them in one process with the code (the split run could not hold them: " in passed
+    assert "an argument of a mod.Doubler's apply (builtins.function) (tests/test_mod.py:" in passed
     assert report.verdict is Verdict.PASS, [f.reason for f in report.findings]
 
 
@@ -653,6 +657,21 @@ def test_only_a_split_replay_takes_object_handles() -> None:
     assert [h.what for h in link.held] == ["a mod.Answer from mod:double"]
     with pytest.raises(proxy.ProxyFault, match="malformed object handle"):
         link.value(answer, "mod:double")  # a handle given out twice
+
+
+def test_a_production_class_stand_in_builds_remotely_and_refuses_subclasses() -> None:
+    link = proxy.Link(request_fd=-1, result_fd=-1, oracle_dir="/nowhere", handles=True)
+    # what a production child answers when asked what mod:Doubler is
+    link.ask = lambda question: {"kind": "class", "type": "mod:Doubler"}  # type: ignore[method-assign]
+    stand_in = link.describe("mod:Doubler")
+    assert isinstance(stand_in, proxy.RemoteClass) and stand_in is link.describe("mod:Doubler")
+    assert stand_in.__name__ == "Doubler" and not isinstance(2, stand_in)
+    with pytest.raises(TypeError, match="cannot be subclassed in a split run"):
+        type("Tripler", (stand_in,), {})
+    plain = proxy.Link(request_fd=-1, result_fd=-1, oracle_dir="/nowhere")
+    plain.ask = link.ask  # type: ignore[method-assign]
+    with pytest.raises(proxy.ProxyFault, match="a class where only plain data may cross"):
+        plain.describe("mod:Doubler")
 
 
 def test_a_broken_class_is_a_regress(repo: GitRepo) -> None:

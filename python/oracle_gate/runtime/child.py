@@ -93,6 +93,7 @@ _OPERATIONS: dict[str, Callable[..., Any]] = {
     "mod": operator.mod,
     "neg": operator.neg,
     "abs": abs,
+    "isinstance": lambda value, path: _is_instance(value, path),
 }
 
 
@@ -659,9 +660,16 @@ def _serve_describe(path: str) -> dict[str, Any]:
         return {"kind": "module", "name": target.__name__}
     if isinstance(target, type) and issubclass(target, BaseException):
         return {"kind": "exception", **_exception_type(target)}
+    if isinstance(target, type) and _HANDLES_ON:
+        return {"kind": "class", "type": _type_key(target)}
     if callable(target):
         return {"kind": "callable"}
     return _sendable(target)
+
+
+def _is_instance(value: Any, path: str) -> bool:
+    """``isinstance`` of a handed-out object and the production class at ``path``."""
+    return isinstance(value, _production(path))
 
 
 def _serve_one(question: dict[str, Any]) -> dict[str, Any]:

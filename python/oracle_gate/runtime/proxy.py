@@ -79,6 +79,7 @@ class Link:
     # the gate compares where the parent's and the head's code gave objects. A property
     # run takes plain data alone, or an object's ``==`` would decide the property.
     handles: bool = False
+    class_stand_ins: dict[str, type] = field(default_factory=dict)
 
     def ask(self, question: dict[str, Any]) -> dict[str, Any]:
         write_frame(self.result_fd, {"ask": question})
@@ -176,6 +177,20 @@ class Link:
             raise self.exception(answer)
         raise self.fault("with neither a value nor an exception")
 
+    def _class(self, path: str, key: Any) -> type:
+        """A production class's stand-in (split replay only), made once per path."""
+        if not self.handles:
+            raise self.fault("a class where only plain data may cross")
+        if not isinstance(key, str) or ":" not in key:
+            raise self.fault("a malformed class")
+        if path not in self.class_stand_ins:
+            module, _, qualname = key.partition(":")
+            namespace = {"_link": self, "_path": path, "__module__": module}
+            name = qualname.rpartition(".")[2] or "ProductionClass"
+            made = RemoteClass(name, (), {**namespace, "__qualname__": qualname})
+            self.class_stand_ins[path] = made
+        return self.class_stand_ins[path]
+
     def _object(self, described: Any, path: str) -> RemoteObject:
         """A production object, held by handle; the oracle line that received it is kept."""
         if not self.handles:
@@ -238,6 +253,8 @@ class Link:
             return Remote(self, path)
         if kind == "exception":
             return self.exception_class(answer.get("type"), answer.get("classes"))
+        if kind == "class":
+            return self._class(path, answer.get("type"))
         if "raised" in answer and str(answer["raised"]).startswith("AttributeError"):
             raise AttributeError(path)
         return self.value(answer, path)
@@ -314,6 +331,37 @@ class RemoteObject:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._link.call(f"#{self._id}", args, kwargs)
+
+
+class RemoteClass(type):
+    """The type of a production class's stand-in in a split replay: calling it builds the
+    object in production (the test holds a handle), ``isinstance`` asks production, and
+    its attributes are production's. Subclassing it is refused: the subclass's methods
+    would have to run beside the production class, which the split cannot do."""
+
+    _link: Link
+    _path: str
+
+    def __new__(mcs, name: str, bases: tuple[type, ...], namespace: dict[str, Any]) -> RemoteClass:
+        if "_path" not in namespace:
+            raise TypeError("a production class cannot be subclassed in a split run")
+        return super().__new__(mcs, name, bases, namespace)
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        return cls._link.call(cls._path, args, kwargs)
+
+    def __getattr__(cls, name: str) -> Any:
+        if _is_dunder(name):
+            raise AttributeError(name)
+        return cls._link.describe(f"{cls._path}.{name}")
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        if not isinstance(instance, RemoteObject):
+            return False
+        return bool(cls._link.operate("isinstance", instance, cls._path))
+
+    def __repr__(cls) -> str:
+        return f"<production class {cls._path}>"
 
 
 def _operation(name: str) -> Callable[..., Any]:
