@@ -231,6 +231,26 @@ def test_hidden_and_shown_paths_are_mounted_outermost_first(
     assert sandbox._layered(hidden, visible) == expected
 
 
+def test_a_checkout_appears_at_the_repository_unless_the_gates_own_code_is_there(
+    tmp_path: Path,
+) -> None:
+    """A virtual environment in the repository (not in the checkout) gets a mount point and
+    the checkout still appears at the repository's path, on every child; the gate's own
+    code run from the repository it gates would be hidden by the checkout's copy of it, so
+    then the checkout stays where it is."""
+    repo, checkout = tmp_path / "repo", tmp_path / "checkout"
+    for directory in (repo / ".venv", repo / "python", checkout / "python"):
+        directory.mkdir(parents=True)
+    venv = sandbox.Runner(bwrap="bwrap", shown_at=str(repo), library=(str(repo / ".venv"),))
+    for _ in range(2):
+        command = venv._command(checkout, checkout, (3, 4), ())
+        assert command[command.index(str(checkout.resolve())) + 1] == str(repo.resolve())
+    assert (checkout / ".venv").is_dir()
+    driver = sandbox.Runner(bwrap="bwrap", shown_at=str(repo), library=(str(repo / "python"),))
+    command = driver._command(checkout, checkout, (3, 4), ())
+    assert "--chdir" not in command and str(repo.resolve()) not in command
+
+
 def test_a_placed_checkout_covers_the_repository_and_keeps_what_is_shown_inside_it() -> None:
     place = sandbox._Place("/tmp/trees/head", "/srv/repo")
     hidden = ["/tmp", "/srv/repo", "/srv/repo/.git", "/srv/common.git"]

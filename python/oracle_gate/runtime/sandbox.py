@@ -139,6 +139,10 @@ class _Place:
         """``path`` as the sandboxed child sees it (paths outside the checkout stay)."""
         return self.shown_at + path[len(self.source) :] if _inside(path, self.source) else path
 
+    def moved_back(self, path: str) -> str:
+        """Where ``path``, as the sandboxed child sees it, is in the checkout."""
+        return self.source + path[len(self.shown_at) :] if _inside(path, self.shown_at) else path
+
 
 def _bwrap_options(
     visible: Sequence[str],
@@ -207,10 +211,8 @@ def _mount_points(place: _Place, visible: Sequence[str]) -> None:
     read-only bind."""
     for path in visible:
         real = os.path.realpath(path)
-        if _inside(real, place.shown_at) and real != place.shown_at:
-            inner = os.path.join(place.source, os.path.relpath(real, place.shown_at))
-            if os.path.isdir(real):
-                os.makedirs(inner, exist_ok=True)
+        if _inside(real, place.shown_at) and real != place.shown_at and os.path.isdir(real):
+            os.makedirs(place.moved_back(real), exist_ok=True)
 
 
 def find_bwrap() -> str | None:
@@ -298,6 +300,7 @@ class Runner:
             the user's repository's own path, so ``__file__`` and the working
             directory are what they are in any run from the repository, not a
             temporary directory's.
+        placements: where each checkout appears (``_place``), decided on first use.
     """
 
     library: tuple[str, ...] = ()
@@ -306,6 +309,7 @@ class Runner:
     repo_modules: tuple[str, ...] = field(default_factory=tuple)
     hidden: tuple[str, ...] = ()
     shown_at: str | None = None
+    placements: dict[str, _Place | None] = field(default_factory=dict, compare=False)
 
     def run(
         self,
@@ -423,9 +427,21 @@ class Runner:
         return [self.bwrap, *options, *command]
 
     def _place(self, checkout: Path) -> _Place | None:
+        """Where ``checkout`` appears, decided once per checkout (before any mount point is
+        made in it): nowhere else when a path the child needs (the gate's own code run from
+        the repository it gates) lies where the checkout has files of its own."""
         if self.bwrap is None or self.shown_at is None:
             return None
-        return _Place(os.path.realpath(checkout), os.path.realpath(self.shown_at))
+        source = os.path.realpath(checkout)
+        if source not in self.placements:
+            place = _Place(source, os.path.realpath(self.shown_at))
+            clash = any(
+                os.path.lexists(place.moved_back(os.path.realpath(path)))
+                for path in (_DRIVER_PATH, sys.prefix, *self.library)
+                if _inside(os.path.realpath(path), place.shown_at)
+            )
+            self.placements[source] = None if clash else place
+        return self.placements[source]
 
     def _moved(self, payload: dict[str, Any], checkout: Path) -> dict[str, Any]:
         """The request with its checkout paths as the sandboxed child sees them."""
