@@ -626,6 +626,19 @@ def test_an_object_of_another_kind_where_the_parent_gave_an_object_is_a_reject(
     assert "where the parent's code gave it a mod.Doubler from mod:make" in _replay(report)
 
 
+def test_a_held_class_moved_to_another_module_and_re_exported_passes(repo: GitRepo) -> None:
+    """The honest neighbour: the objects are the same class, now defined in ``core`` and
+    re-exported from ``mod``, so their type's module differs from the parent's."""
+    base = _class_package(repo, OBJECTS)
+    repo.write("pkg/core.py", DOUBLER)
+    reexport = "from core import Doubler, double\n\n__all__ = ['Doubler', 'double']\n"
+    repo.write("pkg/mod.py", reexport)
+    report = repo.gate(base, repo.commit("move the class to core"))
+    assert "the parent's 2 passing test(s) also pass" in _replay(report, Verdict.PASS), [
+        f.reason for f in report.findings
+    ]
+
+
 def test_an_object_a_test_module_holds_from_its_import_is_judged_too(repo: GitRepo) -> None:
     """``EXPECTED = production()`` runs when the test module is imported, outside any test;
     what it receives counts for the tests after it, so the always-equal object is seen."""

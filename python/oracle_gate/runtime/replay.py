@@ -397,8 +397,11 @@ def _newly_held(runs: _Runs, nodeid: str) -> str:
     """What a head run handed the test as a production object that the parent's code did not
     give it there (``what (file:line) ..., where the parent's code gave it ...``), or ""."""
     before = _held(runs.baseline.get(nodeid, ""))
+    kinds = {(where, _kind(what)) for where, what in before}
     for run in runs.head:
         for where, what in sorted(_held(run.get(nodeid, "")) - before):
+            if (where, _kind(what)) in kinds:
+                continue  # the same class, moved to another module
             source = what.partition(" from ")[2]
             # what the same call on the same line gave the test on the parent's code
             given = [w for place, w in before if place == where and w.endswith(f" from {source}")]
@@ -406,6 +409,13 @@ def _newly_held(runs: _Runs, nodeid: str) -> str:
                 min(given) if given else "plain data"
             )
     return ""
+
+
+def _kind(what: str) -> tuple[str, str]:
+    """``a mod.core.Bag from mod:make`` as (``Bag``, ``mod:make``): the class by its own
+    name, so a class moved to another module (and re-exported) is the same kind."""
+    kind, _, source = what.removeprefix("a ").partition(" from ")
+    return kind.rpartition(".")[2], source
 
 
 def _object_where_plain(state: _Package, nodeid: str, what: str) -> Finding:
