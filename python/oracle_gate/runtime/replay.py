@@ -402,9 +402,9 @@ def _newly_held(runs: _Runs, nodeid: str) -> str:
         for where, what in sorted(_held(run.get(nodeid, "")) - before):
             if (where, _kind(what)) in kinds:
                 continue  # the same class, moved to another module
-            source = what.partition(" from ")[2]
+            source = _kind(what)[1]
             # what the same call on the same line gave the test on the parent's code
-            given = [w for place, w in before if place == where and w.endswith(f" from {source}")]
+            given = [w for place, w in before if place == where and _kind(w)[1] == source]
             return f"{what} ({where}) from the head's code, where the parent's code gave it " + (
                 min(given) if given else "plain data"
             )

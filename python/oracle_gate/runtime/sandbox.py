@@ -416,7 +416,7 @@ class Runner:
         if self.bwrap is None:
             return command
         place = self._place(checkout)
-        visible = [_DRIVER_PATH, sys.prefix, *self.library]
+        visible = self._needed()
         if place is None:
             visible.append(str(checkout))
         else:
@@ -425,6 +425,11 @@ class Runner:
         if place is not None:
             options[-1:-1] = ["--chdir", place.moved(str(cwd))]
         return [self.bwrap, *options, *command]
+
+    def _needed(self) -> list[str]:
+        """What every child needs to see besides its checkout: the gate's code, Python and
+        the gate's libraries."""
+        return [_DRIVER_PATH, sys.prefix, *self.library]
 
     def _place(self, checkout: Path) -> _Place | None:
         """Where ``checkout`` appears, decided once per checkout (before any mount point is
@@ -437,7 +442,7 @@ class Runner:
             place = _Place(source, os.path.realpath(self.shown_at))
             clash = any(
                 os.path.lexists(place.moved_back(os.path.realpath(path)))
-                for path in (_DRIVER_PATH, sys.prefix, *self.library)
+                for path in self._needed()
                 if _inside(os.path.realpath(path), place.shown_at)
             )
             self.placements[source] = None if clash else place
