@@ -159,7 +159,8 @@ def evaluate_build_files(
     files: list[str] | None = None,
 ) -> list[
     tuple[
-        list[tuple[str, str, str]],
+        list[tuple[str, str, bool]],
+        list[str],
         list[str],
         str,
         list[tuple[int, int]],
@@ -182,17 +183,23 @@ def evaluate_build_files(
             ``graph.py`` leaves a gate with such a file to ``gate_matrix``.)
 
     Returns:
-        Per BUILD file, in input order: ``(records, loads, error, rule_lines, gates,
-        matrix)``. A record is
-        ``(label, "file:line" of the call, opaque symbol or "")``: every string
-        starting with ``//`` or ``@`` a rule call was given (not in ``name``,
-        ``visibility``, ``tags``, ``licenses``; nothing of ``package()``,
-        ``package_group()``, ``licenses()``), including a ``rule()``'s
-        ``attr.label*`` defaults, made absolute; every such string at all when
-        the callee is a symbol loaded from a repository not in ``bzl``.
-        ``loads`` are the ``.bzl`` paths reached, transitively, sorted. ``error``
-        is "" or the first line of why the file could not be evaluated (syntax,
-        a runtime error, a load cycle, not UTF-8); then records are empty.
+        Per BUILD file, in input order: ``(edges, approximate, loads, error, rule_lines,
+        gates, matrix)``. The evaluation records every string starting with
+        ``//`` or ``@`` a rule call was given (not in ``name``, ``visibility``,
+        ``tags``, ``licenses``; nothing of ``package()``, ``package_group()``,
+        ``licenses()``), including a ``rule()``'s ``attr.label*`` defaults, made
+        absolute; every such string at all when the callee is a symbol loaded
+        from a repository not in ``bzl``. Each one ``label_ref`` reads as a label
+        of the file's own repository is an edge ``(target, why, computed)``:
+        ``target`` the repository-relative package directory it names (never
+        the file's own), or, when ``computed``, the package prefix under the
+        workspace root that a computed label's literal part names; ``why`` the
+        ``file:line`` of the call and the label, as ``select --explain`` shows it.
+        ``approximate`` says where those edges over-approximate (an opaque
+        symbol's call, a computed label). ``loads`` are the ``.bzl`` paths
+        reached, transitively, sorted. ``error`` is "" or the first line of why
+        the file could not be evaluated (syntax, a runtime error, a load cycle,
+        not UTF-8); then there are no edges.
         ``rule_lines`` are 1-based inclusive line ranges holding only top-level
         calls of functions other than ``oracle_gate`` (or a name a ``load()``
         binds to it), sharing no line with another statement. ``gates`` is
@@ -206,3 +213,8 @@ def evaluate_build_files(
         (``native_gate_matrix`` says the encoding); None for every other gate,
         every mistake included, which ``gate_matrix`` then checks and words.
     """
+
+def label_ref(text: str) -> tuple[str, str, bool] | None:
+    """``(repository, package, computed)`` of what an absolute label can name, or None:
+    ``bazel.labels.label_ref``, whose answers the native core's edges are resolved with
+    (``tests/test_labels.py`` holds the two equal)."""

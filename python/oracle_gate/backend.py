@@ -33,7 +33,8 @@ _CHOICES = ("", "native", "python")
 # None (``_native.pyi``).
 NativeOutcomes: TypeAlias = list[
     tuple[
-        list[tuple[str, str, str]],
+        list[tuple[str, str, bool]],
+        list[str],
         list[str],
         str,
         list[tuple[int, int]],

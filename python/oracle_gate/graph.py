@@ -35,7 +35,7 @@ from oracle_gate.bazel.buildfile import (
 )
 from oracle_gate.bazel.bzl import BzlFile, scan_bzl
 from oracle_gate.bazel.glob import package_files
-from oracle_gate.bazel.labels import BUILD_NAMES, WORKSPACE_MARKERS, label_ref, parse_label
+from oracle_gate.bazel.labels import BUILD_NAMES, WORKSPACE_MARKERS, parse_label
 from oracle_gate.bazel.query import BAZEL_TIMEOUT_SECONDS, Edge, bazel_query_edges, bazel_workspace
 from oracle_gate.bazel.starlark import Evaluated
 from oracle_gate.config.matrix import MATRIX_FILE, gate_matrix, native_gate_matrix, parse_matrix
@@ -227,11 +227,13 @@ def _scan(tree: Tree) -> _Scan:
             markers.setdefault(directory, []).append(path)
         elif name == MATRIX_FILE:
             matrix_files.append(path)
-    blob_ids = (
-        {path: tree.blob_id(path) for path in builds.values()} if isinstance(tree, GitTree) else {}
-    )
+    blob_ids = tree.blob_ids(builds.values()) if isinstance(tree, GitTree) else {}
     repositories = _repositories(tree, markers)
-    workspace_of = {d: _enclosing(d, repositories.roots) or "" for d in builds}
+    workspace_of = (
+        dict.fromkeys(builds, "")  # one repository, as most trees are
+        if repositories.roots == {""}
+        else {d: _enclosing(d, repositories.roots) or "" for d in builds}
+    )
     linked: set[str] = set()
     read_builds = _Reads(tree)
     # A name that is not UTF-8 (git's bytes, decoded with surrogates) cannot reach the
@@ -265,7 +267,7 @@ def _scan(tree: Tree) -> _Scan:
         own_names = repositories.names[workspace]
         outcome = evaluated.get(path)
         if outcome is not None and not outcome.error:
-            _add_evaluated(scan, outcome, directory, path, workspace, own_names, sorted_dirs)
+            _add_evaluated(scan, outcome, directory, path, workspace, sorted_dirs)
         else:
             _add_read(
                 scan, parsed[path], directory, path, package, workspace, own_names, sorted_dirs
@@ -445,41 +447,24 @@ def _evaluate(
     return evaluated, gates
 
 
-# This project's own rules, loaded from @oracle_gate: a gate's labels are its deps.
-_OWN_RULES = (f"%{GATE_FUNCTION}", "%invariant")
-
-
 def _add_evaluated(
     scan: _Scan,
     outcome: Evaluated,
     directory: str,
     path: str,
     workspace: str,
-    own_names: frozenset[str],
     sorted_dirs: list[str],
 ) -> None:
-    own_line = f"{path}:"
-    for label, location, opaque in outcome.records:
-        ref = label_ref(label)
-        if ref is None or (ref.repo and ref.repo not in own_names):
+    """Edges of a BUILD file the native core evaluated (it resolved its labels), and its loads."""
+    edges = scan.edges
+    for target, why, computed in outcome.edges:
+        if not computed:
+            edges.append((directory, target, why))
             continue
-        through = "" if location.startswith(own_line) else f", through {path},"
-        why = f"{location}{through} names {label}"
-        if opaque and not opaque.endswith(_OWN_RULES):
-            why = f"over-approximation: {why} in a call to {opaque}"
-            scan.approximate.add(
-                (
-                    path,
-                    f"{path} calls {opaque}, from a repository not in the tree: "
-                    "every label it is given is taken as a dependency",
-                )
-            )
-        if ref.prefix:
-            why += f", a computed label: every package under //{ref.package}"
-            scan.approximate.add((path, why))
-        for target in _label_targets(ref.package, ref.prefix, workspace, sorted_dirs):
-            if target != directory:
-                scan.edges.append((directory, target, why))
+        for package in _label_targets(target, True, workspace, sorted_dirs):
+            if package != directory:
+                edges.append((directory, package, why))
+    scan.approximate.update((path, why) for why in outcome.approximate)
     for loaded in outcome.loads:
         scan.loads.setdefault(loaded, set()).add(directory)
 

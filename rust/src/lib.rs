@@ -24,6 +24,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(surface::extract_units, m)?)?;
     m.add_function(wrap_pyfunction!(surface::extract_units_many, m)?)?;
     m.add_function(wrap_pyfunction!(crate::starlark::evaluate_build_files, m)?)?;
+    m.add_function(wrap_pyfunction!(crate::starlark::label_ref, m)?)?;
     m.add_class::<crate::starlark::NativeGates>()?;
     Ok(())
 }

@@ -3,9 +3,10 @@
 The native core runs each BUILD file with the repository's own ``.bzl`` files
 loaded for real (macros, constants, ``native.*`` rules, ``rule()`` with its
 attribute defaults) and records every label-like string each rule call is
-given. Symbols loaded from repositories that are not in the tree are opaque:
-a call to one records every label-like string it is given, marked with the
-symbol, so the graph over-approximates there and says so. A file the core
+given, and resolves them into the edges of the file's package. Symbols loaded
+from repositories that are not in the tree are opaque: a call to one records
+every label-like string it is given, marked with the symbol, so the graph
+over-approximates there and says so. A file the core
 cannot evaluate comes back with an error, and the caller reads it with the
 static reader (``buildfile.py``) instead. The pure-Python backend has no
 evaluator: ``graph.py`` uses the static reader throughout.
@@ -15,13 +16,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import NamedTuple, Protocol, cast
+from dataclasses import dataclass, field
+from typing import Protocol, cast
 
 from oracle_gate import backend
 from oracle_gate.bazel.buildfile import BuildFile, gates_from_native
 
-__all__ = ["Evaluated", "NativeGates", "Record", "available", "evaluate_build_files"]
+__all__ = ["Evaluated", "NativeGates", "available", "evaluate_build_files"]
 
 
 class NativeGates(Protocol):
@@ -34,24 +35,23 @@ class NativeGates(Protocol):
         """The number of gate calls."""
 
 
-class Record(NamedTuple):
-    """One label-like string a rule call was given (a tuple: a monorepo has 100,000s)."""
-
-    label: str
-    location: str  # ``file:line`` of the call (a macro's own line for a macro's rule)
-    opaque: str  # "" for a rule; else the opaque symbol (``@rules_go//go:def.bzl%go_library``)
-
-
-@dataclass(frozen=True)
+# Not frozen: a frozen dataclass sets each field through object.__setattr__, and a
+# monorepo's cold graph makes one of these per BUILD file.
+@dataclass(eq=False)
 class Evaluated:
-    """What one BUILD file's evaluation found."""
+    """What one BUILD file's evaluation found (read it, never change it)."""
 
-    records: tuple[Record, ...]
-    loads: tuple[str, ...]  # repository-relative .bzl files it loads, transitively
+    # (target, why, computed), one per label a rule call names (tuples: a monorepo has
+    # 100,000s): the package directory, or for a computed label every package under
+    # the workspace-relative prefix ``target``; ``why`` is the call's ``file:line`` (a
+    # macro's own line for a macro's rule) and the label, as ``--explain`` shows it.
+    edges: list[tuple[str, str, bool]]
+    approximate: list[str]  # why some of those edges over-approximate, for the report
+    loads: list[str]  # repository-relative .bzl files it loads, transitively
     error: str  # why it could not be evaluated; "" when it was
     # Lines (1-based, inclusive) holding only calls of functions other than the
     # gate: the static reader finds the same gate without them.
-    rule_lines: tuple[tuple[int, int], ...] = ()
+    rule_lines: list[tuple[int, int]] = field(default_factory=list)
     # Its oracle_gate(...) calls as the native core holds them (``gates``), when it
     # could read each one (plain literals); None sends the file to the static reader.
     native_gates: NativeGates | None = None
@@ -99,12 +99,7 @@ def evaluate_build_files(
     )
     return [
         Evaluated(
-            records=tuple(map(Record._make, records)),
-            loads=tuple(loads),
-            error=error,
-            rule_lines=tuple(rule_lines),
-            native_gates=cast(NativeGates | None, gates),
-            native_matrix=matrix,
+            edges, approximate, loads, error, rule_lines, cast(NativeGates | None, gates), matrix
         )
-        for records, loads, error, rule_lines, gates, matrix in found
+        for edges, approximate, loads, error, rule_lines, gates, matrix in found
     ]

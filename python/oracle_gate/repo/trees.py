@@ -251,6 +251,11 @@ class GitTree:
         entry = self._entries.get(path)
         return entry[1] if entry else None
 
+    def blob_ids(self, paths: Iterable[str]) -> dict[str, str]:
+        """``blob_id`` of each of ``paths``, all of which the commit holds."""
+        entries = self._entries
+        return {path: entries[path][1] for path in paths}
+
     def _content_id(self, path: str) -> str:
         """The blob holding ``path``'s content, symlinks resolved inside the commit.
 

@@ -3,6 +3,7 @@
 //! The package graph (`python/oracle_gate/graph.py`) turns the labels recorded
 //! here into edges; `docs/selection.md` says what is evaluated and what is opaque.
 
+mod edges;
 mod eval;
 mod gate;
 mod matrix;
@@ -16,6 +17,7 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
+use edges::{edges, Edges};
 use eval::{evaluate_all, BuildInput, Outcome};
 use gate::{GateCall, GateValue, Gates};
 use matrix::{gate_matrix, package_files, GateMatrix};
@@ -24,11 +26,12 @@ use rayon::prelude::*;
 /// Starlark recursion (a deep macro, a long `+` chain) needs more than rayon's default stack.
 const WORKER_STACK: usize = 64 << 20;
 
-/// (label, `file:line` of the call, opaque symbol or ""), the `.bzl` files reached, error,
-/// the lines that hold only rule calls, the gate calls (`NativeGates`) or None, the gate's
-/// matrix (`matrix_to_py`) or None.
+/// The edges (target, why, computed), where the graph over-approximates, the `.bzl`
+/// files reached, error, the lines that hold only rule calls, the gate calls
+/// (`NativeGates`) or None, the gate's matrix (`matrix_to_py`) or None.
 type PyOutcome<'py> = (
-    Vec<(String, String, String)>,
+    Vec<(String, String, bool)>,
+    Vec<String>,
     Vec<String>,
     String,
     Vec<(usize, usize)>,
@@ -40,8 +43,8 @@ type PyOutcome<'py> = (
 // in `python/oracle_gate/_native.pyi`.
 /// BUILD files evaluated as Starlark with the repository's own .bzl files, in parallel.
 ///
-/// Returns, per BUILD file in input order: the label-like strings its rules
-/// were given, the .bzl files it loads (transitively), an error ("" if none)
+/// Returns, per BUILD file in input order: the edges its rules' labels make and
+/// where they over-approximate, the .bzl files it loads (transitively), an error ("" if none)
 /// the line ranges that hold only calls of functions other than oracle_gate, the gate
 /// calls and, given the tree's files, the matrix of a gate written plainly right.
 #[pyfunction]
@@ -53,7 +56,7 @@ pub fn evaluate_build_files<'py>(
     own_names: Vec<(String, Vec<String>)>,
     files: Option<Vec<String>>,
 ) -> PyResult<Vec<PyOutcome<'py>>> {
-    let (outcomes, matrices) = py.detach(|| {
+    let (outcomes, edges, matrices) = py.detach(|| {
         let sources: HashMap<String, String> = bzl
             .iter()
             .map(|(path, text)| (path.clone(), String::from_utf8_lossy(text).into_owned()))
@@ -74,22 +77,24 @@ pub fn evaluate_build_files<'py>(
             .collect();
         on_pool(|| {
             let outcomes = evaluate_inputs(&inputs, &sources, &names);
+            let edges = all_edges(&builds, &outcomes, &names);
             // A panic building matrices leaves every gate to gate_matrix, not a crash.
             let matrices = catch_unwind(AssertUnwindSafe(|| {
                 matrices(&builds, &outcomes, files.as_deref())
             }))
             .unwrap_or_else(|_| vec![None; outcomes.len()]);
-            (outcomes, matrices)
+            (outcomes, edges, matrices)
         })
     });
     outcomes
         .into_iter()
+        .zip(edges)
         .zip(matrices)
-        .map(|(outcome, matrix)| {
-            let records = outcome
-                .records
+        .map(|((outcome, found), matrix)| {
+            let edges = found
+                .edges
                 .into_iter()
-                .map(|r| (r.label, r.location, r.opaque))
+                .map(|e| (e.target, e.why, e.prefix))
                 .collect();
             let gates = outcome
                 .gates
@@ -100,13 +105,43 @@ pub fn evaluate_build_files<'py>(
                 .map(|matrix| matrix_to_py(py, matrix))
                 .transpose()?;
             Ok((
-                records,
+                edges,
+                found.approximate,
                 outcome.loads,
                 outcome.error,
                 outcome.rule_lines,
                 gates,
                 matrix,
             ))
+        })
+        .collect()
+}
+
+/// `(repository, package, computed)` of what an absolute label can name, or None:
+/// `bazel/labels.py`'s `label_ref`, which the graph's edges are resolved with here.
+#[pyfunction]
+pub fn label_ref(text: &str) -> Option<(String, String, bool)> {
+    edges::label_ref(text).map(|r| (r.repo, r.package, r.prefix))
+}
+
+/// Each BUILD file's edges (`edges.rs`), from the records of its evaluation.
+fn all_edges(
+    builds: &[(String, String, String, PyBackedBytes)],
+    outcomes: &[Outcome],
+    names: &HashMap<String, Vec<String>>,
+) -> Vec<Edges> {
+    builds
+        .par_iter()
+        .zip(outcomes)
+        .map(|((path, _, workspace, _), outcome)| {
+            let own_names = names.get(workspace).map_or(&[][..], Vec::as_slice);
+            edges(
+                &outcome.records,
+                path,
+                directory(path),
+                workspace,
+                own_names,
+            )
         })
         .collect()
 }
