@@ -53,6 +53,9 @@ struct Run<'a> {
     bzl: &'a HashMap<String, String>,
     own_names: &'a HashMap<String, Vec<String>>,
     modules: Mutex<HashMap<String, Arc<Result<Loaded, String>>>>,
+    /// Opaque modules by label and symbols: every BUILD file of a monorepo loads the
+    /// same few rule sets, and freezing a module costs more than evaluating most files.
+    opaque: Mutex<HashMap<(String, Vec<String>), FrozenModule>>,
 }
 
 /// What evaluating one file gives.
@@ -193,6 +196,28 @@ impl Run<'_> {
             .clone()
     }
 
+    /// The opaque module for `symbols` of `label`, made once per run.
+    fn opaque_module<'s>(
+        &self,
+        label: &str,
+        symbols: impl Iterator<Item = &'s str>,
+    ) -> Result<FrozenModule, String> {
+        let mut symbols: Vec<String> = symbols.map(str::to_owned).collect();
+        symbols.sort();
+        let key = (label.to_owned(), symbols);
+        if let Some(found) = self.opaque.lock().unwrap().get(&key) {
+            return Ok(found.clone());
+        }
+        let module = opaque_module(label, &key.1)?;
+        Ok(self
+            .opaque
+            .lock()
+            .unwrap()
+            .entry(key)
+            .or_insert(module)
+            .clone())
+    }
+
     fn workspace_of(&self, path: &str) -> String {
         let mut best = "";
         for root in self.own_names.keys() {
@@ -243,9 +268,11 @@ impl Run<'_> {
                 },
                 Target::Missing { path: file } => {
                     files.insert(file);
-                    opaque_module(load.module_id, load.symbols.values().copied())?
+                    self.opaque_module(load.module_id, load.symbols.values().copied())?
                 }
-                Target::Opaque(label) => opaque_module(&label, load.symbols.values().copied())?,
+                Target::Opaque(label) => {
+                    self.opaque_module(&label, load.symbols.values().copied())?
+                }
             };
             modules.insert(load.module_id.to_owned(), module);
         }
@@ -364,13 +391,9 @@ impl FileLoader for Loader<'_> {
 }
 
 /// A module whose every requested symbol is opaque: the repository is not in the tree.
-fn opaque_module<'a>(
-    label: &str,
-    symbols: impl Iterator<Item = &'a str>,
-) -> Result<FrozenModule, String> {
-    let symbols: Vec<&str> = symbols.collect();
+fn opaque_module(label: &str, symbols: &[String]) -> Result<FrozenModule, String> {
     Module::with_temp_heap(|module| {
-        for symbol in &symbols {
+        for symbol in symbols {
             let origin = format!("{label}%{symbol}");
             module.set(
                 symbol,
@@ -461,6 +484,7 @@ pub fn evaluate_all(
         bzl,
         own_names,
         modules: Mutex::new(HashMap::new()),
+        opaque: Mutex::new(HashMap::new()),
     };
     builds
         .par_iter()
