@@ -156,8 +156,15 @@ class _Selector:
     def pick_all(self, selected: Selected) -> None:
         """Picks ``selected``'s package and, for the same reason, every row it has in head."""
         self.pick_package(selected)
-        for row in self.head_rows(selected.package):
-            self.pick_row(dataclasses.replace(selected, row=row))
+        package, path, chain, reason, via = (
+            selected.package,
+            selected.path,
+            selected.chain,
+            selected.reason,
+            selected.via,
+        )
+        for row in self.head_rows(package):
+            self.pick_row(Selected(package, row, path, chain, reason, via))
 
     def head_rows(self, package: str) -> tuple[Row, ...]:
         found = self.head.packages.get(package)
@@ -253,8 +260,9 @@ class _Selector:
             origin = self.sources[chain[-1]]
             reason = f"depends on {chain[-1] or '.'}, where {origin.reason}"
             via = tuple(self.head.why(a, b) for a, b in itertools.pairwise(chain))
-            self.pick_all(Selected(node, None, origin.path, chain, reason, via))
-            self.enclosing_gate(node, Selected(node, None, origin.path, chain, reason, via))
+            selected = Selected(node, None, origin.path, chain, reason, via)
+            self.pick_all(selected)
+            self.enclosing_gate(node, selected)
         return set(chains) | set(self.sources)
 
     def enclosing_gate(self, node: str, selected: Selected) -> None:
