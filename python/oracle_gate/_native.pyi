@@ -157,6 +157,7 @@ def evaluate_build_files(
     bzl: list[tuple[str, bytes]],
     own_names: list[tuple[str, list[str]]],
     files: list[str] | None = None,
+    interpret_all: bool = False,
 ) -> list[
     tuple[
         list[tuple[str, str, bool]],
@@ -181,6 +182,10 @@ def evaluate_build_files(
             gate's ``glob()`` and ledger names are checked against. None: no
             matrix is built. (A name that is not UTF-8 cannot be passed;
             ``graph.py`` leaves a gate with such a file to ``gate_matrix``.)
+        interpret_all: run every file in the interpreter. By default a plain
+            file (loads from repositories not in ``bzl`` only, rule calls with
+            literal arguments) is read from its syntax tree, with the same
+            outcome; ``tests/test_plain_builds.py`` compares the two.
 
     Returns:
         Per BUILD file, in input order: ``(edges, approximate, loads, error, rule_lines,

@@ -16,6 +16,7 @@ use starlark::syntax::ast::{AstStmt, Expr, Stmt};
 use starlark::syntax::{AstModule, Dialect};
 
 use super::gate::{bound_names, read_gates, top_level, Gates, GATE_FUNCTION};
+use super::plain::plain_records;
 use super::values::{Context, Magic, Record};
 
 /// One BUILD file to evaluate.
@@ -56,6 +57,9 @@ struct Run<'a> {
     /// Opaque modules by label and symbols: every BUILD file of a monorepo loads the
     /// same few rule sets, and freezing a module costs more than evaluating most files.
     opaque: Mutex<HashMap<(String, Vec<String>), FrozenModule>>,
+    /// Run every BUILD file, plain ones too (`plain.rs`): what the plain reading is tested
+    /// against.
+    interpret_all: bool,
 }
 
 /// What evaluating one file gives.
@@ -253,14 +257,27 @@ impl Run<'_> {
             files.insert(path.to_owned());
         }
         let mut loaded_names: HashSet<String> = HashSet::new();
+        // The names the loads bind to opaque symbols; None once one binds the tree's own code.
+        let mut callees: Option<HashMap<String, String>> =
+            (!freeze && !self.interpret_all).then(HashMap::new);
         for load in ast.loads() {
-            loaded_names.extend(load.symbols.keys().map(|s| (*s).to_owned()));
+            for (local, exported) in &load.symbols {
+                let bound_twice = !loaded_names.insert((*local).to_owned());
+                if let Some(found) = callees.as_mut() {
+                    let origin = format!("{}%{exported}", load.module_id);
+                    found.insert((*local).to_owned(), origin);
+                    if bound_twice {
+                        callees = None;
+                    }
+                }
+            }
             let module = match self.resolve(load.module_id, workspace, package) {
                 Target::File {
                     path: file,
                     package: pkg,
                 } => match &*self.load_bzl(&file, &pkg, chain) {
                     Ok(loaded) => {
+                        callees = None;
                         files.extend(loaded.files.iter().cloned());
                         loaded.module.clone()
                     }
@@ -275,6 +292,19 @@ impl Run<'_> {
                 }
             };
             modules.insert(load.module_id.to_owned(), module);
+        }
+        let mut files: Vec<String> = files.into_iter().collect();
+        files.sort();
+        if let Some(records) =
+            callees.and_then(|callees| plain_records(&ast, path, &callees, &self.global_names))
+        {
+            return Ok(Evaluated {
+                module: None,
+                records,
+                files,
+                rule_lines,
+                gates,
+            });
         }
         let context = Context {
             package: package.to_owned(),
@@ -311,8 +341,6 @@ impl Run<'_> {
                 Ok(None)
             }
         })?;
-        let mut files: Vec<String> = files.into_iter().collect();
-        files.sort();
         Ok(Evaluated {
             module,
             records: context.records.into_inner(),
@@ -474,6 +502,7 @@ pub fn evaluate_all(
     builds: &[BuildInput],
     bzl: &HashMap<String, String>,
     own_names: &HashMap<String, Vec<String>>,
+    interpret_all: bool,
 ) -> Vec<Outcome> {
     let globals = globals();
     let global_names = globals.names().map(|n| n.as_str().to_owned()).collect();
@@ -485,6 +514,7 @@ pub fn evaluate_all(
         own_names,
         modules: Mutex::new(HashMap::new()),
         opaque: Mutex::new(HashMap::new()),
+        interpret_all,
     };
     builds
         .par_iter()
@@ -534,7 +564,7 @@ mod tests {
                 content: c.to_string(),
             })
             .collect();
-        evaluate_all(&inputs, &bzl, &names)
+        evaluate_all(&inputs, &bzl, &names, false)
     }
 
     #[test]

@@ -7,6 +7,7 @@ mod edges;
 mod eval;
 mod gate;
 mod matrix;
+mod plain;
 mod values;
 
 use std::collections::{HashMap, HashSet};
@@ -48,13 +49,14 @@ type PyOutcome<'py> = (
 /// the line ranges that hold only calls of functions other than oracle_gate, the gate
 /// calls and, given the tree's files, the matrix of a gate written plainly right.
 #[pyfunction]
-#[pyo3(signature = (builds, bzl, own_names, files = None))]
+#[pyo3(signature = (builds, bzl, own_names, files = None, interpret_all = false))]
 pub fn evaluate_build_files<'py>(
     py: Python<'py>,
     builds: Vec<(String, String, String, PyBackedBytes)>,
     bzl: Vec<(String, PyBackedBytes)>,
     own_names: Vec<(String, Vec<String>)>,
     files: Option<Vec<String>>,
+    interpret_all: bool,
 ) -> PyResult<Vec<PyOutcome<'py>>> {
     let (outcomes, edges, matrices) = py.detach(|| {
         let sources: HashMap<String, String> = bzl
@@ -76,7 +78,7 @@ pub fn evaluate_build_files<'py>(
             })
             .collect();
         on_pool(|| {
-            let outcomes = evaluate_inputs(&inputs, &sources, &names);
+            let outcomes = evaluate_inputs(&inputs, &sources, &names, interpret_all);
             let edges = all_edges(&builds, &outcomes, &names);
             // A panic building matrices leaves every gate to gate_matrix, not a crash.
             let matrices = catch_unwind(AssertUnwindSafe(|| {
@@ -328,6 +330,7 @@ fn evaluate_inputs(
     inputs: &[Result<BuildInput, String>],
     sources: &HashMap<String, String>,
     names: &HashMap<String, Vec<String>>,
+    interpret_all: bool,
 ) -> Vec<Outcome> {
     let valid: Vec<BuildInput> = inputs
         .iter()
@@ -340,18 +343,20 @@ fn evaluate_inputs(
         })
         .collect();
     // A panic in the interpreter is a file the caller reads the other way, not a crash.
-    let mut evaluated = catch_unwind(AssertUnwindSafe(|| evaluate_all(&valid, sources, names)))
-        .unwrap_or_else(|_| {
-            let error = "the Starlark interpreter failed".to_owned();
-            valid
-                .iter()
-                .map(|_| Outcome {
-                    error: error.clone(),
-                    ..Outcome::default()
-                })
-                .collect()
-        })
-        .into_iter();
+    let mut evaluated = catch_unwind(AssertUnwindSafe(|| {
+        evaluate_all(&valid, sources, names, interpret_all)
+    }))
+    .unwrap_or_else(|_| {
+        let error = "the Starlark interpreter failed".to_owned();
+        valid
+            .iter()
+            .map(|_| Outcome {
+                error: error.clone(),
+                ..Outcome::default()
+            })
+            .collect()
+    })
+    .into_iter();
     inputs
         .iter()
         .map(|input| match input {

@@ -20,7 +20,7 @@ use starlark::values::tuple::TupleRef;
 use starlark::values::{starlark_value, Heap, NoSerialize, StarlarkValue, Value, ValueLike};
 
 /// Attributes whose strings are not dependencies (bazel query does not follow them).
-const NOT_DEPS: [&str; 5] = [
+pub const NOT_DEPS: [&str; 5] = [
     "name",
     "visibility",
     "default_visibility",
@@ -28,7 +28,7 @@ const NOT_DEPS: [&str; 5] = [
     "licenses",
 ];
 /// Calls whose arguments never name dependencies.
-const NOT_RULES: [&str; 5] = ["package", "package_group", "licenses", "workspace", "load"];
+pub const NOT_RULES: [&str; 5] = ["package", "package_group", "licenses", "workspace", "load"];
 
 /// One label-like string a rule call was given.
 #[derive(Debug, Clone, PartialEq, Eq)]
