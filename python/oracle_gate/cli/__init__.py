@@ -17,7 +17,8 @@ import traceback
 from collections.abc import Callable, Sequence
 from typing import cast
 
-from oracle_gate import __version__, backend
+import oracle_gate
+from oracle_gate import backend
 from oracle_gate.errors import GateError
 from oracle_gate.graph import GRAPH_MODES
 from oracle_gate.model import ExitCode
@@ -236,6 +237,14 @@ _COMMANDS: dict[str, tuple[str, bool, Callable[[argparse.ArgumentParser], None],
 }
 
 
+class _Version(argparse.Action):
+    """``--version``, which looks the version up only when asked (it costs 30 ms)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        print(f"oracle-gate {oracle_gate.__version__}")
+        parser.exit()
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The command line; given the ``command`` that runs, only its options are built
     (each command's options may import its module: see ``_module``)."""
@@ -243,7 +252,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         prog="oracle-gate",
         description="Merge gate for AI-agent patches: did the oracle move, do the invariants hold?",
     )
-    parser.add_argument("-V", "--version", action="version", version=f"oracle-gate {__version__}")
+    parser.add_argument("-V", "--version", action=_Version, nargs=0, help="show the version")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (text, repo, add_options, _, _) in _COMMANDS.items():
