@@ -21,7 +21,7 @@ import logging
 import posixpath
 import re
 from collections import defaultdict, deque
-from collections.abc import Callable, Container, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from oracle_gate.bazel import starlark
@@ -145,11 +145,15 @@ def _join(workspace: str, path: str) -> str:
 
 
 def _enclosing(directory: str, directories: Container[str]) -> str | None:
-    """The nearest of ``directories`` at or above ``directory`` ("" is the root), else None."""
+    """The nearest of ``directories`` at or above ``directory`` ("" is the root), else None.
+
+    ``directory`` is repository-relative, as git lists paths: no leading, trailing or
+    doubled '/', so its parent is what comes before its last '/'.
+    """
     while directory not in directories:
         if not directory:
             return None
-        directory = posixpath.dirname(directory)
+        directory = directory.rpartition("/")[0]
     return directory
 
 
@@ -826,6 +830,11 @@ class PackageGraph:
     def why(self, dependent: str, dependency: str) -> str:
         """The declaration that makes ``dependent`` depend on ``dependency`` directly."""
         return self._via.get((dependent, dependency), "")
+
+    def whys(self, chain: Sequence[str]) -> tuple[str, ...]:
+        """``why`` of each arrow of a dependency chain (``dependency_chains``)."""
+        via = self._via
+        return tuple(via.get(arrow, "") for arrow in itertools.pairwise(chain))
 
     def loaders(self, path: str) -> frozenset[str]:
         """The nodes whose BUILD file ``load()``s the .bzl file at ``path``."""

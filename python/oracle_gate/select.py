@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import itertools
 import posixpath
 from dataclasses import dataclass
 from pathlib import Path
@@ -259,7 +258,7 @@ class _Selector:
         for node, chain in chains.items():
             origin = self.sources[chain[-1]]
             reason = f"depends on {chain[-1] or '.'}, where {origin.reason}"
-            via = tuple(self.head.why(a, b) for a, b in itertools.pairwise(chain))
+            via = self.head.whys(chain)
             selected = Selected(node, None, origin.path, chain, reason, via)
             self.pick_all(selected)
             self.enclosing_gate(node, selected)
