@@ -250,3 +250,30 @@ def test_batches_match_single_calls_and_name_the_smallest_failing_path() -> None
         with pytest.raises(SurfaceError) as caught:
             module.extract_units_many(items + bad)
         assert caught.value.path == "b.py"
+
+
+def _git(repo: Path, *args: str) -> bytes:
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=True).stdout
+
+
+def test_backends_read_a_tree_listing_alike(tmp_path: Path) -> None:
+    """Odd names (a tab, a newline, bytes that are not UTF-8), a link and a submodule."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    names = [b"plain.py", b"dir/sub/deep.txt", b"tab\tname", b"new\nline", b"caf\xc3\xa9"]
+    names.append(b"bad\xff")
+    for name in names:
+        target = tmp_path / os.fsdecode(name)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(name)
+    (tmp_path / "link").symlink_to("plain.py")
+    _git(tmp_path, "add", "-A")
+    submodule = f"160000,{'0' * 39}1,module"
+    _git(tmp_path, "update-index", "--add", "--cacheinfo", submodule)
+    tree = _git(tmp_path, "write-tree").decode().strip()
+    listing = _git(tmp_path, "ls-tree", "-r", "-z", "--full-tree", tree)
+    found = same_everywhere("parse_tree_listing", listing)
+    assert isinstance(found, tuple)
+    oids, links = found
+    assert list(oids) == sorted([*map(os.fsdecode, names), "link"], key=os.fsencode)
+    assert links == {"link"}
+    assert oids["plain.py"] == _git(tmp_path, "rev-parse", f"{tree}:plain.py").decode().strip()

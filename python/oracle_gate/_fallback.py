@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import stat
 import tempfile
 import time
@@ -27,6 +28,7 @@ __all__ = [
     "extract_units_many",
     "hash_files",
     "hash_files_cached",
+    "parse_tree_listing",
     "walk_tree",
 ]
 
@@ -132,6 +134,21 @@ def _is_dir_following_links(path: str) -> bool:
         return stat.S_ISDIR(os.stat(path).st_mode)
     except OSError:
         return False
+
+
+# One ``git ls-tree -z`` entry of a file: "<mode> blob <id>\t<path>\0" (trees and
+# submodules, "tree" and "commit" entries, are no files).
+_BLOB_ENTRY = re.compile(r"([0-7]+) blob ([0-9a-f]+)\t([^\0]*)\0")
+
+
+_SYMLINK_MODE = "120000"
+
+
+def parse_tree_listing(listing: bytes) -> tuple[dict[str, str], set[str]]:
+    # One decode and one pattern over the whole listing: much faster than entry by entry.
+    found = _BLOB_ENTRY.findall(listing.decode("utf-8", "surrogateescape"))
+    oids = {name: oid for _, oid, name in found}
+    return oids, {name for mode, _, name in found if mode == _SYMLINK_MODE}
 
 
 def walk_tree(root: str) -> list[str]:

@@ -62,6 +62,20 @@ def walk_tree(root: str) -> list[str]:
             path is named, so the error is deterministic.
     """
 
+def parse_tree_listing(listing: bytes) -> tuple[dict[str, str], set[str]]:
+    """The files of a commit, from ``git ls-tree -r -z --full-tree`` output.
+
+    Arguments:
+        listing: git's output: records ``<mode> <type> <object id>\\t<path>``,
+            each ended by a NUL byte.
+
+    Returns:
+        ``({path: object id}, {paths of symbolic links})`` for the ``blob``
+        records (a ``tree`` or a submodule's ``commit`` is no file), the ids in
+        listing order; a link has mode ``120000``. A path that is not UTF-8 is
+        decoded with ``surrogateescape``, as git's bytes are everywhere else.
+    """
+
 def hash_files_cached(root: str, paths: Sequence[str], cache: str | None = None) -> list[str]:
     """BLAKE3 digests of files under ``root``, reusing a stat cache for unchanged files.
 

@@ -23,6 +23,7 @@ __all__ = [
     "hash_files",
     "hash_files_cached",
     "name",
+    "parse_tree_listing",
     "walk_tree",
 ]
 
@@ -95,6 +96,17 @@ def walk_tree(root: str) -> list[str]:
     """
     files: list[str] = _load()[1].walk_tree(root)
     return files
+
+
+def parse_tree_listing(listing: bytes) -> tuple[dict[str, str], set[str]]:
+    """The blobs of ``git ls-tree -r -z`` output: {path: object id}, and the symbolic
+    links among them (``_native.pyi``).
+
+    Raises:
+        BackendError: the selected backend is unavailable.
+    """
+    found: tuple[dict[str, str], set[str]] = _load()[1].parse_tree_listing(listing)
+    return found
 
 
 def hash_files_cached(root: str, paths: Sequence[str], cache: str | None = None) -> list[str]:
