@@ -8,6 +8,7 @@ import pytest
 
 from gitrepo import GitRepo
 from oracle_gate.cli import main
+from oracle_gate.errors import GitError
 from oracle_gate.repo.trees import GitTree
 
 PKG = "libs/codec"
@@ -173,3 +174,16 @@ def test_a_listing_derived_from_a_near_commit_equals_the_commits_own(repo: GitRe
     assert [p for p in near.files() if near.is_link(p)] == ["to_link.txt"]
     assert "becomes/inside.txt" in near.files() and "gone.txt" not in near.files()
     assert near.read("to_link.txt") == b"kept.txt\n"
+
+
+def test_a_blob_missing_from_the_repository_is_a_git_error(repo: GitRepo) -> None:
+    """A damaged repository (a blob deleted from ``.git/objects``) fails closed, by name."""
+    repo.write("kept.txt", "kept\n")
+    repo.write("lost.txt", "lost\n")
+    head = repo.commit("two files")
+    lost = repo.git("rev-parse", f"{head}:lost.txt").strip()
+    (repo.path / ".git" / "objects" / lost[:2] / lost[2:]).unlink()
+    tree = GitTree(repo.path, head)
+    assert tree.read_many(["kept.txt"]) == {"kept.txt": b"kept\n"}
+    with pytest.raises(GitError, match=f"git object {lost} is missing from the repository"):
+        tree.read_many(["kept.txt", "lost.txt"])

@@ -185,7 +185,7 @@ def bazelrc_imports(tree: GitTree) -> frozenset[str]:
     # endswith, not basename: this looks at every path of a tree, 80,000 in a big monorepo
     todo = [
         (path, posixpath.dirname(path))
-        for path in tree.files()
+        for path in tree.paths()
         if path.endswith(".bazelrc") and (path == ".bazelrc" or path.endswith("/.bazelrc"))
     ]
     seen: set[str] = set()

@@ -19,7 +19,7 @@ from typing import Protocol
 from blake3 import blake3
 
 from oracle_gate import backend
-from oracle_gate.errors import TreeError
+from oracle_gate.errors import GitError, TreeError
 from oracle_gate.repo.cache import cache_dir
 from oracle_gate.repo.files import NOT_REGULAR, NotRegularFileError, open_regular
 from oracle_gate.repo.git import git_bytes
@@ -168,6 +168,26 @@ _RAW_CHANGE = re.compile(r":[0-7]+ ([0-7]+) [0-9a-f]+ ([0-9a-f]+) [A-Z][0-9]*\0(
 _NOT_BLOB_MODES = frozenset({"000000", "160000"})
 
 
+def _blobs(repo: Path, ids: list[str]) -> list[bytes]:
+    """The contents of the blobs ``ids``, in order, from one ``git cat-file --batch``."""
+    if not ids:
+        return []
+    request = "".join(f"{oid}\n" for oid in ids).encode()
+    output = git_bytes(repo, "cat-file", "--batch", input=request)
+    contents = []
+    offset = 0
+    for oid in ids:
+        header_end = output.index(b"\n", offset)
+        header = output[offset:header_end].split()
+        if len(header) != 3:  # "<id> missing": a damaged or incomplete repository
+            raise GitError(f"git object {oid} is missing from the repository", str(repo))
+        size = int(header[2])
+        start = header_end + 1
+        contents.append(output[start : start + size])
+        offset = start + size + 1
+    return contents
+
+
 class GitTree:
     """The tree of one commit, read from git objects.
 
@@ -241,6 +261,10 @@ class GitTree:
     def files(self) -> tuple[str, ...]:
         return self._files
 
+    def paths(self) -> Iterable[str]:
+        """Every file path, in no set order: for a scan, ``files()`` without its sort."""
+        return self._oids.keys()
+
     def is_link(self, path: str) -> bool:
         """Whether ``path`` is committed as a symbolic link: its content is another blob's."""
         return path in self._listing[1]
@@ -260,9 +284,11 @@ class GitTree:
         A working tree hashes what a link points at, so a commit must too, or a
         lock written on disk would never match the same commit read from git.
         """
-        if path not in self._oids:
+        oid = self._oids.get(path)
+        if oid is None:
             raise TreeError(f"not in commit {self.commit[:12]}", path)
-        return self._resolve(path)
+        # A path git lists cannot run through a linked directory: only a link is followed.
+        return self._resolve(path) if path in self._listing[1] else oid
 
     def read(self, path: str) -> bytes:
         return git_bytes(self.repo, "cat-file", "blob", self._content_id(path))
@@ -274,19 +300,8 @@ class GitTree:
     def read_many(self, paths: Iterable[str]) -> dict[str, bytes]:
         """Several files in one ``git cat-file --batch`` call."""
         wanted = list(paths)
-        if not wanted:
-            return {}
-        request = "".join(self._content_id(path) + "\n" for path in wanted).encode()
-        output = git_bytes(self.repo, "cat-file", "--batch", input=request)
-        contents: dict[str, bytes] = {}
-        offset = 0
-        for path in wanted:
-            header_end = output.index(b"\n", offset)
-            size = int(output[offset:header_end].split()[2])
-            start = header_end + 1
-            contents[path] = output[start : start + size]
-            offset = start + size + 1
-        return contents
+        ids = [self._content_id(path) for path in wanted]
+        return dict(zip(wanted, _blobs(self.repo, ids), strict=True))
 
     def digests(self, paths: Sequence[str]) -> list[str]:
         contents = self.read_many(paths)
