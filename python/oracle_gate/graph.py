@@ -676,7 +676,7 @@ class PackageGraph:
         packages: Mapping[str, Package],
         *,
         nodes: Iterable[str] = (),
-        edges: Iterable[Edge] = (),
+        edges: Sequence[Edge] = (),
         loads: Mapping[str, Iterable[str]] | None = None,
         derivable: bool = False,
         gate_sources: Mapping[str, _GateSource] | None = None,
@@ -691,10 +691,10 @@ class PackageGraph:
         # ``derive_graph`` may hand this very graph to a head the diff leaves alone.
         self.derivable = derivable
         self._owners = frozenset(nodes) | frozenset(self.packages)
-        self._via: dict[tuple[str, str], str] = {}
-        for source, target, why in edges:
-            if source != target:
-                self._via.setdefault((source, target), why)
+        # An edge's first declaration explains it: written in reverse, it is the one kept.
+        self._via: dict[tuple[str, str], str] = {
+            (source, target): why for source, target, why in reversed(edges) if source != target
+        }
         for package in self.packages.values():
             declared_in = package.join(package.matrix_file)
             for dep in package.matrix.deps:
@@ -711,12 +711,9 @@ class PackageGraph:
         # sets, not a graph library: importing one costs a fresh process ~0.3 s.
         self._nodes = {*self._owners, *itertools.chain.from_iterable(self._via)}
         dependents: defaultdict[str, set[str]] = defaultdict(set)
-        dependencies: defaultdict[str, set[str]] = defaultdict(set)
         for dependent, dependency in self._via:
             dependents[dependency].add(dependent)
-            dependencies[dependent].add(dependency)
         self._dependents_of = dict(dependents)
-        self._dependencies_of = dict(dependencies)
         self._loads = {path: frozenset(users) for path, users in (loads or {}).items()}
         self._gate_sources = dict(gate_sources or {})
         self._bazel_dirs = frozenset(bazel_packages)
@@ -786,6 +783,14 @@ class PackageGraph:
     def dependencies(self, package: str) -> tuple[str, ...]:
         """Every node ``package`` depends on, transitively, in sorted order."""
         return tuple(sorted(self._reachable(package, self._dependencies_of)))
+
+    @functools.cached_property
+    def _dependencies_of(self) -> dict[str, set[str]]:
+        """Adjacency: node -> the nodes it depends on directly (few commands ask)."""
+        dependencies: defaultdict[str, set[str]] = defaultdict(set)
+        for dependent, dependency in self._via:
+            dependencies[dependent].add(dependency)
+        return dict(dependencies)
 
     def _ancestors(self, node: str) -> set[str]:
         """Every node with a path of one or more edges to ``node``, ``node`` left out."""
