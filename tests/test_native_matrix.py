@@ -53,12 +53,12 @@ def _core() -> ModuleType:
 def _natively(text: str, files: tuple[str, ...], workspace: str = "") -> tuple[Matrix, str] | None:
     """The matrix the native core built for package ``a``, or None (left to gate_matrix)."""
     tree_files = sorted(f"{workspace}/a/{f}" if workspace else f"a/{f}" for f in files)
-    [(_, _, _, error, _, _, found)] = _core().evaluate_build_files(
+    [(_, error, _, _, found)] = _core().evaluate_build_files(
         [(f"{workspace}/{PATH}" if workspace else PATH, "a", workspace, text.encode())],
         [],
         [(workspace, [])],
         tree_files,
-    )
+    )[3]
     assert error == ""
     return None if found is None else native_gate_matrix(found)
 

@@ -172,16 +172,19 @@ def evaluate_build_files(
     own_names: list[tuple[str, list[str]]],
     files: list[str] | None = None,
     interpret_all: bool = False,
-) -> list[
-    tuple[
-        list[tuple[str, str, bool]],
-        list[str],
-        list[str],
-        str,
-        list[tuple[int, int]],
-        NativeGates | None,
-        object | None,
-    ]
+) -> tuple[
+    list[tuple[str, str, str]],
+    list[tuple[int, str, str]],
+    list[tuple[str, str]],
+    list[
+        tuple[
+            tuple[str, ...],
+            str,
+            tuple[tuple[int, int], ...],
+            NativeGates | None,
+            object | None,
+        ]
+    ],
 ]:
     """BUILD files evaluated as Starlark with the repository's own .bzl files, in parallel
     with the GIL released. No pure-Python twin: the fallback reads BUILD files statically.
@@ -202,23 +205,26 @@ def evaluate_build_files(
             outcome; ``tests/test_plain_builds.py`` compares the two.
 
     Returns:
-        Per BUILD file, in input order: ``(edges, approximate, loads, error, rule_lines,
-        gates, matrix)``. The evaluation records every string starting with
-        ``//`` or ``@`` a rule call was given (not in ``name``, ``visibility``,
-        ``tags``, ``licenses``; nothing of ``package()``, ``package_group()``,
-        ``licenses()``), including a ``rule()``'s ``attr.label*`` defaults, made
-        absolute; every such string at all when the callee is a symbol loaded
-        from a repository not in ``bzl``. Each one ``label_ref`` reads as a label
-        of the file's own repository is an edge ``(target, why, computed)``:
-        ``target`` the repository-relative package directory it names (never
-        the file's own), or, when ``computed``, the package prefix under the
-        workspace root that a computed label's literal part names; ``why`` the
-        ``file:line`` of the call and the label, as ``select --explain`` shows it.
-        ``approximate`` says where those edges over-approximate (an opaque
-        symbol's call, a computed label). ``loads`` are the ``.bzl`` paths
-        reached, transitively, sorted. ``error`` is "" or the first line of why
+        ``(edges, computed, approximate, outcomes)``. The evaluation records
+        every string starting with ``//`` or ``@`` a rule call was given (not in
+        ``name``, ``visibility``, ``tags``, ``licenses``; nothing of
+        ``package()``, ``package_group()``, ``licenses()``), including a
+        ``rule()``'s ``attr.label*`` defaults, made absolute; every such string
+        at all when the callee is a symbol loaded from a repository not in
+        ``bzl``. Each one ``label_ref`` reads as a label of the file's own
+        repository is an edge: in ``edges`` as ``(source, target, why)``, the
+        file's package directory and the repository-relative package directory
+        the label names (never the source itself), in input order; or, for a
+        computed label's literal part, in ``computed`` as ``(index of the
+        BUILD file in builds, package prefix under its workspace root, why)``.
+        ``why`` is the ``file:line`` of the call and the label, as ``select
+        --explain`` shows it. ``approximate`` holds ``(BUILD path, why)`` where
+        those edges over-approximate (an opaque symbol's call, a computed
+        label). ``outcomes`` has, per BUILD file in input order, ``(loads,
+        error, rule_lines, gates, matrix)``: ``loads`` are the ``.bzl`` paths
+        reached, transitively, sorted; ``error`` is "" or the first line of why
         the file could not be evaluated (syntax, a runtime error, a load cycle,
-        not UTF-8); then there are no edges.
+        not UTF-8), and then it has no edges.
         ``rule_lines`` are 1-based inclusive line ranges holding only top-level
         calls of functions other than ``oracle_gate`` (or a name a ``load()``
         binds to it), sharing no line with another statement. ``gates`` is

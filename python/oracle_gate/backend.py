@@ -29,19 +29,23 @@ __all__ = [
 
 _CHOICES = ("", "native", "python")
 
-# Per BUILD file: (label, "file:line", opaque symbol) records, .bzl files reached,
-# error, lines holding only rule calls, its gate calls or None, its gate's matrix or
-# None (``_native.pyi``).
-NativeOutcomes: TypeAlias = list[
-    tuple[
-        list[tuple[str, str, bool]],
-        list[str],
-        list[str],
-        str,
-        list[tuple[int, int]],
-        object | None,
-        object | None,
-    ]
+# Every (source, target, why) edge, the computed labels' (BUILD index, package prefix,
+# why), where edges over-approximate (BUILD path, why), and per BUILD file: .bzl files
+# reached, error, lines holding only rule calls, its gate calls or None, its gate's
+# matrix or None (``_native.pyi``).
+NativeOutcomes: TypeAlias = tuple[
+    list[tuple[str, str, str]],
+    list[tuple[int, str, str]],
+    list[tuple[str, str]],
+    list[
+        tuple[
+            tuple[str, ...],
+            str,
+            tuple[tuple[int, int], ...],
+            object | None,
+            object | None,
+        ]
+    ],
 ]
 
 

@@ -57,6 +57,8 @@ GRAPH_MODES = ("static", "bazel")
 # Files whose bytes (not only their presence) the graph is built from.
 BAZELIGNORE = ".bazelignore"
 _GRAPH_INPUTS = frozenset({*BUILD_NAMES, *WORKSPACE_MARKERS, MATRIX_FILE, BAZELIGNORE})
+# The names ``_scan`` looks for among a tree's files.
+_SCANNED_NAMES = (*BUILD_NAMES, *WORKSPACE_MARKERS, MATRIX_FILE)
 
 
 def _graph_input(path: str) -> bool:
@@ -219,7 +221,8 @@ def _scan(tree: Tree) -> _Scan:
     markers: dict[str, list[str]] = {}
     matrix_files: list[str] = []
     ignored = _bazel_ignored(tree, files)
-    for path in files:
+    # A C-level suffix test first: the names below end a few thousandths of the paths.
+    for path in [path for path in files if path.endswith(_SCANNED_NAMES)]:
         directory, _, name = path.rpartition("/")
         if name in BUILD_NAMES:
             if ignored and path.startswith(ignored):
@@ -243,10 +246,14 @@ def _scan(tree: Tree) -> _Scan:
     # A name that is not UTF-8 (git's bytes, decoded with surrogates) cannot reach the
     # native core: it sees the others, the static reader reads such a BUILD file, and a
     # gate with such a file below it is built by gate_matrix, which sees them all.
-    not_utf8 = frozenset(path for path in files if not path.isascii() and not _is_utf8(path))
-    evaluated, gate_files = _evaluate(
-        tree, read_builds, files, not_utf8, builds, workspace_of, repositories, linked
+    not_utf8 = frozenset(p for p in [p for p in files if not p.isascii()] if not _is_utf8(p))
+    scan = _Scan(nodes=set(builds))
+    build_dirs = frozenset(builds)
+    sorted_dirs = sorted(build_dirs)
+    evaluated, gate_files, computed = _evaluate(
+        scan, tree, read_builds, files, not_utf8, builds, workspace_of, repositories, linked
     )
+    _add_computed(scan, computed, workspace_of, sorted_dirs)
     # The static reader reads what was not evaluated, and every gate's matrix
     # (an evaluated file without its other rule calls: the evaluation has their edges).
     read_whole = {p for p in builds.values() if p not in evaluated or evaluated[p].error}
@@ -261,17 +268,16 @@ def _scan(tree: Tree) -> _Scan:
         linked,
         {path: evaluated[path].rule_lines for path in wanted - read_whole},
     )
-    scan = _Scan(nodes=set(builds), linked=bool(linked))
-    build_dirs = frozenset(builds)
-    sorted_dirs = sorted(build_dirs)
+    scan.linked = bool(linked)
+    scan.workspace_of = workspace_of
     for directory, path in builds.items():
         workspace = workspace_of[directory]
         package = directory[len(workspace) + 1 :] if workspace else directory
-        scan.workspace_of[directory] = workspace
         own_names = repositories.names[workspace]
         outcome = evaluated.get(path)
         if outcome is not None and not outcome.error:
-            _add_evaluated(scan, outcome, directory, path, workspace, sorted_dirs)
+            for loaded in outcome.loads:
+                scan.loads.setdefault(loaded, set()).add(directory)
         else:
             _add_read(
                 scan, parsed[path], directory, path, package, workspace, own_names, sorted_dirs
@@ -403,6 +409,7 @@ _GATE_CALL = re.compile(rb"\b%s\s*\(|=\s*[\"']%s[\"']" % ((GATE_FUNCTION.encode(
 
 
 def _evaluate(
+    scan: _Scan,
     tree: Tree,
     read_builds: Callable[[list[str]], dict[str, bytes]],
     files: tuple[str, ...],
@@ -411,14 +418,16 @@ def _evaluate(
     workspace_of: Mapping[str, str],
     repositories: _Repositories,
     linked: set[str],
-) -> tuple[dict[str, Evaluated], set[str]]:
-    """BUILD files evaluated by the native core, by path, and those that may declare a gate.
+) -> tuple[dict[str, Evaluated], set[str], list[tuple[str, str, str]]]:
+    """BUILD files evaluated by the native core, by path, those that may declare a gate,
+    and the computed labels they name: (BUILD path, package prefix, why).
 
-    Empty under the pure-Python backend: the static reader reads every file then.
-    Paths in ``not_utf8`` never reach the core (no ``load()`` can name one).
+    The other edges the core found are added to ``scan``. Empty under the pure-Python
+    backend: the static reader reads every file then. Paths in ``not_utf8`` never
+    reach the core (no ``load()`` can name one).
     """
     if not starlark.available():
-        return {}, set()
+        return {}, set(), []
     if isinstance(tree, GitTree):
         linked |= {path for path in builds.values() if tree.is_link(path)}
     seen = [path for path in files if path not in not_utf8] if not_utf8 else list(files)
@@ -432,13 +441,15 @@ def _evaluate(
             package = directory[len(workspace) + 1 :] if workspace else directory
             inputs.append((path, package, workspace, contents[path]))
     names = repositories.names.items()
-    outcomes = starlark.evaluate_build_files(
+    evaluation = starlark.evaluate_build_files(
         inputs,
         _read(tree, bzl_paths),
         {root: sorted(n) for root, n in names if _is_utf8(root)},
         seen,
     )
-    evaluated = dict(zip(paths, outcomes, strict=True))
+    scan.edges.extend(evaluation.edges)
+    scan.approximate.update(evaluation.approximate)
+    evaluated = dict(zip(paths, evaluation.outcomes, strict=True))
     # The static reader builds a gate's matrix: files that call oracle_gate (or a name a
     # load() binds to it). Merely loading it, as every BUILD file of a monorepo may, is not one.
     # Where the native core read the gate calls, it says so; a search decides elsewhere.
@@ -448,29 +459,22 @@ def _evaluate(
         if outcome.declares_gate
         or (outcome.native_gates is None and _GATE_CALL.search(contents[path]))
     }
-    return evaluated, gates
+    computed = [(paths[index], package, why) for index, package, why in evaluation.computed]
+    return evaluated, gates, computed
 
 
-def _add_evaluated(
+def _add_computed(
     scan: _Scan,
-    outcome: Evaluated,
-    directory: str,
-    path: str,
-    workspace: str,
+    computed: list[tuple[str, str, str]],
+    workspace_of: Mapping[str, str],
     sorted_dirs: list[str],
 ) -> None:
-    """Edges of a BUILD file the native core evaluated (it resolved its labels), and its loads."""
-    edges = scan.edges
-    for target, why, computed in outcome.edges:
-        if not computed:
-            edges.append((directory, target, why))
-            continue
-        for package in _label_targets(target, True, workspace, sorted_dirs):
-            if package != directory:
-                edges.append((directory, package, why))
-    scan.approximate.update((path, why) for why in outcome.approximate)
-    for loaded in outcome.loads:
-        scan.loads.setdefault(loaded, set()).add(directory)
+    """The edges of computed labels (``"//libs/%s" % n``): to every package under the prefix."""
+    for path, package, why in computed:
+        directory = path.rpartition("/")[0]
+        for target in _label_targets(package, True, workspace_of[directory], sorted_dirs):
+            if target != directory:
+                scan.edges.append((directory, target, why))
 
 
 def _add_read(

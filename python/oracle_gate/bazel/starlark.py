@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol, cast
 
 from oracle_gate import backend
 from oracle_gate.bazel.buildfile import BuildFile, gates_from_native
 
-__all__ = ["Evaluated", "NativeGates", "available", "evaluate_build_files"]
+__all__ = ["Evaluated", "Evaluation", "NativeGates", "available", "evaluate_build_files"]
 
 
 class NativeGates(Protocol):
@@ -41,17 +41,11 @@ class NativeGates(Protocol):
 class Evaluated:
     """What one BUILD file's evaluation found (read it, never change it)."""
 
-    # (target, why, computed), one per label a rule call names (tuples: a monorepo has
-    # 100,000s): the package directory, or for a computed label every package under
-    # the workspace-relative prefix ``target``; ``why`` is the call's ``file:line`` (a
-    # macro's own line for a macro's rule) and the label, as ``--explain`` shows it.
-    edges: list[tuple[str, str, bool]]
-    approximate: list[str]  # why some of those edges over-approximate, for the report
-    loads: list[str]  # repository-relative .bzl files it loads, transitively
+    loads: tuple[str, ...]  # repository-relative .bzl files it loads, transitively
     error: str  # why it could not be evaluated; "" when it was
     # Lines (1-based, inclusive) holding only calls of functions other than the
     # gate: the static reader finds the same gate without them.
-    rule_lines: list[tuple[int, int]] = field(default_factory=list)
+    rule_lines: tuple[tuple[int, int], ...] = ()
     # Its oracle_gate(...) calls as the native core holds them (``gates``), when it
     # could read each one (plain literals); None sends the file to the static reader.
     native_gates: NativeGates | None = None
@@ -75,13 +69,28 @@ def available() -> bool:
     return backend.name() == "native"
 
 
+@dataclass(frozen=True)
+class Evaluation:
+    """What the BUILD files of a tree gave, evaluated together."""
+
+    outcomes: list[Evaluated]  # per BUILD file, in input order
+    # (package directory, target directory, why): every label a rule call names, as
+    # ``select --explain`` shows it (``file:line`` of the call, a macro's own line for
+    # a macro's rule, and the label); one flat list, as a monorepo has 100,000s.
+    edges: list[tuple[str, str, str]]
+    # (index of the BUILD file, package prefix under its workspace, why): a computed
+    # label's literal part, which names every package under the prefix.
+    computed: list[tuple[int, str, str]]
+    approximate: list[tuple[str, str]]  # (BUILD file, why its edges over-approximate)
+
+
 def evaluate_build_files(
     builds: Sequence[tuple[str, str, str, bytes]],
     bzl: Mapping[str, bytes],
     own_names: Mapping[str, Sequence[str]],
     files: Sequence[str] | None = None,
-) -> list[Evaluated]:
-    """Evaluate BUILD files in parallel, in input order.
+) -> Evaluation:
+    """Evaluate BUILD files in parallel.
 
     Args:
         builds: (BUILD path, package, workspace root, bytes); paths repository-relative,
@@ -91,15 +100,14 @@ def evaluate_build_files(
         files: every file of the tree, sorted; given, a gate written plainly right
             comes back with its matrix (``Evaluated.native_matrix``).
     """
-    found = backend.evaluate_build_files(
+    edges, computed, approximate, found = backend.evaluate_build_files(
         list(builds),
         sorted(bzl.items()),
         [(root, list(names)) for root, names in own_names.items()],
         None if files is None else list(files),
     )
-    return [
-        Evaluated(
-            edges, approximate, loads, error, rule_lines, cast(NativeGates | None, gates), matrix
-        )
-        for edges, approximate, loads, error, rule_lines, gates, matrix in found
+    outcomes = [
+        Evaluated(loads, error, rule_lines, cast(NativeGates | None, gates), matrix)
+        for loads, error, rule_lines, gates, matrix in found
     ]
+    return Evaluation(outcomes, edges, computed, approximate)

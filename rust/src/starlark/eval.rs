@@ -20,14 +20,15 @@ use super::plain::plain_records;
 use super::values::{Context, Magic, Record};
 
 /// One BUILD file to evaluate.
-pub struct BuildInput {
+#[derive(Clone, Copy)]
+pub struct BuildInput<'a> {
     /// Repository-relative path of the BUILD file (messages, locations).
-    pub path: String,
+    pub path: &'a str,
     /// Its package, relative to its workspace.
-    pub package: String,
+    pub package: &'a str,
     /// The workspace root it belongs to, repository-relative ("" for the main one).
-    pub workspace: String,
-    pub content: String,
+    pub workspace: &'a str,
+    pub content: &'a str,
 }
 
 /// What one BUILD file's evaluation found.
@@ -499,7 +500,7 @@ fn unknown_names(
 
 /// Evaluates every BUILD file, in parallel.
 pub fn evaluate_all(
-    builds: &[BuildInput],
+    builds: &[BuildInput<'_>],
     bzl: &HashMap<String, String>,
     own_names: &HashMap<String, Vec<String>>,
     interpret_all: bool,
@@ -520,10 +521,10 @@ pub fn evaluate_all(
         .par_iter()
         .map(|build| {
             match run.evaluate(
-                &build.path,
-                &build.content,
-                &build.workspace,
-                &build.package,
+                build.path,
+                build.content,
+                build.workspace,
+                build.package,
                 &[],
                 false,
             ) {
@@ -558,10 +559,10 @@ mod tests {
         let inputs: Vec<BuildInput> = builds
             .iter()
             .map(|(p, c)| BuildInput {
-                path: p.to_string(),
-                package: p.rsplit_once('/').map(|x| x.0).unwrap_or("").to_string(),
-                workspace: String::new(),
-                content: c.to_string(),
+                path: p,
+                package: p.rsplit_once('/').map(|x| x.0).unwrap_or(""),
+                workspace: "",
+                content: c,
             })
             .collect();
         evaluate_all(&inputs, &bzl, &names, false)

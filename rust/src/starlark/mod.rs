@@ -16,7 +16,7 @@ use std::sync::OnceLock;
 
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
-use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 use edges::{edges, Edges};
 use eval::{evaluate_all, BuildInput, Outcome};
@@ -27,27 +27,36 @@ use rayon::prelude::*;
 /// Starlark recursion (a deep macro, a long `+` chain) needs more than rayon's default stack.
 const WORKER_STACK: usize = 64 << 20;
 
-/// The edges (target, why, computed), where the graph over-approximates, the `.bzl`
-/// files reached, error, the lines that hold only rule calls, the gate calls
-/// (`NativeGates`) or None, the gate's matrix (`matrix_to_py`) or None.
+/// Per BUILD file: the `.bzl` files reached, error, the lines that hold only rule calls,
+/// the gate calls (`NativeGates`) or None, the gate's matrix (`matrix_to_py`) or None.
 type PyOutcome<'py> = (
-    Vec<(String, String, bool)>,
-    Vec<String>,
-    Vec<String>,
+    Bound<'py, PyAny>,
     String,
-    Vec<(usize, usize)>,
+    Bound<'py, PyAny>,
     Option<Bound<'py, PyAny>>,
     Option<Bound<'py, PyAny>>,
+);
+
+/// Every BUILD file's edges `(source, target, why)`, the computed labels'
+/// `(BUILD index, package prefix, why)`, where the graph over-approximates
+/// `(BUILD path, why)`, and each file's outcome: flat lists, since a monorepo
+/// has 100,000s of edges and making its Python objects is serial work.
+type PyEvaluation<'py> = (
+    Bound<'py, PyList>,
+    Vec<(usize, String, String)>,
+    Vec<(String, String)>,
+    Vec<PyOutcome<'py>>,
 );
 
 // pyo3 turns this doc comment into the Python docstring; the full contract is
 // in `python/oracle_gate/_native.pyi`.
 /// BUILD files evaluated as Starlark with the repository's own .bzl files, in parallel.
 ///
-/// Returns, per BUILD file in input order: the edges its rules' labels make and
-/// where they over-approximate, the .bzl files it loads (transitively), an error ("" if none)
-/// the line ranges that hold only calls of functions other than oracle_gate, the gate
-/// calls and, given the tree's files, the matrix of a gate written plainly right.
+/// Returns the edges their rules' labels make, the computed labels among them,
+/// where they over-approximate, and per BUILD file in input order: the .bzl files
+/// it loads (transitively), an error ("" if none), the line ranges that hold only
+/// calls of functions other than oracle_gate, the gate calls and, given the tree's
+/// files, the matrix of a gate written plainly right.
 #[pyfunction]
 #[pyo3(signature = (builds, bzl, own_names, files = None, interpret_all = false))]
 pub fn evaluate_build_files<'py>(
@@ -57,7 +66,7 @@ pub fn evaluate_build_files<'py>(
     own_names: Vec<(String, Vec<String>)>,
     files: Option<Vec<String>>,
     interpret_all: bool,
-) -> PyResult<Vec<PyOutcome<'py>>> {
+) -> PyResult<PyEvaluation<'py>> {
     let (outcomes, edges, matrices) = py.detach(|| {
         let sources: HashMap<String, String> = bzl
             .iter()
@@ -70,10 +79,10 @@ pub fn evaluate_build_files<'py>(
                 let content = std::str::from_utf8(text)
                     .map_err(|_| "the BUILD file is not UTF-8".to_owned())?;
                 Ok(BuildInput {
-                    path: path.clone(),
-                    package: package.clone(),
-                    workspace: workspace.clone(),
-                    content: content.to_owned(),
+                    path,
+                    package,
+                    workspace,
+                    content,
                 })
             })
             .collect();
@@ -88,16 +97,22 @@ pub fn evaluate_build_files<'py>(
             (outcomes, edges, matrices)
         })
     });
-    outcomes
+    let (flat, computed, approximate) = edges_to_py(py, &builds, edges)?;
+    let empty = PyTuple::empty(py).into_any();
+    let outcomes = outcomes
         .into_iter()
-        .zip(edges)
         .zip(matrices)
-        .map(|((outcome, found), matrix)| {
-            let edges = found
-                .edges
-                .into_iter()
-                .map(|e| (e.target, e.why, e.prefix))
-                .collect();
+        .map(|(outcome, matrix)| {
+            let loads = if outcome.loads.is_empty() {
+                empty.clone()
+            } else {
+                PyTuple::new(py, outcome.loads)?.into_any()
+            };
+            let rule_lines = if outcome.rule_lines.is_empty() {
+                empty.clone()
+            } else {
+                PyTuple::new(py, outcome.rule_lines)?.into_any()
+            };
             let gates = outcome
                 .gates
                 .map(|gates| Bound::new(py, NativeGates { gates }).map(Bound::into_any))
@@ -106,17 +121,49 @@ pub fn evaluate_build_files<'py>(
                 .as_ref()
                 .map(|matrix| matrix_to_py(py, matrix))
                 .transpose()?;
-            Ok((
-                edges,
-                found.approximate,
-                outcome.loads,
-                outcome.error,
-                outcome.rule_lines,
-                gates,
-                matrix,
-            ))
+            Ok((loads, outcome.error, rule_lines, gates, matrix))
         })
-        .collect()
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok((flat, computed, approximate, outcomes))
+}
+
+/// The edges of every BUILD file as `evaluate_build_files` returns them.
+#[allow(clippy::type_complexity)]
+fn edges_to_py<'py>(
+    py: Python<'py>,
+    builds: &[(String, String, String, PyBackedBytes)],
+    edges: Vec<Edges>,
+) -> PyResult<(
+    Bound<'py, PyList>,
+    Vec<(usize, String, String)>,
+    Vec<(String, String)>,
+)> {
+    let flat = PyList::empty(py);
+    let mut computed = Vec::new();
+    let mut approximate = Vec::new();
+    for (index, (found, build)) in edges.into_iter().zip(builds).enumerate() {
+        approximate.extend(
+            found
+                .approximate
+                .into_iter()
+                .map(|why| (build.0.clone(), why)),
+        );
+        if found.edges.is_empty() {
+            continue;
+        }
+        // One string object for the source of all of a file's edges.
+        let source = PyString::new(py, directory(&build.0));
+        for edge in found.edges {
+            if edge.prefix {
+                computed.push((index, edge.target, edge.why));
+            } else {
+                let target = PyString::new(py, &edge.target).into_any();
+                let why = PyString::new(py, &edge.why).into_any();
+                flat.append(PyTuple::new(py, [source.clone().into_any(), target, why])?)?;
+            }
+        }
+    }
+    Ok((flat, computed, approximate))
 }
 
 /// `(repository, package, computed)` of what an absolute label can name, or None:
@@ -327,20 +374,14 @@ fn value_to_py<'py>(py: Python<'py>, value: &GateValue) -> PyResult<Bound<'py, P
 }
 
 fn evaluate_inputs(
-    inputs: &[Result<BuildInput, String>],
+    inputs: &[Result<BuildInput<'_>, String>],
     sources: &HashMap<String, String>,
     names: &HashMap<String, Vec<String>>,
     interpret_all: bool,
 ) -> Vec<Outcome> {
     let valid: Vec<BuildInput> = inputs
         .iter()
-        .filter_map(|input| input.as_ref().ok())
-        .map(|b| BuildInput {
-            path: b.path.clone(),
-            package: b.package.clone(),
-            workspace: b.workspace.clone(),
-            content: b.content.clone(),
-        })
+        .filter_map(|input| input.as_ref().ok().copied())
         .collect();
     // A panic in the interpreter is a file the caller reads the other way, not a crash.
     let mut evaluated = catch_unwind(AssertUnwindSafe(|| {
