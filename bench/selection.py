@@ -250,6 +250,8 @@ def run_size(
     timeout: float,
     keep: Path | None,
 ) -> bool:
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
     root = Path(tempfile.mkdtemp(prefix=f"og-bench-{packages}-", dir=keep))
     ws = root / "ws"
     try:

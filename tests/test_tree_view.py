@@ -9,6 +9,8 @@ import pytest
 from gitrepo import GitRepo
 from oracle_gate.cli import main
 from oracle_gate.errors import GitError
+from oracle_gate.repo import trees
+from oracle_gate.repo.git import git_bytes_together
 from oracle_gate.repo.trees import GitTree
 
 PKG = "libs/codec"
@@ -176,8 +178,13 @@ def test_a_listing_derived_from_a_near_commit_equals_the_commits_own(repo: GitRe
     assert near.read("to_link.txt") == b"kept.txt\n"
 
 
-def test_a_blob_missing_from_the_repository_is_a_git_error(repo: GitRepo) -> None:
-    """A damaged repository (a blob deleted from ``.git/objects``) fails closed, by name."""
+@pytest.mark.parametrize("split", [False, True])
+def test_a_blob_missing_from_the_repository_is_a_git_error(
+    repo: GitRepo, split: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A damaged repository (a blob deleted from ``.git/objects``) fails closed, by name,
+    whether one ``git cat-file`` reads the blobs or two at once."""
+    monkeypatch.setattr(trees, "_SPLIT_READS_AT", 2 if split else 1000)
     repo.write("kept.txt", "kept\n")
     repo.write("lost.txt", "lost\n")
     head = repo.commit("two files")
@@ -187,3 +194,28 @@ def test_a_blob_missing_from_the_repository_is_a_git_error(repo: GitRepo) -> Non
     assert tree.read_many(["kept.txt"]) == {"kept.txt": b"kept\n"}
     with pytest.raises(GitError, match=f"git object {lost} is missing from the repository"):
         tree.read_many(["kept.txt", "lost.txt"])
+
+
+def test_blobs_read_by_two_processes_at_once_are_the_blobs_read_by_one(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for index in range(7):
+        repo.write(f"dir{index % 3}/file{index}.txt", f"content {index}\n" * index)
+    head = repo.commit("files")
+    paths = sorted(GitTree(repo.path, head).files())
+    monkeypatch.setattr(trees, "_SPLIT_READS_AT", 1000)
+    one = GitTree(repo.path, head).read_many(paths)
+    monkeypatch.setattr(trees, "_SPLIT_READS_AT", 2)
+    two = GitTree(repo.path, head).read_many(paths)
+    assert list(one) == list(two) == paths
+    assert one == two and one["dir1/file4.txt"] == b"content 4\n" * 4
+
+
+def test_git_run_together_fails_with_gits_own_reason(repo: GitRepo) -> None:
+    with pytest.raises(GitError, match="'git rev-parse --verify no-such-ref' failed: fatal"):
+        git_bytes_together(repo.path, ["rev-parse", "--verify", "no-such-ref"], [b"", b""])
+    # Each process reads its own input: two blobs' ids, in input order.
+    assert git_bytes_together(repo.path, ["hash-object", "--stdin"], [b"a", b"b"]) == [
+        b"2e65efe2a145dda7ee51d1741299f848e5bf752e\n",
+        b"63d8dbd40c23542e740659a7168a0ce3138ea748\n",
+    ]

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
-from collections.abc import Mapping
+import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import IO
 
 from oracle_gate.errors import GitError
 
-__all__ = ["git", "git_bytes", "repository_dirs"]
+__all__ = ["git", "git_bytes", "git_bytes_together", "repository_dirs"]
 
 TIMEOUT_SECONDS = 120.0
 
@@ -50,12 +53,80 @@ def git_bytes(
     except FileNotFoundError as error:
         raise GitError("git is not installed or not on PATH") from error
     except subprocess.TimeoutExpired as error:
-        raise GitError(f"'git {' '.join(args)}' timed out after {TIMEOUT_SECONDS:.0f}s") from error
+        raise _timed_out(args) from error
     if done.returncode not in ok_codes:
-        detail = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        reason = detail[-1] if detail else f"exit code {done.returncode}"
-        raise GitError(f"'git {' '.join(args)}' failed: {reason}", str(repo))
+        raise _failed(repo, args, done.returncode, done.stderr)
     return done.stdout
+
+
+def _timed_out(args: Sequence[str]) -> GitError:
+    return GitError(f"'git {' '.join(args)}' timed out after {TIMEOUT_SECONDS:.0f}s")
+
+
+def _failed(repo: Path, args: Sequence[str], code: int, stderr: bytes) -> GitError:
+    detail = stderr.decode("utf-8", "replace").strip().splitlines()
+    reason = detail[-1] if detail else f"exit code {code}"
+    return GitError(f"'git {' '.join(args)}' failed: {reason}", str(repo))
+
+
+def git_bytes_together(repo: Path, args: Sequence[str], inputs: Sequence[bytes]) -> list[bytes]:
+    """``git -C repo ARGS`` once per input, all at once; their outputs, in input order.
+
+    Each process reads its input from and writes its output to a temporary file,
+    so they run in parallel without this process pumping pipes between them: a
+    cold graph reads 20,000 BUILD files, and git inflating them is most of the wait.
+
+    Raises:
+        GitError: git is missing, a process timed out or exited with an error.
+    """
+    command = ["git", *args]
+    with contextlib.ExitStack() as stack:
+        running = []
+        for data in inputs:
+            request = stack.enter_context(tempfile.TemporaryFile())
+            output = stack.enter_context(tempfile.TemporaryFile())
+            errors = stack.enter_context(tempfile.TemporaryFile())
+            request.write(data)
+            request.seek(0)
+            try:
+                process = subprocess.Popen(
+                    command,
+                    cwd=repo,
+                    stdin=request,
+                    stdout=output,
+                    stderr=errors,
+                    env=_environment({}),
+                )
+            except FileNotFoundError as error:
+                raise GitError("git is not installed or not on PATH") from error
+            stack.callback(_reap, process)
+            running.append((process, output, errors))
+        return [_output_of(repo, args, *started) for started in running]
+
+
+def _output_of(
+    repo: Path,
+    args: Sequence[str],
+    process: subprocess.Popen[bytes],
+    output: IO[bytes],
+    errors: IO[bytes],
+) -> bytes:
+    try:
+        process.wait(timeout=TIMEOUT_SECONDS)
+    except subprocess.TimeoutExpired as error:
+        raise _timed_out(args) from error
+    if process.returncode != 0:
+        errors.seek(0)
+        raise _failed(repo, args, process.returncode, errors.read())
+    output.seek(0)
+    return output.read()
+
+
+def _reap(process: subprocess.Popen[bytes]) -> None:
+    """A process still running when its reader gave up is killed, never left behind."""
+    if process.poll() is None:
+        process.kill()
+        process.wait()
 
 
 def git(repo: Path, *args: str) -> str:

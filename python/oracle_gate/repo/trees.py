@@ -22,7 +22,7 @@ from oracle_gate import backend
 from oracle_gate.errors import GitError, TreeError
 from oracle_gate.repo.cache import cache_dir
 from oracle_gate.repo.files import NOT_REGULAR, NotRegularFileError, open_regular
-from oracle_gate.repo.git import git_bytes
+from oracle_gate.repo.git import git_bytes, git_bytes_together
 
 __all__ = ["STAT_CACHE", "GitTree", "Tree", "WorkTree", "follow_link"]
 
@@ -168,12 +168,33 @@ _RAW_CHANGE = re.compile(r":[0-7]+ ([0-7]+) [0-9a-f]+ ([0-9a-f]+) [A-Z][0-9]*\0(
 _NOT_BLOB_MODES = frozenset({"000000", "160000"})
 
 
+# From this many blobs on, ``_blobs`` reads them with two ``git cat-file`` at once.
+_SPLIT_READS_AT = 2000
+
+
 def _blobs(repo: Path, ids: list[str]) -> list[bytes]:
-    """The contents of the blobs ``ids``, in order, from one ``git cat-file --batch``."""
+    """The contents of the blobs ``ids``, in order, from ``git cat-file --batch``."""
     if not ids:
         return []
-    request = "".join(f"{oid}\n" for oid in ids).encode()
-    output = git_bytes(repo, "cat-file", "--batch", input=request)
+    if len(ids) < _SPLIT_READS_AT:
+        output = git_bytes(repo, "cat-file", "--batch", input=_request(ids))
+        return _batch_contents(ids, output, repo)
+    half = len(ids) // 2
+    parts = [ids[:half], ids[half:]]
+    outputs = git_bytes_together(repo, ["cat-file", "--batch"], [_request(p) for p in parts])
+    return [
+        blob
+        for part, output in zip(parts, outputs, strict=True)
+        for blob in _batch_contents(part, output, repo)
+    ]
+
+
+def _request(ids: list[str]) -> bytes:
+    return "".join(f"{oid}\n" for oid in ids).encode()
+
+
+def _batch_contents(ids: list[str], output: bytes, repo: Path) -> list[bytes]:
+    """The blobs ``git cat-file --batch`` wrote for ``ids``, in order."""
     contents = []
     offset = 0
     for oid in ids:
