@@ -840,11 +840,6 @@ class PackageGraph:
         """The declaration that makes ``dependent`` depend on ``dependency`` directly."""
         return self._via.get((dependent, dependency), "")
 
-    def whys(self, chain: Sequence[str]) -> tuple[str, ...]:
-        """``why`` of each arrow of a dependency chain (``dependency_chains``)."""
-        via = self._via
-        return tuple(via.get(arrow, "") for arrow in itertools.pairwise(chain))
-
     def loaders(self, path: str) -> frozenset[str]:
         """The nodes whose BUILD file ``load()``s the .bzl file at ``path``."""
         return self._loads.get(path, frozenset())

@@ -255,10 +255,14 @@ class _Selector:
 
     def dependents(self) -> set[str]:
         chains = self.head.dependency_chains(self.sources)
+        # A chain is its first arrow and the chain of the node it reaches, found before it
+        # (unless that node is the source itself): its declarations are built the same way.
+        vias: dict[str, tuple[str, ...]] = {}
         for node, chain in chains.items():
             origin = self.sources[chain[-1]]
             reason = f"depends on {chain[-1] or '.'}, where {origin.reason}"
-            via = self.head.whys(chain)
+            step = self.head.why(node, chain[1])
+            via = vias[node] = (step, *vias[chain[1]]) if len(chain) > 2 else (step,)
             selected = Selected(node, None, origin.path, chain, reason, via)
             self.pick_all(selected)
             self.enclosing_gate(node, selected)
