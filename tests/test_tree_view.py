@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 
 from gitrepo import GitRepo
 from oracle_gate.cli import main
 from oracle_gate.errors import GitError
+from oracle_gate.repo import git as git_module
 from oracle_gate.repo import trees
 from oracle_gate.repo.git import git_bytes_together
 from oracle_gate.repo.trees import GitTree
@@ -219,3 +221,13 @@ def test_git_run_together_fails_with_gits_own_reason(repo: GitRepo) -> None:
         b"2e65efe2a145dda7ee51d1741299f848e5bf752e\n",
         b"63d8dbd40c23542e740659a7168a0ce3138ea748\n",
     ]
+
+
+def test_git_run_together_is_killed_at_the_timeout(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(git_module, "TIMEOUT_SECONDS", 0.2)
+    started = time.monotonic()
+    with pytest.raises(GitError, match="timed out after 0s"):
+        git_bytes_together(repo.path, ["-c", "alias.wait=!sleep 3", "wait"], [b""])
+    assert time.monotonic() - started < 2.5

@@ -58,7 +58,7 @@ GRAPH_MODES = ("static", "bazel")
 BAZELIGNORE = ".bazelignore"
 _GRAPH_INPUTS = frozenset({*BUILD_NAMES, *WORKSPACE_MARKERS, MATRIX_FILE, BAZELIGNORE})
 # The names ``_scan`` looks for among a tree's files.
-_SCANNED_NAMES = (*BUILD_NAMES, *WORKSPACE_MARKERS, MATRIX_FILE)
+_SCANNED_NAMES = (*BUILD_NAMES, *WORKSPACE_MARKERS, MATRIX_FILE, ".bzl")
 
 
 def _graph_input(path: str) -> bool:
@@ -221,10 +221,13 @@ def _scan(tree: Tree) -> _Scan:
     markers: dict[str, list[str]] = {}
     matrix_files: list[str] = []
     ignored = _bazel_ignored(tree, files)
+    bzl_files: list[str] = []
     # A C-level suffix test first: the names below end a few thousandths of the paths.
     for path in [path for path in files if path.endswith(_SCANNED_NAMES)]:
         directory, _, name = path.rpartition("/")
-        if name in BUILD_NAMES:
+        if name.endswith(".bzl"):
+            bzl_files.append(path)
+        elif name in BUILD_NAMES:
             if ignored and path.startswith(ignored):
                 continue  # Bazel does not see this package
             # BUILD sorts before BUILD.bazel; Bazel reads BUILD.bazel when both exist.
@@ -251,7 +254,16 @@ def _scan(tree: Tree) -> _Scan:
     build_dirs = frozenset(builds)
     sorted_dirs = sorted(build_dirs)
     evaluated, gate_files, computed = _evaluate(
-        scan, tree, read_builds, files, not_utf8, builds, workspace_of, repositories, linked
+        scan,
+        tree,
+        read_builds,
+        files,
+        bzl_files,
+        not_utf8,
+        builds,
+        workspace_of,
+        repositories,
+        linked,
     )
     _add_computed(scan, computed, workspace_of, sorted_dirs)
     # The static reader reads what was not evaluated, and every gate's matrix
@@ -293,7 +305,7 @@ def _scan(tree: Tree) -> _Scan:
             source = _GateSource(read, path, package, workspace, blob, owned, native_matrix)
             scan.gates[directory] = source
             scan.packages[directory] = source.package_object(directory)
-    _add_bzl_labels(scan, tree, files, repositories, sorted_dirs)
+    _add_bzl_labels(scan, tree, bzl_files, repositories, sorted_dirs)
     contents = _read(tree, matrix_files)
     scan.linked |= isinstance(tree, GitTree) and any(tree.is_link(p) for p in matrix_files)
     for path in matrix_files:
@@ -325,13 +337,13 @@ def _has_gate(read: BuildFile | Evaluated) -> bool:
 def _add_bzl_labels(
     scan: _Scan,
     tree: Tree,
-    files: tuple[str, ...],
+    bzl_files: list[str],
     repositories: _Repositories,
     sorted_dirs: list[str],
 ) -> None:
     """Every package that loads a ``.bzl`` file, directly or through others, depends on
     every label that file names (``bazel/bzl.py`` says why), and is one of its loaders."""
-    present = {path for path in files if path.endswith(".bzl")}
+    present = set(bzl_files)
     scanned: dict[str, BzlFile] = {}
     loads: dict[str, set[str]] = {}  # .bzl -> the .bzl files it loads
     pending = sorted(path for path in scan.read_loads if path in present)
@@ -413,6 +425,7 @@ def _evaluate(
     tree: Tree,
     read_builds: Callable[[list[str]], dict[str, bytes]],
     files: tuple[str, ...],
+    bzl_files: list[str],
     not_utf8: frozenset[str],
     builds: Mapping[str, str],
     workspace_of: Mapping[str, str],
@@ -433,7 +446,7 @@ def _evaluate(
     seen = [path for path in files if path not in not_utf8] if not_utf8 else list(files)
     paths = [path for path in builds.values() if path not in not_utf8]
     contents = read_builds(paths)
-    bzl_paths = [path for path in seen if path.endswith(".bzl")]
+    bzl_paths = [path for path in bzl_files if path not in not_utf8]
     inputs = []
     for directory, path in builds.items():
         if path not in not_utf8:

@@ -6,6 +6,7 @@ import contextlib
 import os
 import subprocess
 import tempfile
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO
@@ -111,15 +112,34 @@ def _output_of(
     output: IO[bytes],
     errors: IO[bytes],
 ) -> bytes:
-    try:
-        process.wait(timeout=TIMEOUT_SECONDS)
-    except subprocess.TimeoutExpired as error:
-        raise _timed_out(args) from error
+    if not _waited(process):
+        raise _timed_out(args)
     if process.returncode != 0:
         errors.seek(0)
         raise _failed(repo, args, process.returncode, errors.read())
     output.seek(0)
     return output.read()
+
+
+def _waited(process: subprocess.Popen[bytes]) -> bool:
+    """Waits for ``process`` to end; False if it ran past the timeout and was killed.
+
+    ``Popen.wait(timeout)`` polls with sleeps of up to 50 ms; a watchdog thread
+    lets the wait block instead, so it returns the moment git is done.
+    """
+    killed = threading.Event()
+
+    def kill() -> None:
+        killed.set()
+        process.kill()
+
+    watchdog = threading.Timer(TIMEOUT_SECONDS, kill)
+    watchdog.start()
+    try:
+        process.wait()
+    finally:
+        watchdog.cancel()
+    return not killed.is_set()
 
 
 def _reap(process: subprocess.Popen[bytes]) -> None:

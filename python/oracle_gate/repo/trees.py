@@ -170,6 +170,8 @@ _NOT_BLOB_MODES = frozenset({"000000", "160000"})
 
 # From this many blobs on, ``_blobs`` reads them with two ``git cat-file`` at once.
 _SPLIT_READS_AT = 2000
+# Each object's header is its size alone ("<id> missing" for an object git lacks).
+_BATCH = "--batch=%(objectsize)"
 
 
 def _blobs(repo: Path, ids: list[str]) -> list[bytes]:
@@ -177,11 +179,11 @@ def _blobs(repo: Path, ids: list[str]) -> list[bytes]:
     if not ids:
         return []
     if len(ids) < _SPLIT_READS_AT:
-        output = git_bytes(repo, "cat-file", "--batch", input=_request(ids))
+        output = git_bytes(repo, "cat-file", _BATCH, input=_request(ids))
         return _batch_contents(ids, output, repo)
     half = len(ids) // 2
     parts = [ids[:half], ids[half:]]
-    outputs = git_bytes_together(repo, ["cat-file", "--batch"], [_request(p) for p in parts])
+    outputs = git_bytes_together(repo, ["cat-file", _BATCH], [_request(p) for p in parts])
     return [
         blob
         for part, output in zip(parts, outputs, strict=True)
@@ -199,10 +201,10 @@ def _batch_contents(ids: list[str], output: bytes, repo: Path) -> list[bytes]:
     offset = 0
     for oid in ids:
         header_end = output.index(b"\n", offset)
-        header = output[offset:header_end].split()
-        if len(header) != 3:  # "<id> missing": a damaged or incomplete repository
+        header = output[offset:header_end]
+        if not header.isdigit():  # "<id> missing": a damaged or incomplete repository
             raise GitError(f"git object {oid} is missing from the repository", str(repo))
-        size = int(header[2])
+        size = int(header)
         start = header_end + 1
         contents.append(output[start : start + size])
         offset = start + size + 1
