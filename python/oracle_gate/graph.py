@@ -708,10 +708,18 @@ class PackageGraph:
         # ``derive_graph`` may hand this very graph to a head the diff leaves alone.
         self.derivable = derivable
         self._owners = frozenset(nodes) | frozenset(self.packages)
-        # An edge's first declaration explains it: written in reverse, it is the one kept.
-        self._via: dict[tuple[str, str], str] = {
-            (source, target): why for source, target, why in reversed(edges) if source != target
-        }
+        # Reverse adjacency with the declaration of each edge: node -> {each node that
+        # depends on it directly: why}. Dicts, not a graph library: importing one costs a
+        # fresh process ~0.3 s. An edge's first declaration explains it: written in
+        # reverse, it is the one kept.
+        dependents: dict[str, dict[str, str]] = {}
+        for source, target, why in reversed(edges):
+            if source != target:
+                found = dependents.get(target)
+                if found is None:
+                    dependents[target] = {source: why}
+                else:
+                    found[source] = why
         for package in self.packages.values():
             declared_in = package.join(package.matrix_file)
             for dep in package.matrix.deps:
@@ -723,14 +731,14 @@ class PackageGraph:
                         declared_in,
                     )
                 if target != package.path:
-                    self._via.setdefault((package.path, target), f"{declared_in} deps {dep}")
-        # Reverse adjacency: node -> the nodes that depend on it directly. A dict of
-        # sets, not a graph library: importing one costs a fresh process ~0.3 s.
-        self._nodes = {*self._owners, *itertools.chain.from_iterable(self._via)}
-        dependents: defaultdict[str, set[str]] = defaultdict(set)
-        for dependent, dependency in self._via:
-            dependents[dependency].add(dependent)
-        self._dependents_of = dict(dependents)
+                    found = dependents.setdefault(target, {})
+                    found.setdefault(package.path, f"{declared_in} deps {dep}")
+        self._dependents_of = dependents
+        self._nodes = {
+            *self._owners,
+            *dependents,
+            *itertools.chain.from_iterable(dependents.values()),
+        }
         self._loads = {path: frozenset(users) for path, users in (loads or {}).items()}
         self._gate_sources = dict(gate_sources or {})
         self._bazel_dirs = frozenset(bazel_packages)
@@ -805,8 +813,9 @@ class PackageGraph:
     def _dependencies_of(self) -> dict[str, set[str]]:
         """Adjacency: node -> the nodes it depends on directly (few commands ask)."""
         dependencies: defaultdict[str, set[str]] = defaultdict(set)
-        for dependent, dependency in self._via:
-            dependencies[dependent].add(dependency)
+        for dependency, found in self._dependents_of.items():
+            for dependent in found:
+                dependencies[dependent].add(dependency)
         return dict(dependencies)
 
     def _ancestors(self, node: str) -> set[str]:
@@ -814,7 +823,7 @@ class PackageGraph:
         return self._reachable(node, self._dependents_of)
 
     @staticmethod
-    def _reachable(node: str, adjacency: Mapping[str, set[str]]) -> set[str]:
+    def _reachable(node: str, adjacency: Mapping[str, Iterable[str]]) -> set[str]:
         """Every node one or more steps from ``node`` in ``adjacency``, ``node`` left out."""
         seen: set[str] = set()
         stack = [node]
@@ -851,7 +860,7 @@ class PackageGraph:
 
     def why(self, dependent: str, dependency: str) -> str:
         """The declaration that makes ``dependent`` depend on ``dependency`` directly."""
-        return self._via.get((dependent, dependency), "")
+        return self._dependents_of.get(dependency, {}).get(dependent, "")
 
     def loaders(self, path: str) -> frozenset[str]:
         """The nodes whose BUILD file ``load()``s the .bzl file at ``path``."""
