@@ -225,9 +225,10 @@ def evaluate_build_files(
         reached, transitively, sorted; ``error`` is "" or the first line of why
         the file could not be evaluated (syntax, a runtime error, a load cycle,
         not UTF-8), and then it has no edges.
-        ``rule_lines`` are 1-based inclusive line ranges holding only top-level
-        calls of functions other than ``oracle_gate`` (or a name a ``load()``
-        binds to it), sharing no line with another statement. ``gates`` is
+        ``rule_lines``, for a file that calls a gate or whose gate calls were
+        not read (else empty), are 1-based inclusive line ranges holding only
+        top-level calls of functions other than ``oracle_gate`` (or a name a
+        ``load()`` binds to it), sharing no line with another statement. ``gates`` is
         ``(calls, invariant names)`` when every top-level ``oracle_gate(...)``
         call is written plainly enough to read without the static reader, else
         None, held as a ``NativeGates``: ``len()`` counts the calls and ``read()``

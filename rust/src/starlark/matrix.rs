@@ -9,6 +9,7 @@
 //! still comes from Python, and a test compares both readers on good and bad gates.
 
 use std::collections::HashSet;
+use std::ops::Deref;
 
 use super::gate::{GateCall, GateValue, Gates};
 
@@ -389,8 +390,8 @@ pub fn gate_matrix(
 /// The files of the Bazel package in `directory` (repository-relative), relative to it,
 /// as `bazel/glob.package_files` gives them: `files` is the tree's sorted file list, and
 /// a directory in `build_dirs` below `directory` is another package.
-pub fn package_files<'a>(
-    files: &'a [String],
+pub fn package_files<'a, S: Deref<Target = str>>(
+    files: &'a [S],
     directory: &str,
     build_dirs: &HashSet<&str>,
 ) -> Vec<&'a str> {
@@ -399,7 +400,7 @@ pub fn package_files<'a>(
     } else {
         format!("{directory}/")
     };
-    let start = files.partition_point(|path| path.as_str() < prefix.as_str());
+    let start = files.partition_point(|path| &**path < prefix.as_str());
     files[start..]
         .iter()
         .take_while(|path| path.starts_with(&prefix))

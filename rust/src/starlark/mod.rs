@@ -15,7 +15,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::OnceLock;
 
 use pyo3::prelude::*;
-use pyo3::pybacked::PyBackedBytes;
+use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 use edges::{edges, Edges};
@@ -64,7 +64,7 @@ pub fn evaluate_build_files<'py>(
     builds: Vec<(String, String, String, PyBackedBytes)>,
     bzl: Vec<(String, PyBackedBytes)>,
     own_names: Vec<(String, Vec<String>)>,
-    files: Option<Vec<String>>,
+    files: Option<Vec<PyBackedStr>>,
     interpret_all: bool,
 ) -> PyResult<PyEvaluation<'py>> {
     let (outcomes, edges, matrices) = py.detach(|| {
@@ -108,15 +108,17 @@ pub fn evaluate_build_files<'py>(
             } else {
                 PyTuple::new(py, outcome.loads)?.into_any()
             };
-            let rule_lines = if outcome.rule_lines.is_empty() {
-                empty.clone()
-            } else {
-                PyTuple::new(py, outcome.rule_lines)?.into_any()
-            };
+            // Only a file with a gate is read by the static reader for its gates.
+            let no_gates = outcome.gates.as_ref().is_some_and(|g| g.calls.is_empty());
             let gates = outcome
                 .gates
                 .map(|gates| Bound::new(py, NativeGates { gates }).map(Bound::into_any))
                 .transpose()?;
+            let rule_lines = if no_gates || outcome.rule_lines.is_empty() {
+                empty.clone()
+            } else {
+                PyTuple::new(py, outcome.rule_lines)?.into_any()
+            };
             let matrix = matrix
                 .as_ref()
                 .map(|matrix| matrix_to_py(py, matrix))
@@ -200,7 +202,7 @@ fn all_edges(
 fn matrices(
     builds: &[(String, String, String, PyBackedBytes)],
     outcomes: &[Outcome],
-    files: Option<&[String]>,
+    files: Option<&[PyBackedStr]>,
 ) -> Vec<Option<GateMatrix>> {
     let Some(files) = files else {
         return vec![None; outcomes.len()];
