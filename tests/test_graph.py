@@ -202,7 +202,7 @@ def test_graph_from_a_dict_needs_no_tree() -> None:
     graph = PackageGraph(
         {"a": Package("a", matrix), "b": Package("b", matrix)},
         nodes=["mid"],
-        edges=[("a", "mid", "test"), ("mid", "b", "test")],
+        dependents={"mid": {"a": "test"}, "b": {"mid": "test"}},
     )
     assert graph.dependents(["b"]) == {"a", "mid"}
 

@@ -113,7 +113,7 @@ _FILES = st.tuples(
 
 def _outcome(text: str, interpret_all: bool) -> list[Any]:
     assert _native is not None
-    edges, computed, approximate, [found] = _native.evaluate_build_files(
+    dependents, computed, approximate, [found] = _native.evaluate_build_files(
         [(PATH, "pkg/sub", "", text.encode())],
         _BZL,
         [("", ["mono"])],
@@ -122,6 +122,8 @@ def _outcome(text: str, interpret_all: bool) -> list[Any]:
     )
     loads, error, rule_lines, gates, matrix = found
     read = None if gates is None else gates.read()
+    # In the order the records were made: the same edges, found in the same order.
+    edges = [(target, list(found.items())) for target, found in dependents.items()]
     return [edges, computed, sorted(approximate), loads, error, rule_lines, read, matrix]
 
 

@@ -173,7 +173,7 @@ def evaluate_build_files(
     files: list[str] | None = None,
     interpret_all: bool = False,
 ) -> tuple[
-    list[tuple[str, str, str]],
+    dict[str, dict[str, str]],
     list[tuple[int, str, str]],
     list[tuple[str, str]],
     list[
@@ -205,16 +205,17 @@ def evaluate_build_files(
             outcome; ``tests/test_plain_builds.py`` compares the two.
 
     Returns:
-        ``(edges, computed, approximate, outcomes)``. The evaluation records
+        ``(dependents, computed, approximate, outcomes)``. The evaluation records
         every string starting with ``//`` or ``@`` a rule call was given (not in
         ``name``, ``visibility``, ``tags``, ``licenses``; nothing of
         ``package()``, ``package_group()``, ``licenses()``), including a
         ``rule()``'s ``attr.label*`` defaults, made absolute; every such string
         at all when the callee is a symbol loaded from a repository not in
         ``bzl``. Each one ``label_ref`` reads as a label of the file's own
-        repository is an edge: in ``edges`` as ``(source, target, why)``, the
-        file's package directory and the repository-relative package directory
-        the label names (never the source itself), in input order; or, for a
+        repository is an edge: in ``dependents`` as ``{target: {source: why}}``,
+        the repository-relative package directory the label names and the
+        file's package directory (never the target itself), the first
+        declaration of an edge kept, in input order; or, for a
         computed label's literal part, in ``computed`` as ``(index of the
         BUILD file in builds, package prefix under its workspace root, why)``.
         ``why`` is the ``file:line`` of the call and the label, as ``select

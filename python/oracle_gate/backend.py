@@ -29,12 +29,12 @@ __all__ = [
 
 _CHOICES = ("", "native", "python")
 
-# Every (source, target, why) edge, the computed labels' (BUILD index, package prefix,
-# why), where edges over-approximate (BUILD path, why), and per BUILD file: .bzl files
-# reached, error, lines holding only rule calls, its gate calls or None, its gate's
-# matrix or None (``_native.pyi``).
+# Every edge as {target: {source: why}}, the computed labels' (BUILD index, package
+# prefix, why), where edges over-approximate (BUILD path, why), and per BUILD file:
+# .bzl files reached, error, lines holding only rule calls, its gate calls or None,
+# its gate's matrix or None (``_native.pyi``).
 NativeOutcomes: TypeAlias = tuple[
-    list[tuple[str, str, str]],
+    dict[str, dict[str, str]],
     list[tuple[int, str, str]],
     list[tuple[str, str]],
     list[

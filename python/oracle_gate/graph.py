@@ -21,7 +21,7 @@ import logging
 import posixpath
 import re
 from collections import defaultdict, deque
-from collections.abc import Callable, Container, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from oracle_gate.bazel import starlark
@@ -36,7 +36,7 @@ from oracle_gate.bazel.buildfile import (
 from oracle_gate.bazel.bzl import BzlFile, scan_bzl
 from oracle_gate.bazel.glob import package_files
 from oracle_gate.bazel.labels import BUILD_NAMES, WORKSPACE_MARKERS, parse_label
-from oracle_gate.bazel.query import BAZEL_TIMEOUT_SECONDS, Edge, bazel_query_edges, bazel_workspace
+from oracle_gate.bazel.query import BAZEL_TIMEOUT_SECONDS, bazel_query_edges, bazel_workspace
 from oracle_gate.bazel.starlark import Evaluated
 from oracle_gate.config.matrix import MATRIX_FILE, gate_matrix, native_gate_matrix, parse_matrix
 from oracle_gate.errors import ConfigError
@@ -109,7 +109,8 @@ class _Scan:
 
     packages: dict[str, Package] = field(default_factory=dict)
     nodes: set[str] = field(default_factory=set)
-    edges: list[Edge] = field(default_factory=list)
+    # Reverse adjacency: target -> {source: why}, the first declaration of an edge kept.
+    dependents: dict[str, dict[str, str]] = field(default_factory=dict)
     loads: dict[str, set[str]] = field(default_factory=dict)
     workspace_of: dict[str, str] = field(default_factory=dict)
     gates: dict[str, _GateSource] = field(default_factory=dict)
@@ -121,6 +122,11 @@ class _Scan:
     # Where edges over-approximate what the reader could not evaluate:
     # (the BUILD or .bzl file, why), for the report.
     approximate: set[tuple[str, str]] = field(default_factory=set)
+
+    def add_edge(self, source: str, target: str, why: str) -> None:
+        """``source`` depends on ``target`` because of ``why``, unless it already did."""
+        if source != target:
+            self.dependents.setdefault(target, {}).setdefault(source, why)
 
 
 def _read(tree: Tree, paths: list[str]) -> dict[str, bytes]:
@@ -414,7 +420,8 @@ def _bzl_edges(
     for dep in deps:
         why = f"over-approximation: {path} names {dep.label}"
         for target in _label_targets(dep.package, dep.prefix, workspace, sorted_dirs):
-            scan.edges.extend((loader, target, why) for loader in loaders if loader != target)
+            for loader in loaders:
+                scan.add_edge(loader, target, why)
 
 
 _GATE_CALL = re.compile(rb"\b%s\s*\(|=\s*[\"']%s[\"']" % ((GATE_FUNCTION.encode(),) * 2))
@@ -460,7 +467,7 @@ def _evaluate(
         {root: sorted(n) for root, n in names if _is_utf8(root)},
         seen,
     )
-    scan.edges.extend(evaluation.edges)
+    scan.dependents = evaluation.dependents  # the first edges: no other reader has run
     scan.approximate.update(evaluation.approximate)
     evaluated = dict(zip(paths, evaluation.outcomes, strict=True))
     # The static reader builds a gate's matrix: files that call oracle_gate (or a name a
@@ -486,8 +493,7 @@ def _add_computed(
     for path, package, why in computed:
         directory = path.rpartition("/")[0]
         for target in _label_targets(package, True, workspace_of[directory], sorted_dirs):
-            if target != directory:
-                scan.edges.append((directory, target, why))
+            scan.add_edge(directory, target, why)
 
 
 def _add_read(
@@ -509,8 +515,7 @@ def _add_read(
             why += f", a computed label: every package under //{dep.package}"
             scan.approximate.add((path, why))
         for target in _label_targets(dep.package, dep.prefix, workspace, sorted_dirs):
-            if target != directory:
-                scan.edges.append((directory, target, why))
+            scan.add_edge(directory, target, why)
     _add_loads(scan, build, directory, package, workspace, own_names)
 
 
@@ -617,13 +622,18 @@ def load_graph(
     if mode not in GRAPH_MODES:
         raise ConfigError(f"unknown graph {mode!r}; expected one of {', '.join(GRAPH_MODES)}")
     scan = _scan(tree)
-    edges = scan.edges
     approximate = scan.approximate
     if mode == "bazel":
         workspace = bazel_workspace(tree)
         # Bazel answers for the root workspace; nested workspaces keep static edges.
-        edges = [edge for edge in edges if scan.workspace_of.get(edge[0])]
-        edges += bazel_query_edges(workspace, timeout)
+        static = scan.dependents
+        scan.dependents = {}
+        for target, found in static.items():
+            for source, why in found.items():
+                if scan.workspace_of.get(source):
+                    scan.add_edge(source, target, why)
+        for source, target, why in bazel_query_edges(workspace, timeout):
+            scan.add_edge(source, target, why)
         nested = {root for root in scan.workspace_of.values() if root}
         approximate = {
             (path, why) for path, why in approximate if _enclosing(posixpath.dirname(path), nested)
@@ -631,7 +641,7 @@ def load_graph(
     return PackageGraph(
         scan.packages,
         nodes=scan.nodes,
-        edges=edges,
+        dependents=scan.dependents,
         loads=scan.loads,
         derivable=mode == "static" and isinstance(tree, GitTree) and not scan.linked,
         gate_sources=scan.gates,
@@ -693,7 +703,7 @@ class PackageGraph:
         packages: Mapping[str, Package],
         *,
         nodes: Iterable[str] = (),
-        edges: Sequence[Edge] = (),
+        dependents: Mapping[str, Mapping[str, str]] | None = None,
         loads: Mapping[str, Iterable[str]] | None = None,
         derivable: bool = False,
         gate_sources: Mapping[str, _GateSource] | None = None,
@@ -710,16 +720,9 @@ class PackageGraph:
         self._owners = frozenset(nodes) | frozenset(self.packages)
         # Reverse adjacency with the declaration of each edge: node -> {each node that
         # depends on it directly: why}. Dicts, not a graph library: importing one costs a
-        # fresh process ~0.3 s. An edge's first declaration explains it: written in
-        # reverse, it is the one kept.
-        dependents: dict[str, dict[str, str]] = {}
-        for source, target, why in reversed(edges):
-            if source != target:
-                found = dependents.get(target)
-                if found is None:
-                    dependents[target] = {source: why}
-                else:
-                    found[source] = why
+        # fresh process ~0.3 s. The caller's dicts are never changed: a ``deps`` edge
+        # goes into a copy.
+        self._dependents_of: dict[str, Mapping[str, str]] = dict(dependents or {})
         for package in self.packages.values():
             declared_in = package.join(package.matrix_file)
             for dep in package.matrix.deps:
@@ -730,14 +733,14 @@ class PackageGraph:
                         f"deps entry {dep!r} names no package (resolved to {target!r})",
                         declared_in,
                     )
-                if target != package.path:
-                    found = dependents.setdefault(target, {})
-                    found.setdefault(package.path, f"{declared_in} deps {dep}")
-        self._dependents_of = dependents
+                found = self._dependents_of.get(target, {})
+                if target != package.path and package.path not in found:
+                    why = f"{declared_in} deps {dep}"
+                    self._dependents_of[target] = {**found, package.path: why}
         self._nodes = {
             *self._owners,
-            *dependents,
-            *itertools.chain.from_iterable(dependents.values()),
+            *self._dependents_of,
+            *itertools.chain.from_iterable(self._dependents_of.values()),
         }
         self._loads = {path: frozenset(users) for path, users in (loads or {}).items()}
         self._gate_sources = dict(gate_sources or {})

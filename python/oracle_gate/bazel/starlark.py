@@ -74,10 +74,10 @@ class Evaluation:
     """What the BUILD files of a tree gave, evaluated together."""
 
     outcomes: list[Evaluated]  # per BUILD file, in input order
-    # (package directory, target directory, why): every label a rule call names, as
+    # {target directory: {package directory: why}}: every label a rule call names, as
     # ``select --explain`` shows it (``file:line`` of the call, a macro's own line for
-    # a macro's rule, and the label); one flat list, as a monorepo has 100,000s.
-    edges: list[tuple[str, str, str]]
+    # a macro's rule, and the label), the first kept; a monorepo has 100,000s.
+    dependents: dict[str, dict[str, str]]
     # (index of the BUILD file, package prefix under its workspace, why): a computed
     # label's literal part, which names every package under the prefix.
     computed: list[tuple[int, str, str]]
@@ -100,7 +100,7 @@ def evaluate_build_files(
         files: every file of the tree, sorted; given, a gate written plainly right
             comes back with its matrix (``Evaluated.native_matrix``).
     """
-    edges, computed, approximate, found = backend.evaluate_build_files(
+    dependents, computed, approximate, found = backend.evaluate_build_files(
         list(builds),
         sorted(bzl.items()),
         [(root, list(names)) for root, names in own_names.items()],
@@ -110,4 +110,4 @@ def evaluate_build_files(
         Evaluated(loads, error, rule_lines, cast(NativeGates | None, gates), matrix)
         for loads, error, rule_lines, gates, matrix in found
     ]
-    return Evaluation(outcomes, edges, computed, approximate)
+    return Evaluation(outcomes, dependents, computed, approximate)

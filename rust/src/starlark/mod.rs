@@ -37,12 +37,12 @@ type PyOutcome<'py> = (
     Option<Bound<'py, PyAny>>,
 );
 
-/// Every BUILD file's edges `(source, target, why)`, the computed labels'
-/// `(BUILD index, package prefix, why)`, where the graph over-approximates
-/// `(BUILD path, why)`, and each file's outcome: flat lists, since a monorepo
-/// has 100,000s of edges and making its Python objects is serial work.
+/// Every BUILD file's edges as a reverse adjacency `{target: {source: why}}`, the
+/// computed labels' `(BUILD index, package prefix, why)`, where the graph
+/// over-approximates `(BUILD path, why)`, and each file's outcome: a monorepo has
+/// 100,000s of edges, and making their Python objects is serial work.
 type PyEvaluation<'py> = (
-    Bound<'py, PyList>,
+    Bound<'py, PyDict>,
     Vec<(usize, String, String)>,
     Vec<(String, String)>,
     Vec<PyOutcome<'py>>,
@@ -97,7 +97,7 @@ pub fn evaluate_build_files<'py>(
             (outcomes, edges, matrices)
         })
     });
-    let (flat, computed, approximate) = edges_to_py(py, &builds, edges)?;
+    let (dependents, computed, approximate) = edges_to_py(py, &builds, edges)?;
     let empty = PyTuple::empty(py).into_any();
     let outcomes = outcomes
         .into_iter()
@@ -126,21 +126,24 @@ pub fn evaluate_build_files<'py>(
             Ok((loads, outcome.error, rule_lines, gates, matrix))
         })
         .collect::<PyResult<Vec<_>>>()?;
-    Ok((flat, computed, approximate, outcomes))
+    Ok((dependents, computed, approximate, outcomes))
 }
 
-/// The edges of every BUILD file as `evaluate_build_files` returns them.
+/// The edges of every BUILD file as `evaluate_build_files` returns them: the exact
+/// ones as a reverse adjacency (`{target: {source: why}}`, the first declaration of
+/// an edge kept), each directory one string object however many edges name it.
 #[allow(clippy::type_complexity)]
 fn edges_to_py<'py>(
     py: Python<'py>,
     builds: &[(String, String, String, PyBackedBytes)],
     edges: Vec<Edges>,
 ) -> PyResult<(
-    Bound<'py, PyList>,
+    Bound<'py, PyDict>,
     Vec<(usize, String, String)>,
     Vec<(String, String)>,
 )> {
-    let flat = PyList::empty(py);
+    let dependents = PyDict::new(py);
+    let mut targets: HashMap<String, Bound<'py, PyDict>> = HashMap::new();
     let mut computed = Vec::new();
     let mut approximate = Vec::new();
     for (index, (found, build)) in edges.into_iter().zip(builds).enumerate() {
@@ -153,19 +156,27 @@ fn edges_to_py<'py>(
         if found.edges.is_empty() {
             continue;
         }
-        // One string object for the source of all of a file's edges.
         let source = PyString::new(py, directory(&build.0));
         for edge in found.edges {
             if edge.prefix {
                 computed.push((index, edge.target, edge.why));
-            } else {
-                let target = PyString::new(py, &edge.target).into_any();
-                let why = PyString::new(py, &edge.why).into_any();
-                flat.append(PyTuple::new(py, [source.clone().into_any(), target, why])?)?;
+                continue;
+            }
+            let inner = match targets.get(&edge.target) {
+                Some(inner) => inner.clone(),
+                None => {
+                    let inner = PyDict::new(py);
+                    dependents.set_item(&edge.target, &inner)?;
+                    targets.insert(edge.target, inner.clone());
+                    inner
+                }
+            };
+            if !inner.contains(&source)? {
+                inner.set_item(&source, edge.why)?;
             }
         }
     }
-    Ok((flat, computed, approximate))
+    Ok((dependents, computed, approximate))
 }
 
 /// `(repository, package, computed)` of what an absolute label can name, or None:
