@@ -252,8 +252,9 @@ def test_batches_match_single_calls_and_name_the_smallest_failing_path() -> None
         assert caught.value.path == "b.py"
 
 
-def _git(repo: Path, *args: str) -> bytes:
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=True).stdout
+def _git(repo: Path, *args: str, input: bytes | None = None) -> bytes:
+    command = ["git", "-C", str(repo), *args]
+    return subprocess.run(command, input=input, capture_output=True, check=True).stdout
 
 
 def test_backends_read_a_tree_listing_alike(tmp_path: Path) -> None:
@@ -277,3 +278,21 @@ def test_backends_read_a_tree_listing_alike(tmp_path: Path) -> None:
     assert list(oids) == sorted([*map(os.fsdecode, names), "link"], key=os.fsencode)
     assert links == {"link"}
     assert oids["plain.py"] == _git(tmp_path, "rev-parse", f"{tree}:plain.py").decode().strip()
+
+
+def test_backends_split_a_cat_file_batch_alike(tmp_path: Path) -> None:
+    """Objects of every size (empty, with newlines, binary), a missing one, a cut output."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    blobs = [b"", b"one line\n", b"\n\n\n", bytes(range(256)), b"no newline at the end"]
+    ids = [
+        _git(tmp_path, "hash-object", "-w", "--stdin", input=blob).decode().strip()
+        for blob in blobs
+    ]
+    ids.insert(2, "0" * 40)  # no such object
+    request = "".join(f"{oid}\n" for oid in ids).encode()
+    output = _git(tmp_path, "cat-file", "--batch=%(objectsize)", input=request)
+    found = same_everywhere("split_cat_file_batch", output, len(ids))
+    assert found == [*blobs[:2], None, *blobs[2:]]
+    for module in BACKENDS:
+        with pytest.raises(ValueError, match=r"^git cat-file output ends early$"):
+            module.split_cat_file_batch(output[:-30], len(ids))

@@ -29,6 +29,7 @@ __all__ = [
     "hash_files",
     "hash_files_cached",
     "parse_tree_listing",
+    "split_cat_file_batch",
     "walk_tree",
 ]
 
@@ -149,6 +150,26 @@ def parse_tree_listing(listing: bytes) -> tuple[dict[str, str], set[str]]:
     found = _BLOB_ENTRY.findall(listing.decode("utf-8", "surrogateescape"))
     oids = {name: oid for _, oid, name in found}
     return oids, {name for mode, _, name in found if mode == _SYMLINK_MODE}
+
+
+def split_cat_file_batch(output: bytes, count: int) -> list[bytes | None]:
+    objects: list[bytes | None] = []
+    offset = 0
+    while len(objects) < count:
+        header_end = output.find(b"\n", offset)
+        if header_end < 0:
+            raise ValueError("git cat-file output ends early")
+        header = output[offset:header_end]
+        offset = header_end + 1
+        if not header.isdigit():  # "<id> missing"
+            objects.append(None)
+            continue
+        end = offset + int(header)
+        if end > len(output):
+            raise ValueError("git cat-file output ends early")
+        objects.append(output[offset:end])
+        offset = end + 1
+    return objects
 
 
 def walk_tree(root: str) -> list[str]:

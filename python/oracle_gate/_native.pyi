@@ -76,6 +76,21 @@ def parse_tree_listing(listing: bytes) -> tuple[dict[str, str], set[str]]:
         decoded with ``surrogateescape``, as git's bytes are everywhere else.
     """
 
+def split_cat_file_batch(output: bytes, count: int) -> list[bytes | None]:
+    """The objects ``git cat-file --batch=%(objectsize)`` printed, in order.
+
+    Arguments:
+        output: git's output: per object, its size in decimal and a newline, its
+            content and a newline; or ``<id> missing`` and a newline.
+        count: how many objects were asked for.
+
+    Returns:
+        ``count`` contents, None for each missing object.
+
+    Raises:
+        ValueError: the output holds fewer than ``count`` objects.
+    """
+
 def hash_files_cached(root: str, paths: Sequence[str], cache: str | None = None) -> list[str]:
     """BLAKE3 digests of files under ``root``, reusing a stat cache for unchanged files.
 

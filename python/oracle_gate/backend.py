@@ -24,6 +24,7 @@ __all__ = [
     "hash_files_cached",
     "name",
     "parse_tree_listing",
+    "split_cat_file_batch",
     "walk_tree",
 ]
 
@@ -111,6 +112,18 @@ def parse_tree_listing(listing: bytes) -> tuple[dict[str, str], set[str]]:
     """
     found: tuple[dict[str, str], set[str]] = _load()[1].parse_tree_listing(listing)
     return found
+
+
+def split_cat_file_batch(output: bytes, count: int) -> list[bytes | None]:
+    """The ``count`` objects of ``git cat-file --batch=%(objectsize)`` output, None for a
+    missing one (``_native.pyi``).
+
+    Raises:
+        ValueError: the output holds fewer objects.
+        BackendError: the selected backend is unavailable.
+    """
+    objects: list[bytes | None] = _load()[1].split_cat_file_batch(output, count)
+    return objects
 
 
 def hash_files_cached(root: str, paths: Sequence[str], cache: str | None = None) -> list[str]:

@@ -27,6 +27,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(hash::hash_files, m)?)?;
     m.add_function(wrap_pyfunction!(walk::walk_tree, m)?)?;
     m.add_function(wrap_pyfunction!(listing::parse_tree_listing, m)?)?;
+    m.add_function(wrap_pyfunction!(listing::split_cat_file_batch, m)?)?;
     m.add_function(wrap_pyfunction!(stat_cache::hash_files_cached, m)?)?;
     m.add_function(wrap_pyfunction!(surface::extract_units, m)?)?;
     m.add_function(wrap_pyfunction!(surface::extract_units_many, m)?)?;

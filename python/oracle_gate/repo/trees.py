@@ -14,7 +14,7 @@ import re
 import stat
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast
 
 from blake3 import blake3
 
@@ -197,18 +197,14 @@ def _request(ids: list[str]) -> bytes:
 
 def _batch_contents(ids: list[str], output: bytes, repo: Path) -> list[bytes]:
     """The blobs ``git cat-file --batch`` wrote for ``ids``, in order."""
-    contents = []
-    offset = 0
-    for oid in ids:
-        header_end = output.index(b"\n", offset)
-        header = output[offset:header_end]
-        if not header.isdigit():  # "<id> missing": a damaged or incomplete repository
+    try:
+        found = backend.split_cat_file_batch(output, len(ids))
+    except ValueError as error:
+        raise GitError(f"git cat-file: {error}", str(repo)) from error
+    for oid, content in zip(ids, found, strict=True):
+        if content is None:  # a damaged or incomplete repository
             raise GitError(f"git object {oid} is missing from the repository", str(repo))
-        size = int(header)
-        start = header_end + 1
-        contents.append(output[start : start + size])
-        offset = start + size + 1
-    return contents
+    return cast("list[bytes]", found)
 
 
 class GitTree:
