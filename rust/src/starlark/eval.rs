@@ -41,7 +41,8 @@ pub struct Outcome {
     pub error: String,
     /// Lines (1-based, inclusive ranges) holding only calls of functions other than
     /// `oracle_gate`: without them the file declares the same gate, so the static
-    /// reader that builds a gate's matrix can skip them (`graph.py`).
+    /// reader that builds a gate's matrix can skip them (`graph.py`). Empty for a
+    /// file whose gate calls were read and are none.
     pub rule_lines: Vec<(usize, usize)>,
     /// Its `oracle_gate(...)` calls, when each is written plainly (`gate.rs`).
     pub gates: Option<Gates>,
@@ -247,10 +248,13 @@ impl Run<'_> {
     ) -> Result<Evaluated, String> {
         let ast = AstModule::parse(path, content.to_owned(), &self.dialect)
             .map_err(|e| first_line(&e.to_string()))?;
-        let (rule_lines, gates) = if freeze {
-            (Vec::new(), None)
+        let gates = if freeze { None } else { read_gates(&ast) };
+        // Only a file with a gate call (or one not read here) is read again for its gates.
+        let calls_no_gate = gates.as_ref().is_some_and(|g| g.calls.is_empty());
+        let rule_lines = if freeze || calls_no_gate {
+            Vec::new()
         } else {
-            (rule_only_lines(&ast), read_gates(&ast))
+            rule_only_lines(&ast)
         };
         let mut modules: HashMap<String, FrozenModule> = HashMap::new();
         let mut files: HashSet<String> = HashSet::new();

@@ -108,13 +108,11 @@ pub fn evaluate_build_files<'py>(
             } else {
                 PyTuple::new(py, outcome.loads)?.into_any()
             };
-            // Only a file with a gate is read by the static reader for its gates.
-            let no_gates = outcome.gates.as_ref().is_some_and(|g| g.calls.is_empty());
             let gates = outcome
                 .gates
                 .map(|gates| Bound::new(py, NativeGates { gates }).map(Bound::into_any))
                 .transpose()?;
-            let rule_lines = if no_gates || outcome.rule_lines.is_empty() {
+            let rule_lines = if outcome.rule_lines.is_empty() {
                 empty.clone()
             } else {
                 PyTuple::new(py, outcome.rule_lines)?.into_any()
