@@ -342,7 +342,7 @@ def test_a_gate_read_without_the_rule_calls_is_the_gate_read_whole(
         'load("@oracle_gate//rules:defs.bzl", "invariant", "oracle_gate", g = "oracle_gate")\n'
         + "".join(statements)
     ).encode()
-    [(_, error, rule_lines, native, _)] = _native_core().evaluate_build_files(
+    [(_, error, rule_lines, native, _, _)] = _native_core().evaluate_build_files(
         [("a/BUILD", "a", "", text)], [], [("", [])]
     )[3]
     assume(not error)
@@ -368,7 +368,7 @@ def test_a_plain_gate_call_is_read_by_the_native_core_as_the_static_reader_reads
         + 'py_library(name = "lib")\n'
         + _PLAIN_GATE.replace("invariant(", "inv(")
     ).encode()
-    [(_, error, _, native, _)] = _native_core().evaluate_build_files(
+    [(_, error, _, native, _, _)] = _native_core().evaluate_build_files(
         [("a/BUILD", "a", "", text)], [], [("", [])]
     )[3]
     assert error == ""
@@ -398,7 +398,7 @@ def test_a_plain_gate_call_is_read_by_the_native_core_as_the_static_reader_reads
 )
 def test_a_gate_call_not_written_plainly_is_left_to_the_static_reader(value: str) -> None:
     text = f'OWNERS = ["@a"]\noracle_gate(name = "g", owners = {value})\n'.encode()
-    [(_, error, _, native, _)] = _native_core().evaluate_build_files(
+    [(_, error, _, native, _, _)] = _native_core().evaluate_build_files(
         [("a/BUILD", "a", "", text)], [], [("", [])]
     )[3]
     assert (error, native) == ("", None)

@@ -22,6 +22,7 @@ from gitrepo import GitRepo
 from oracle_gate import backend
 from oracle_gate.bazel import starlark
 from oracle_gate.bazel.buildfile import parse_build
+from oracle_gate.bazel.glob import package_files
 from oracle_gate.config.matrix import gate_matrix, native_gate_matrix
 from oracle_gate.errors import ConfigError
 from oracle_gate.graph import load_graph
@@ -53,7 +54,7 @@ def _core() -> ModuleType:
 def _natively(text: str, files: tuple[str, ...], workspace: str = "") -> tuple[Matrix, str] | None:
     """The matrix the native core built for package ``a``, or None (left to gate_matrix)."""
     tree_files = sorted(f"{workspace}/a/{f}" if workspace else f"a/{f}" for f in files)
-    [(_, error, _, _, found)] = _core().evaluate_build_files(
+    [(_, error, _, _, _, found)] = _core().evaluate_build_files(
         [(f"{workspace}/{PATH}" if workspace else PATH, "a", workspace, text.encode())],
         [],
         [(workspace, [])],
@@ -368,3 +369,38 @@ def test_a_gate_with_a_file_name_that_is_not_utf8_is_read_alike(
         patched.setattr(backend, "_load", lambda: ("native", _native))
         graph = load_graph(GitTree(repo.path, commit))
     assert graph.why(package, "c") == f"{package}/BUILD:1 names //c:c"
+
+
+@given(
+    layout=st.lists(
+        st.tuples(
+            st.sampled_from(["", "src/", "sub/", "sub/deep/", "subx/", "src/sub/", "a b/"]),
+            st.sampled_from(["x.py", "BUILD", "BUILD.bazel", "t.json", "é.txt"]),
+        ),
+        max_size=12,
+    ),
+    root=st.sampled_from(["", "w"]),
+)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_the_native_core_lists_a_gates_files_as_package_files_does(
+    layout: list[tuple[str, str]], root: str
+) -> None:
+    """Files of subpackages (a directory with a BUILD file, however deep) are not the gate's."""
+    prefix = f"{root}/" if root else ""
+    files = sorted({f"{prefix}a/{d}{name}" for d, name in layout} | {f"{prefix}{PATH}"})
+    builds = sorted({p.rpartition("/")[0] for p in files if p.endswith(("/BUILD", "/BUILD.bazel"))})
+    inputs = [
+        (
+            f"{d}/BUILD.bazel" if f"{d}/BUILD.bazel" in files else f"{d}/BUILD",
+            d.removeprefix(prefix),
+            root,
+            b'oracle_gate(name = "g", rows = [])\n',
+        )
+        for d in builds
+    ]
+    outcomes = _core().evaluate_build_files(inputs, [], [(root, [])], files)[3]
+    build_dirs = frozenset(builds)
+    for (path, *_), (_, error, _, _, owned, _) in zip(inputs, outcomes, strict=True):
+        assert error == ""
+        directory = path.rpartition("/")[0]
+        assert owned == tuple(package_files(files, directory, build_dirs, sorted(build_dirs)))

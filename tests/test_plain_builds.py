@@ -120,11 +120,11 @@ def _outcome(text: str, interpret_all: bool) -> list[Any]:
         [PATH, "pkg/sub/a.py", "tools/defs.bzl"],
         interpret_all=interpret_all,
     )
-    loads, error, rule_lines, gates, matrix = found
+    loads, error, rule_lines, gates, owned, matrix = found
     read = None if gates is None else gates.read()
     # In the order the records were made: the same edges, found in the same order.
     edges = [(target, list(found.items())) for target, found in dependents.items()]
-    return [edges, computed, sorted(approximate), loads, error, rule_lines, read, matrix]
+    return [edges, computed, sorted(approximate), loads, error, rule_lines, read, owned, matrix]
 
 
 @pytest.mark.parametrize(

@@ -197,6 +197,7 @@ def evaluate_build_files(
             str,
             tuple[tuple[int, int], ...],
             NativeGates | None,
+            tuple[str, ...] | None,
             object | None,
         ]
     ],
@@ -237,7 +238,7 @@ def evaluate_build_files(
         --explain`` shows it. ``approximate`` holds ``(BUILD path, why)`` where
         those edges over-approximate (an opaque symbol's call, a computed
         label). ``outcomes`` has, per BUILD file in input order, ``(loads,
-        error, rule_lines, gates, matrix)``: ``loads`` are the ``.bzl`` paths
+        error, rule_lines, gates, owned, matrix)``: ``loads`` are the ``.bzl`` paths
         reached, transitively, sorted; ``error`` is "" or the first line of why
         the file could not be evaluated (syntax, a runtime error, a load cycle,
         not UTF-8), and then it has no edges.
@@ -250,6 +251,9 @@ def evaluate_build_files(
         None, held as a ``NativeGates``: ``len()`` counts the calls and ``read()``
         makes them Python values (``bazel/buildfile.py``'s ``gates_from_native``
         says the encoding), for the few files that need them.
+        ``owned`` are the package's files when the file calls a gate and
+        ``files`` is given (package-relative, sorted, the files of subpackages
+        left out: what ``glob()`` sees), else None.
         ``matrix`` is the matrix of the file's one gate when ``files`` is given
         and ``config/matrix.py``'s ``gate_matrix`` would surely accept the gate
         (``native_gate_matrix`` says the encoding); None for every other gate,

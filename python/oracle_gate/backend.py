@@ -33,7 +33,7 @@ _CHOICES = ("", "native", "python")
 # Every edge as {target: {source: why}}, the computed labels' (BUILD index, package
 # prefix, why), where edges over-approximate (BUILD path, why), and per BUILD file:
 # .bzl files reached, error, lines holding only rule calls, its gate calls or None,
-# its gate's matrix or None (``_native.pyi``).
+# its package's files when it calls a gate, its gate's matrix or None (``_native.pyi``).
 NativeOutcomes: TypeAlias = tuple[
     dict[str, dict[str, str]],
     list[tuple[int, str, str]],
@@ -44,6 +44,7 @@ NativeOutcomes: TypeAlias = tuple[
             str,
             tuple[tuple[int, int], ...],
             object | None,
+            tuple[str, ...] | None,
             object | None,
         ]
     ],

@@ -301,12 +301,15 @@ def _scan(tree: Tree) -> _Scan:
                 scan, parsed[path], directory, path, package, workspace, own_names, sorted_dirs
             )
         read = read_gates.get(path) or parsed.get(path)
-        native_matrix = read.native_matrix if isinstance(read, Evaluated) else None
+        native = read if isinstance(read, Evaluated) else None
         below = f"{directory}/" if directory else ""
         if not_utf8 and any(path.startswith(below) for path in not_utf8):
-            native_matrix = None
+            native = None  # the core did not see every file of the package
+        native_matrix = native and native.native_matrix
         if read is not None and (native_matrix is not None or _has_gate(read)):
-            owned = tuple(package_files(files, directory, build_dirs, sorted_dirs))
+            owned = native and native.owned
+            if owned is None:
+                owned = tuple(package_files(files, directory, build_dirs, sorted_dirs))
             blob = blob_ids.get(path) or ""
             source = _GateSource(read, path, package, workspace, blob, owned, native_matrix)
             scan.gates[directory] = source

@@ -829,7 +829,7 @@ def _read_natively(text: str) -> BuildFile | None:
     if _native is None:
         return None
     files = sorted(f"cmp/x/{file}" for file in [*PACKAGE_FILES, "BUILD.bazel"])
-    [(_, _, _, gates, matrix)] = _native.evaluate_build_files(
+    [(_, _, _, gates, _, matrix)] = _native.evaluate_build_files(
         [("cmp/x/BUILD.bazel", "cmp/x", "", text.encode())], [], [("", [])], files
     )[3]
     assert matrix is None, f"the native core built a matrix for a mistaken gate: {matrix}"

@@ -49,6 +49,9 @@ class Evaluated:
     # Its oracle_gate(...) calls as the native core holds them (``gates``), when it
     # could read each one (plain literals); None sends the file to the static reader.
     native_gates: NativeGates | None = None
+    # The package's files, package-relative and sorted, when it calls a gate (and the
+    # core was given the tree's files): what the gate's ``glob()``s see.
+    owned: tuple[str, ...] | None = None
     # The matrix of its one gate, when the native core found it plainly right
     # (``config/matrix.py``'s ``native_gate_matrix`` reads it); None: ask ``gate_matrix``.
     native_matrix: object | None = None
@@ -107,7 +110,7 @@ def evaluate_build_files(
         None if files is None else list(files),
     )
     outcomes = [
-        Evaluated(loads, error, rule_lines, cast(NativeGates | None, gates), matrix)
-        for loads, error, rule_lines, gates, matrix in found
+        Evaluated(loads, error, rule_lines, cast(NativeGates | None, gates), owned, matrix)
+        for loads, error, rule_lines, gates, owned, matrix in found
     ]
     return Evaluation(outcomes, dependents, computed, approximate)

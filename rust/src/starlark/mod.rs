@@ -28,11 +28,13 @@ use rayon::prelude::*;
 const WORKER_STACK: usize = 64 << 20;
 
 /// Per BUILD file: the `.bzl` files reached, error, the lines that hold only rule calls,
-/// the gate calls (`NativeGates`) or None, the gate's matrix (`matrix_to_py`) or None.
+/// the gate calls (`NativeGates`) or None, the package's files when it calls a gate,
+/// the gate's matrix (`matrix_to_py`) or None.
 type PyOutcome<'py> = (
     Bound<'py, PyAny>,
     String,
     Bound<'py, PyAny>,
+    Option<Bound<'py, PyAny>>,
     Option<Bound<'py, PyAny>>,
     Option<Bound<'py, PyAny>>,
 );
@@ -102,7 +104,7 @@ pub fn evaluate_build_files<'py>(
     let outcomes = outcomes
         .into_iter()
         .zip(matrices)
-        .map(|(outcome, matrix)| {
+        .map(|(outcome, gate)| {
             let loads = if outcome.loads.is_empty() {
                 empty.clone()
             } else {
@@ -117,11 +119,14 @@ pub fn evaluate_build_files<'py>(
             } else {
                 PyTuple::new(py, outcome.rule_lines)?.into_any()
             };
-            let matrix = matrix
-                .as_ref()
-                .map(|matrix| matrix_to_py(py, matrix))
-                .transpose()?;
-            Ok((loads, outcome.error, rule_lines, gates, matrix))
+            let (owned, matrix) = match gate {
+                Some(GateFiles { owned, matrix }) => (
+                    Some(PyTuple::new(py, owned)?.into_any()),
+                    matrix.as_ref().map(|m| matrix_to_py(py, m)).transpose()?,
+                ),
+                None => (None, None),
+            };
+            Ok((loads, outcome.error, rule_lines, gates, owned, matrix))
         })
         .collect::<PyResult<Vec<_>>>()?;
     Ok((dependents, computed, approximate, outcomes))
@@ -206,13 +211,22 @@ fn all_edges(
         .collect()
 }
 
-/// Each BUILD file's gate matrix, when its one gate is written plainly right
-/// (`matrix.rs`); none without the tree's sorted `files`.
-fn matrices(
+/// What the native core knows of a BUILD file's gate: the package's files, and
+/// the matrix when its one gate is written plainly right (`matrix.rs`).
+#[derive(Clone)]
+struct GateFiles<'a> {
+    /// Package-relative, sorted: the files `glob()` and the ledgers see.
+    owned: Vec<&'a str>,
+    matrix: Option<GateMatrix>,
+}
+
+/// Each BUILD file's `GateFiles`, for a file that calls a gate; none without the
+/// tree's sorted `files`.
+fn matrices<'a>(
     builds: &[(String, String, String, PyBackedBytes)],
     outcomes: &[Outcome],
-    files: Option<&[PyBackedStr]>,
-) -> Vec<Option<GateMatrix>> {
+    files: Option<&'a [PyBackedStr]>,
+) -> Vec<Option<GateFiles<'a>>> {
     let Some(files) = files else {
         return vec![None; outcomes.len()];
     };
@@ -221,9 +235,10 @@ fn matrices(
         .par_iter()
         .zip(outcomes)
         .map(|((path, package, workspace, _), outcome)| {
-            let gates = outcome.gates.as_ref()?;
+            let gates = outcome.gates.as_ref().filter(|g| !g.calls.is_empty())?;
             let owned = package_files(files, directory(path), &build_dirs);
-            gate_matrix(gates, package, workspace, &owned)
+            let matrix = gate_matrix(gates, package, workspace, &owned);
+            Some(GateFiles { owned, matrix })
         })
         .collect()
 }
