@@ -5,6 +5,7 @@ must return identical values and raise the same exceptions.
 """
 
 from collections.abc import Sequence
+from typing import TypeAlias
 
 __all__ = [
     "NativeGates",
@@ -181,13 +182,11 @@ class NativeGates:
     def __len__(self) -> int:
         """The number of top-level gate calls."""
 
-def evaluate_build_files(
-    builds: list[tuple[str, str, str, bytes]],
-    bzl: list[tuple[str, bytes]],
-    own_names: list[tuple[str, list[str]]],
-    files: list[str] | None = None,
-    interpret_all: bool = False,
-) -> tuple[
+# Every edge as {target: {source: why}}, the computed labels' (BUILD index, package
+# prefix, why), where edges over-approximate (BUILD path, why), and per BUILD file:
+# .bzl files reached, error, lines holding only rule calls, its gate calls or None,
+# its package's files when it calls a gate, its gate's matrix or None.
+NativeEvaluation: TypeAlias = tuple[
     dict[str, dict[str, str]],
     list[tuple[int, str, str]],
     list[tuple[str, str]],
@@ -201,7 +200,15 @@ def evaluate_build_files(
             object | None,
         ]
     ],
-]:
+]
+
+def evaluate_build_files(
+    builds: list[tuple[str, str, str, bytes]],
+    bzl: list[tuple[str, bytes]],
+    own_names: list[tuple[str, list[str]]],
+    files: list[str] | None = None,
+    interpret_all: bool = False,
+) -> NativeEvaluation:
     """BUILD files evaluated as Starlark with the repository's own .bzl files, in parallel
     with the GIL released. No pure-Python twin: the fallback reads BUILD files statically.
 

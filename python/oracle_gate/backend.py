@@ -13,9 +13,12 @@ import importlib
 import os
 from collections.abc import Sequence
 from types import ModuleType
-from typing import TypeAlias
+from typing import TYPE_CHECKING
 
 from oracle_gate.errors import BackendError
+
+if TYPE_CHECKING:
+    from oracle_gate._native import NativeEvaluation
 
 __all__ = [
     "extract_units",
@@ -29,26 +32,6 @@ __all__ = [
 ]
 
 _CHOICES = ("", "native", "python")
-
-# Every edge as {target: {source: why}}, the computed labels' (BUILD index, package
-# prefix, why), where edges over-approximate (BUILD path, why), and per BUILD file:
-# .bzl files reached, error, lines holding only rule calls, its gate calls or None,
-# its package's files when it calls a gate, its gate's matrix or None (``_native.pyi``).
-NativeOutcomes: TypeAlias = tuple[
-    dict[str, dict[str, str]],
-    list[tuple[int, str, str]],
-    list[tuple[str, str]],
-    list[
-        tuple[
-            tuple[str, ...],
-            str,
-            tuple[tuple[int, int], ...],
-            object | None,
-            tuple[str, ...] | None,
-            object | None,
-        ]
-    ],
-]
 
 
 @functools.cache
@@ -167,7 +150,7 @@ def evaluate_build_files(
     bzl: list[tuple[str, bytes]],
     own_names: list[tuple[str, list[str]]],
     files: list[str] | None = None,
-) -> NativeOutcomes:
+) -> NativeEvaluation:
     """BUILD files evaluated as Starlark (native core only; see ``_native.pyi``).
 
     Raises:
@@ -176,5 +159,5 @@ def evaluate_build_files(
     name, module = _load()
     if name != "native":
         raise BackendError("evaluating BUILD files as Starlark needs the native core")
-    found: NativeOutcomes = module.evaluate_build_files(builds, bzl, own_names, files)
+    found: NativeEvaluation = module.evaluate_build_files(builds, bzl, own_names, files)
     return found
