@@ -319,14 +319,7 @@ class GitTree:
     def read_many(self, paths: Iterable[str]) -> dict[str, bytes]:
         """Several files in one ``git cat-file --batch`` call."""
         wanted = list(paths)
-        oids, links = self._listing
-        # ``_content_id`` inlined for the common case, a file that is no link.
-        ids = [
-            oid
-            if (oid := oids.get(path)) is not None and path not in links
-            else self._content_id(path)
-            for path in wanted
-        ]
+        ids = [self._content_id(path) for path in wanted]
         return dict(zip(wanted, _blobs(self.repo, ids), strict=True))
 
     def digests(self, paths: Sequence[str]) -> list[str]:
