@@ -470,7 +470,8 @@ def _evaluate(
         {root: sorted(n) for root, n in names if _is_utf8(root)},
         seen,
     )
-    scan.dependents = evaluation.dependents  # the first edges: no other reader has run
+    assert not scan.dependents, "the evaluator's edges come first: nothing may be replaced"
+    scan.dependents = evaluation.dependents
     scan.approximate.update(evaluation.approximate)
     evaluated = dict(zip(paths, evaluation.outcomes, strict=True))
     # The static reader builds a gate's matrix: files that call oracle_gate (or a name a

@@ -134,7 +134,8 @@ pub fn evaluate_build_files<'py>(
 
 /// The edges of every BUILD file as `evaluate_build_files` returns them: the exact
 /// ones as a reverse adjacency (`{target: {source: why}}`, the first declaration of
-/// an edge kept), each directory one string object however many edges name it.
+/// an edge kept), with one string object per file's package and per target, however
+/// many edges name them.
 #[allow(clippy::type_complexity)]
 fn edges_to_py<'py>(
     py: Python<'py>,
