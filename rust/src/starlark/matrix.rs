@@ -405,15 +405,11 @@ pub fn package_files<'a, S: Deref<Target = str>>(
         .iter()
         .take_while(|path| path.starts_with(&prefix))
         .filter(|path| {
-            let mut inner = path[prefix.len()..].rsplit_once('/').map(|(d, _)| d);
-            while let Some(below) = inner {
-                let full = format!("{prefix}{below}");
-                if build_dirs.contains(full.as_str()) {
-                    return false;
-                }
-                inner = below.rsplit_once('/').map(|(d, _)| d);
-            }
-            true
+            // Each directory between the package and the file is a prefix of the path.
+            let inner = &path[prefix.len()..];
+            !inner
+                .match_indices('/')
+                .any(|(end, _)| build_dirs.contains(&path[..prefix.len() + end]))
         })
         .map(|path| &path[prefix.len()..])
         .collect()
@@ -452,6 +448,7 @@ mod tests {
             "a/BUILD",
             "a/b/BUILD",
             "a/b/x.py",
+            "a/c/d/e/w.py",
             "a/c/y.py",
             "a0/z.py",
             "b.py",
@@ -459,7 +456,7 @@ mod tests {
         .iter()
         .map(|s| s.to_string())
         .collect();
-        let dirs: HashSet<&str> = ["a", "a/b"].into_iter().collect();
+        let dirs: HashSet<&str> = ["a", "a/b", "a/c/d"].into_iter().collect();
         assert_eq!(package_files(&files, "a", &dirs), ["BUILD", "c/y.py"]);
         assert_eq!(package_files(&files, "", &dirs), ["a0/z.py", "b.py"]);
     }
