@@ -8,11 +8,12 @@ import time
 import pytest
 
 from gitrepo import GitRepo
+from oracle_gate import backend
 from oracle_gate.cli import main
 from oracle_gate.errors import GitError
 from oracle_gate.repo import git as git_module
 from oracle_gate.repo import trees
-from oracle_gate.repo.git import git_bytes_together
+from oracle_gate.repo.git import git_bytes, git_bytes_together, git_records
 from oracle_gate.repo.trees import GitTree
 
 PKG = "libs/codec"
@@ -180,6 +181,20 @@ def test_a_listing_derived_from_a_near_commit_equals_the_commits_own(repo: GitRe
     assert near.read("to_link.txt") == b"kept.txt\n"
 
 
+def test_a_listing_derived_from_a_near_commit_never_reads_the_index(repo: GitRepo) -> None:
+    """Two commits are compared from git objects alone: the index (what a checkout has
+    staged, which the patched code can write) changes nothing, even when it is garbage."""
+    repo.write("a.txt", "a\n")
+    base = repo.commit("base")
+    repo.write("b.txt", "b\n")
+    head = repo.commit("head")
+    (repo.path / ".git" / "index").write_bytes(b"DIRC not an index")
+    with pytest.raises(GitError, match="index"):
+        git_bytes(repo.path, "diff-tree", "-r", base, head)
+    near = GitTree(repo.path, head, near=GitTree(repo.path, base))
+    assert near.files() == ("a.txt", "b.txt")
+
+
 @pytest.mark.parametrize("split", [False, True])
 def test_a_blob_missing_from_the_repository_is_a_git_error(
     repo: GitRepo, split: bool, monkeypatch: pytest.MonkeyPatch
@@ -230,4 +245,39 @@ def test_git_run_together_is_killed_at_the_timeout(
     started = time.monotonic()
     with pytest.raises(GitError, match="timed out after 0s"):
         git_bytes_together(repo.path, ["-c", "alias.wait=!sleep 3", "wait"], [b""])
+    assert time.monotonic() - started < 2.5
+
+
+def test_git_records_come_in_whole_records_that_join_to_gits_output(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for index in range(40):
+        repo.write(f"dir{index % 4}/{'long-name-' * (index % 5)}file{index}.txt", f"{index}\n")
+    os.symlink("file0.txt", repo.path / "dir0/link")
+    head = repo.commit("files")
+    whole = git_bytes(repo.path, "ls-tree", "-r", "-z", "--full-tree", head)
+    # Reads smaller than a record: pieces are still whole records.
+    monkeypatch.setattr(git_module, "_READ_SIZE", 7)
+    pieces = list(git_records(repo.path, "ls-tree", "-r", "-z", "--full-tree", head))
+    assert len(pieces) > 10 and b"".join(pieces) == whole
+    assert all(piece.endswith(b"\0") and piece.count(b"\0") >= 1 for piece in pieces)
+    # A commit's listing parsed piece by piece is the listing parsed at once.
+    assert GitTree(repo.path, head)._listing == backend.parse_tree_listing(whole)
+    assert GitTree(repo.path, head).is_link("dir0/link")
+
+
+def test_git_records_fail_with_gits_own_reason_after_the_output(repo: GitRepo) -> None:
+    with pytest.raises(GitError, match="'git ls-tree -r no-such-ref' failed: fatal"):
+        list(git_records(repo.path, "ls-tree", "-r", "no-such-ref"))
+    with pytest.raises(GitError, match="failed: fatal: not a tree object"):
+        GitTree(repo.path, "0" * 40).files()
+
+
+def test_git_records_are_killed_at_the_timeout(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(git_module, "TIMEOUT_SECONDS", 0.2)
+    started = time.monotonic()
+    with pytest.raises(GitError, match="timed out after 0s"):
+        list(git_records(repo.path, "-c", "alias.wait=!echo a; sleep 3", "wait"))
     assert time.monotonic() - started < 2.5

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import subprocess
 import tempfile
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
 from oracle_gate.errors import GitError
 
-__all__ = ["git", "git_bytes", "git_bytes_together", "repository_dirs"]
+__all__ = ["git", "git_bytes", "git_bytes_together", "git_records", "repository_dirs"]
 
 TIMEOUT_SECONDS = 120.0
 
@@ -105,6 +106,83 @@ def git_bytes_together(repo: Path, args: Sequence[str], inputs: Sequence[bytes])
         return [_output_of(repo, args, *started) for started in running]
 
 
+# How much of git's output ``git_records`` reads at a time: larger than a pipe's buffer.
+_READ_SIZE = 1 << 20
+
+
+def git_records(repo: Path, *args: str, end: bytes = b"\0") -> Iterator[bytes]:
+    """The output of ``git -C repo ARGS`` as it comes, in pieces of whole records.
+
+    Each piece ends with ``end`` (the last may not, if git's output does not), so
+    the caller parses one piece while git writes the next: a monorepo commit's
+    listing is megabytes, and parsing it then costs no time of its own.
+
+    Raises:
+        GitError: git is missing, timed out, or exited with an error (after the
+            pieces it wrote, which the caller must then discard).
+    """
+    with contextlib.ExitStack() as stack:
+        errors = stack.enter_context(tempfile.TemporaryFile())
+        try:
+            process = subprocess.Popen(
+                ["git", *args],
+                cwd=repo,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=errors,
+                env=_environment({}),
+                bufsize=0,  # each read is one read(2): whatever git has written so far
+                # Its own process group: what git starts (a hook, an alias) holds the
+                # pipe open too, and is killed with it at the timeout.
+                start_new_session=True,
+            )
+        except FileNotFoundError as error:
+            raise GitError("git is not installed or not on PATH") from error
+        stack.callback(_reap, process)
+        killed = _Watchdog(lambda: _kill_group(process))
+        stack.callback(killed.cancel)
+        assert process.stdout is not None
+        stack.enter_context(process.stdout)
+        pending = b""
+        while chunk := process.stdout.read(_READ_SIZE):
+            cut = chunk.rfind(end) + 1
+            if cut:
+                yield pending + chunk[:cut]
+                pending = chunk[cut:]
+            else:
+                pending += chunk
+        if pending:
+            yield pending
+        process.wait()
+        if killed.fired:
+            raise _timed_out(args)
+        if process.returncode != 0:
+            errors.seek(0)
+            raise _failed(repo, args, process.returncode, errors.read())
+
+
+class _Watchdog:
+    """Calls ``kill`` once the timeout has passed, and remembers having done so."""
+
+    def __init__(self, kill: Callable[[], None]) -> None:
+        self.fired = False
+        self._kill_process = kill
+        self._timer = threading.Timer(TIMEOUT_SECONDS, self._kill)
+        self._timer.start()
+
+    def _kill(self) -> None:
+        self.fired = True
+        self._kill_process()
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
 def _output_of(
     repo: Path,
     args: Sequence[str],
@@ -127,19 +205,12 @@ def _waited(process: subprocess.Popen[bytes]) -> bool:
     ``Popen.wait(timeout)`` polls with sleeps of up to 50 ms; a watchdog thread
     lets the wait block instead, so it returns the moment git is done.
     """
-    killed = threading.Event()
-
-    def kill() -> None:
-        killed.set()
-        process.kill()
-
-    watchdog = threading.Timer(TIMEOUT_SECONDS, kill)
-    watchdog.start()
+    watchdog = _Watchdog(process.kill)
     try:
         process.wait()
     finally:
         watchdog.cancel()
-    return not killed.is_set()
+    return not watchdog.fired
 
 
 def _reap(process: subprocess.Popen[bytes]) -> None:

@@ -12,6 +12,7 @@ import os
 import posixpath
 import re
 import stat
+import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Protocol, cast
@@ -22,7 +23,7 @@ from oracle_gate import backend
 from oracle_gate.errors import GitError, TreeError
 from oracle_gate.repo.cache import cache_dir
 from oracle_gate.repo.files import NOT_REGULAR, NotRegularFileError, open_regular
-from oracle_gate.repo.git import git_bytes, git_bytes_together
+from oracle_gate.repo.git import git_bytes, git_bytes_together, git_records
 
 __all__ = ["STAT_CACHE", "GitTree", "Tree", "WorkTree", "follow_link"]
 
@@ -225,13 +226,29 @@ class GitTree:
         """Each file's blob id, and the files that are symbolic links."""
         if self._near is not None:
             return self._listing_near(self._near)
-        listing = git_bytes(self.repo, "ls-tree", "-r", "-z", "--full-tree", self.commit)
-        return backend.parse_tree_listing(listing)
+        oids: dict[str, str] = {}
+        links: set[str] = set()
+        # Parsed piece by piece while git walks the rest of the commit's trees.
+        for piece in git_records(self.repo, "ls-tree", "-r", "-z", "--full-tree", self.commit):
+            found, linked = backend.parse_tree_listing(piece)
+            oids.update(found)
+            links |= linked
+        return oids, links
 
     def _listing_near(self, near: GitTree) -> tuple[dict[str, str], set[str]]:
-        raw = git_bytes(
-            self.repo, "diff-tree", "-r", "-z", "--no-renames", near.commit, self.commit
-        )
+        # diff-tree reads the index, which a raw diff of two commits never needs: in a
+        # monorepo that takes longer than the diff itself. An empty one is read instead.
+        with tempfile.TemporaryDirectory() as empty:
+            raw = git_bytes(
+                self.repo,
+                "diff-tree",
+                "-r",
+                "-z",
+                "--no-renames",
+                near.commit,
+                self.commit,
+                env={"GIT_INDEX_FILE": os.path.join(empty, "index")},
+            )
         oids, links = near._listing
         oids, links = dict(oids), set(links)
         for mode, oid, name in _RAW_CHANGE.findall(raw.decode("utf-8", "surrogateescape")):
