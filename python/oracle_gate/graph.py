@@ -142,10 +142,14 @@ class _Reads:
         self.tree = tree
         self.read: dict[str, bytes] = {}
 
-    def __call__(self, paths: list[str]) -> dict[str, bytes]:
+    def __call__(self, paths: list[str]) -> Mapping[str, bytes]:
+        """Every file read so far: ``paths`` among them."""
+        if not self.read:  # a monorepo's first batch is tens of thousands of BUILD files
+            self.read = _read(self.tree, paths)
+            return self.read
         missing = [path for path in paths if path not in self.read]
         self.read.update(_read(self.tree, missing) if missing else {})
-        return {path: self.read[path] for path in paths}
+        return self.read
 
 
 def _join(workspace: str, path: str) -> str:
@@ -433,7 +437,7 @@ _GATE_CALL = re.compile(rb"\b%s\s*\(|=\s*[\"']%s[\"']" % ((GATE_FUNCTION.encode(
 def _evaluate(
     scan: _Scan,
     tree: Tree,
-    read_builds: Callable[[list[str]], dict[str, bytes]],
+    read_builds: Callable[[list[str]], Mapping[str, bytes]],
     files: tuple[str, ...],
     bzl_files: list[str],
     not_utf8: frozenset[str],

@@ -449,7 +449,7 @@ def _gates_only(text: bytes, path: str, rule_lines: Sequence[tuple[int, int]]) -
 
 def parse_build_cached(
     items: Sequence[tuple[str, str | None]],
-    read: Callable[[list[str]], dict[str, bytes]],
+    read: Callable[[list[str]], Mapping[str, bytes]],
     linked: set[str] | None = None,
     rule_lines: Mapping[str, Sequence[tuple[int, int]]] | None = None,
 ) -> dict[str, BuildFile]:
@@ -457,7 +457,8 @@ def parse_build_cached(
 
     Args:
         items: (path, blob id or None when unknown) pairs.
-        read: reads the bytes of the paths it is given (one batch for all misses).
+        read: reads the bytes of the paths it is given (one batch for all misses);
+            what it returns holds them, and maybe more.
         linked: collects the paths whose content is not the blob they are listed
             with (symlinks, read through the link).
         rule_lines: for a path read only for its gate (its rules were evaluated

@@ -336,7 +336,14 @@ class GitTree:
     def read_many(self, paths: Iterable[str]) -> dict[str, bytes]:
         """Several files in one ``git cat-file --batch`` call."""
         wanted = list(paths)
-        ids = [self._content_id(path) for path in wanted]
+        oids, links = self._listing
+        try:
+            # Most commits hold no symbolic link: then each path's own blob is its content.
+            ids = [oids[path] for path in wanted] if not links else None
+        except KeyError:
+            ids = None  # _content_id names the path the commit does not hold
+        if ids is None:
+            ids = [self._content_id(path) for path in wanted]
         return dict(zip(wanted, _blobs(self.repo, ids), strict=True))
 
     def digests(self, paths: Sequence[str]) -> list[str]:
