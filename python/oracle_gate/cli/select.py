@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 from oracle_gate.bazel.labels import WORKSPACE_MARKERS
@@ -27,10 +28,15 @@ def _affected_kind(repo: Path, selection: Selection) -> str:
 
 
 def _print_selection(repo: Path, selection: Selection, explain: bool) -> None:
+    # One write: a monorepo selection is tens of thousands of lines.
+    print("\n".join(_selection_lines(repo, selection, explain)))
+
+
+def _selection_lines(repo: Path, selection: Selection, explain: bool) -> Iterator[str]:
     rows_by_package: dict[str, list[Selected]] = {}
     for selected in selection.rows:
         rows_by_package.setdefault(selected.package, []).append(selected)
-    print(
+    yield (
         f"selected {len(selection.packages)} package(s), {len(selection.rows)} row(s); "
         f"{len(selection.affected)} {_affected_kind(repo, selection)} affected"
     )
@@ -38,24 +44,24 @@ def _print_selection(repo: Path, selection: Selection, explain: bool) -> None:
         name = why.package or "."
         rows = rows_by_package.get(why.package, [])
         if not rows:
-            print(f"{name}  (no rows: lock and ledgers are checked)")
+            yield f"{name}  (no rows: lock and ledgers are checked)"
             if explain:
-                print(f"    why: {describe_chain(why)}")
+                yield f"    why: {describe_chain(why)}"
         for selected in rows:
-            print(f"{name}  {selected.row_id}")
+            yield f"{name}  {selected.row_id}"
             if explain:
-                print(f"    why: {describe_chain(selected)}")
+                yield f"    why: {describe_chain(selected)}"
     for path in selection.unmeasured:
-        print(f"unmeasured {path}: no row guards it (check rejects it)")
+        yield f"unmeasured {path}: no row guards it (check rejects it)"
     if selection.approximate:
         # Over-approximation selects more, never less; --explain says where and why.
-        print(
+        yield (
             f"the package graph is approximate in {len(selection.approximate)} place(s) "
             "(edges assumed where BUILD files were not evaluated; --explain lists them)"
         )
         if explain:
             for place in selection.approximate:
-                print(f"    approximate: {place}")
+                yield f"    approximate: {place}"
 
 
 def cmd_select(args: argparse.Namespace) -> int:
