@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -238,16 +240,6 @@ def test_git_run_together_fails_with_gits_own_reason(repo: GitRepo) -> None:
     ]
 
 
-def test_git_run_together_is_killed_at_the_timeout(
-    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(git_module, "TIMEOUT_SECONDS", 0.2)
-    started = time.monotonic()
-    with pytest.raises(GitError, match="timed out after 0s"):
-        git_bytes_together(repo.path, ["-c", "alias.wait=!sleep 3", "wait"], [b""])
-    assert time.monotonic() - started < 2.5
-
-
 def test_git_records_come_in_whole_records_that_join_to_gits_output(
     repo: GitRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -266,18 +258,30 @@ def test_git_records_come_in_whole_records_that_join_to_gits_output(
     assert GitTree(repo.path, head).is_link("dir0/link")
 
 
-def test_git_records_fail_with_gits_own_reason_after_the_output(repo: GitRepo) -> None:
+def test_git_records_fail_with_gits_own_reason(repo: GitRepo) -> None:
     with pytest.raises(GitError, match="'git ls-tree -r no-such-ref' failed: fatal"):
         list(git_records(repo.path, "ls-tree", "-r", "no-such-ref"))
     with pytest.raises(GitError, match="failed: fatal: not a tree object"):
         GitTree(repo.path, "0" * 40).files()
 
 
-def test_git_records_are_killed_at_the_timeout(
-    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+# A git alias that writes, then runs a child that outlives git unless it is killed too.
+_SLOW = ["-c", "alias.wait=!echo a; sleep 3", "wait"]
+
+
+@pytest.mark.parametrize(
+    "run",
+    [
+        lambda path: git_bytes_together(path, _SLOW, [b""]),
+        lambda path: list(git_records(path, *_SLOW)),
+    ],
+    ids=["together", "records"],
+)
+def test_git_runs_are_killed_at_the_timeout(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch, run: Callable[[Path], object]
 ) -> None:
     monkeypatch.setattr(git_module, "TIMEOUT_SECONDS", 0.2)
     started = time.monotonic()
     with pytest.raises(GitError, match="timed out after 0s"):
-        list(git_records(repo.path, "-c", "alias.wait=!echo a; sleep 3", "wait"))
+        run(repo.path)
     assert time.monotonic() - started < 2.5
