@@ -114,6 +114,200 @@ WORKSPACES: dict[str, dict[str, str]] = {
         "lib/data.txt": "1\n",
         "a/BUILD": FG.format(name="a", srcs='["//lib:data.txt"]'),
     },
+    # A macro passes a loaded dict of attributes with **.
+    "kwargs_dict_constant": {
+        "tools/BUILD": "",
+        "tools/defs.bzl": (
+            'COMMON = {"srcs": ["//common:c"]}\n'
+            "\n"
+            "def grp(name):\n"
+            "    native.filegroup(name = name, **COMMON)\n"
+        ),
+        "common/BUILD": FG.format(name="c", srcs="[]"),
+        "a/BUILD": 'load("//tools:defs.bzl", "grp")\ngrp(name = "a")\n',
+    },
+    # A macro builds the label from native.package_name().
+    "package_name_label": {
+        "tools/BUILD": "",
+        "tools/defs.bzl": (
+            "def grp(name):\n"
+            '    native.filegroup(name = name, srcs = ["//%s/sub:s" % native.package_name()])\n'
+        ),
+        "a/sub/BUILD": FG.format(name="s", srcs="[]"),
+        "a/BUILD": 'load("//tools:defs.bzl", "grp")\ngrp(name = "a")\n',
+    },
+    # A macro reached through a struct, as rule sets export them.
+    "struct_namespace": {
+        "tools/BUILD": "",
+        "tools/defs.bzl": (
+            "def _grp(name, srcs):\n"
+            "    native.filegroup(name = name, srcs = srcs)\n"
+            "\n"
+            "tools = struct(grp = _grp)\n"
+        ),
+        "lib/BUILD": FG.format(name="l", srcs="[]"),
+        "a/BUILD": 'load("//tools:defs.bzl", "tools")\ntools.grp(name = "a", srcs = ["//lib:l"])\n',
+    },
+    # A Label() made in the .bzl file.
+    "label_object_in_bzl": {
+        "tools/BUILD": FG.format(name="helper", srcs="[]"),
+        "tools/defs.bzl": (
+            'def grp(name):\n    native.filegroup(name = name, srcs = [Label("//tools:helper")])\n'
+        ),
+        "a/BUILD": 'load("//tools:defs.bzl", "grp")\ngrp(name = "a")\n',
+    },
+    # The label is a macro parameter's default.
+    "default_arg_label": {
+        "tools/BUILD": "",
+        "tools/defs.bzl": (
+            'def grp(name, srcs = ["//lib:l"]):\n    native.filegroup(name = name, srcs = srcs)\n'
+        ),
+        "lib/BUILD": FG.format(name="l", srcs="[]"),
+        "a/BUILD": 'load("//tools:defs.bzl", "grp")\ngrp(name = "a")\n',
+    },
+    # Labels in a select() branch added to a plain list.
+    "select_value_label": {
+        "config/BUILD": 'config_setting(name = "opt", values = {"compilation_mode": "opt"})\n',
+        "x/BUILD": FG.format(name="x", srcs="[]"),
+        "lib/BUILD": FG.format(name="l", srcs="[]"),
+        "a/BUILD": (
+            'filegroup(name = "a", srcs = ["//x:x"] + select({"//config:opt": ["//lib:l"], '
+            '"//conditions:default": []}))\n'
+        ),
+    },
+    # A label made by str.format.
+    "format_label": {
+        "lib/BUILD": FG.format(name="l", srcs="[]"),
+        "a/BUILD": FG.format(name="a", srcs='["//{}:{}".format("lib", "l")]'),
+    },
+    # A macro's loop declares one rule per name.
+    "loop_in_macro": {
+        "tools/BUILD": "",
+        "tools/defs.bzl": (
+            "def grps(names):\n"
+            "    for n in names:\n"
+            '        native.filegroup(name = n, srcs = ["//lib:" + n])\n'
+        ),
+        "lib/BUILD": FG.format(name="x", srcs="[]") + FG.format(name="y", srcs="[]"),
+        "a/BUILD": 'load("//tools:defs.bzl", "grps")\ngrps(["x", "y"])\n',
+    },
+    # A genrule's tools.
+    "genrule_tools": {
+        "tools/gen/BUILD": FG.format(name="g", srcs="[]"),
+        "a/BUILD": (
+            'genrule(name = "g", outs = ["o"], cmd = "touch $@", tools = ["//tools/gen:g"])\n'
+        ),
+    },
+    # A public attribute's default, the call leaving it unset.
+    "public_attr_default": {
+        "tools/BUILD": "",
+        "tools/r.bzl": (
+            "def _impl(ctx):\n"
+            "    return []\n"
+            "\n"
+            "r = rule(implementation = _impl, "
+            'attrs = {"deps": attr.label_list(default = ["//lib:l"])})\n'
+        ),
+        "lib/BUILD": FG.format(name="l", srcs="[]"),
+        "a/BUILD": 'load("//tools:r.bzl", "r")\nr(name = "a")\n',
+    },
+    # A private label_list default in the exec configuration.
+    "private_label_list_exec": {
+        "tools/BUILD": "",
+        "tools/r.bzl": (
+            "def _impl(ctx):\n"
+            "    return []\n"
+            "\n"
+            "r = rule(implementation = _impl, "
+            'attrs = {"_tools": attr.label_list(default = ["//t1:x", "//t2:y"], cfg = "exec")})\n'
+        ),
+        "t1/BUILD": FG.format(name="x", srcs="[]"),
+        "t2/BUILD": FG.format(name="y", srcs="[]"),
+        "a/BUILD": 'load("//tools:r.bzl", "r")\nr(name = "a")\n',
+    },
+    # The label is dict.get's default.
+    "dict_get_default": {
+        "tools/BUILD": "",
+        "tools/deps.bzl": "DEPS = {}\n",
+        "lib/BUILD": FG.format(name="l", srcs="[]"),
+        "a/BUILD": 'load("//tools:deps.bzl", "DEPS")\n'
+        + FG.format(name="a", srcs='DEPS.get("a", ["//lib:l"])'),
+    },
+    # A relative label in a macro belongs to the calling package.
+    "macro_relative_label": {
+        "tools/BUILD": "",
+        "tools/defs.bzl": 'def grp(name):\n    native.filegroup(name = name, srcs = [":local"])\n',
+        "a/BUILD": 'load("//tools:defs.bzl", "grp")\ngrp(name = "a")\n'
+        + FG.format(name="local", srcs="[]"),
+    },
+    # A macro wraps its argument in select().
+    "select_in_macro": {
+        "tools/BUILD": "",
+        "tools/defs.bzl": (
+            "def grp(name, deps):\n"
+            '    native.filegroup(name = name, srcs = select({"//conditions:default": deps}))\n'
+        ),
+        "lib/BUILD": FG.format(name="l", srcs="[]"),
+        "a/BUILD": 'load("//tools:defs.bzl", "grp")\ngrp(name = "a", deps = ["//lib:l"])\n',
+    },
+    # A macro calls a macro of another .bzl, which reads a third's constant.
+    "macro_chain_across_files": {
+        "tools/BUILD": "",
+        "tools/a.bzl": 'load(":b.bzl", "inner")\n\ndef outer(name):\n    inner(name = name)\n',
+        "tools/b.bzl": (
+            'load(":c.bzl", "DEPS")\n'
+            "\n"
+            "def inner(name):\n"
+            "    native.filegroup(name = name, srcs = DEPS)\n"
+        ),
+        "tools/c.bzl": 'DEPS = ["//deep:d"]\n',
+        "deep/BUILD": FG.format(name="d", srcs="[]"),
+        "a/BUILD": 'load("//tools:a.bzl", "outer")\nouter(name = "a")\n',
+    },
+    # A test_suite names another package's suite.
+    "test_suite_tests": {
+        "t/BUILD": 'test_suite(name = "inner", tests = [])\n',
+        "a/BUILD": 'test_suite(name = "all", tests = ["//t:inner"])\n',
+    },
+    # A %-format that makes the label's //.
+    "percent_builds_the_label": {
+        "lib/BUILD": FG.format(name="l", srcs="[]"),
+        "a/BUILD": FG.format(name="a", srcs='["%slib:l" % "//"]'),
+    },
+    # A slice of a longer string.
+    "sliced_label": {
+        "lib/BUILD": FG.format(name="l", srcs="[]"),
+        "a/BUILD": FG.format(name="a", srcs='["xx//lib:l"[2:]]'),
+    },
+    # str.join makes the label.
+    "joined_label": {
+        "lib/BUILD": FG.format(name="l", srcs="[]"),
+        "a/BUILD": FG.format(name="a", srcs='["/".join(["/", "lib:l"])]'),
+    },
+    # str.format with a keyword.
+    "format_keywords_label": {
+        "lib/BUILD": FG.format(name="l", srcs="[]"),
+        "a/BUILD": FG.format(name="a", srcs='["//{pkg}:l".format(pkg = "lib")]'),
+    },
+    # Escaped characters: a .bzl constant and a BUILD string write "//" as octal escapes.
+    "escaped_labels": {
+        "tools/BUILD": "",
+        "tools/deps.bzl": 'DEPS = ["\\057\\057lib:l"]\n',
+        "lib/BUILD": FG.format(name="l", srcs="[]") + FG.format(name="m", srcs="[]"),
+        "a/BUILD": 'load("//tools:deps.bzl", "DEPS")\n' + FG.format(name="a", srcs="DEPS"),
+        "b/BUILD": FG.format(name="b", srcs='["\\057\\057lib:m"]'),
+    },
+    # A string method the static reader does not compute: every package.
+    "capitalized_label": {
+        "lib/BUILD": FG.format(name="l", srcs="[]"),
+        "other/BUILD": FG.format(name="o", srcs="[]"),
+        "a/BUILD": FG.format(name="a", srcs='["//LIB:L".capitalize()]'),
+    },
+    # A label lowercased by str.lower.
+    "string_methods_label": {
+        "lib/BUILD": FG.format(name="l", srcs="[]"),
+        "a/BUILD": FG.format(name="a", srcs='["//LIB:L".lower()]'),
+    },
 }
 
 # Package edges (dependent, dependency) bazel query reports for each workspace.
@@ -129,6 +323,29 @@ TRUTH: dict[str, set[tuple[str, str]]] = {
     "visibility_package_group": {("a", "lib")},
     "alias": {("a", "al"), ("al", "lib")},
     "exports_files": {("a", "lib")},
+    "kwargs_dict_constant": {("a", "common")},
+    "package_name_label": {("a", "a/sub")},
+    "struct_namespace": {("a", "lib")},
+    "label_object_in_bzl": {("a", "tools")},
+    "default_arg_label": {("a", "lib")},
+    "select_value_label": {("a", "config"), ("a", "lib"), ("a", "x")},
+    "format_label": {("a", "lib")},
+    "loop_in_macro": {("a", "lib")},
+    "genrule_tools": {("a", "tools/gen")},
+    "public_attr_default": {("a", "lib")},
+    "private_label_list_exec": {("a", "t1"), ("a", "t2")},
+    "dict_get_default": {("a", "lib")},
+    "macro_relative_label": set(),
+    "select_in_macro": {("a", "lib")},
+    "macro_chain_across_files": {("a", "deep")},
+    "test_suite_tests": {("a", "t")},
+    "percent_builds_the_label": {("a", "lib")},
+    "sliced_label": {("a", "lib")},
+    "joined_label": {("a", "lib")},
+    "format_keywords_label": {("a", "lib")},
+    "escaped_labels": {("a", "lib"), ("b", "lib")},
+    "capitalized_label": {("a", "lib")},
+    "string_methods_label": {("a", "lib")},
 }
 
 
@@ -239,6 +456,39 @@ def test_labels_a_loaded_bzl_names_are_over_approximated_and_said_so(
         "tools/defs.bzl is loaded by 1 BUILD file(s), which are taken to depend on every "
         "label it names",
     )
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "format_keywords_label",
+        "format_label",
+        "joined_label",
+        "percent_builds_the_label",
+        "sliced_label",
+        "string_methods_label",
+    ],
+)
+def test_the_static_reader_computes_the_string_operations_a_label_is_made_with(
+    repo: GitRepo, name: str, reader: str
+) -> None:
+    graph = load_graph(GitTree(repo.path, _commit(repo, WORKSPACES[name])))
+    assert _edges(graph) == TRUTH[name]
+    assert graph.approximate == ()
+
+
+def test_a_string_the_static_reader_cannot_compute_may_name_every_package(
+    repo: GitRepo, reader: str
+) -> None:
+    """``"//LIB:L".capitalize()`` is ``//lib:l`` to Bazel; the static reader does not
+    compute capitalize(), so the string may be any label: every package."""
+    graph = load_graph(GitTree(repo.path, _commit(repo, WORKSPACES["capitalized_label"])))
+    assert graph.dependents(["lib"]) == {"a"}
+    if reader == "static":
+        assert graph.dependents(["other"]) == {"a"}
+        assert graph.approximate == (
+            "a/BUILD:1 names //, a computed label: every package under //",
+        )
 
 
 def test_a_plain_workspace_is_not_approximate(repo: GitRepo) -> None:

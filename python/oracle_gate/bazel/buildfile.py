@@ -1,10 +1,13 @@
 """Bazel BUILD files read statically: Starlark parsed as Python syntax, never executed.
 
 A BUILD file is parsed with ``ast`` and its top level is *evaluated symbolically*:
-literals, lists, dicts, ``+``, top-level variables and ``glob()``/``select()`` calls
-become plain values; anything else (a macro's return value, a comprehension, a
-name from a ``load()``ed file) becomes ``Unknown`` and still gives up every string
-inside it, so label scanning over-approximates rather than misses a dependency.
+literals, lists, dicts, ``+``, top-level variables, ``glob()``/``select()`` calls and
+the string operations a label can be made with (``%``, slices, ``format``, ``join``,
+``lower``...) become plain values; anything else (a macro's return value, a
+comprehension, a name from a ``load()``ed file) becomes ``Unknown`` and still gives
+up every string inside it, so label scanning over-approximates rather than misses a
+dependency. A string the reader cannot compute from strings it knows (a string
+method it does not know) may become any label: it names every package.
 
 What a BUILD file says depends on its bytes only (labels are resolved later,
 against the package's location), so ``parse_build`` results are cached in
@@ -15,6 +18,8 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import re
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeAlias, cast
@@ -43,6 +48,24 @@ INVARIANT_FUNCTION = "invariant"
 
 # Attributes whose strings are not dependencies (bazel query does not follow them).
 _NOT_DEPS = frozenset({"name", "visibility", "default_visibility", "tags", "licenses"})
+# A computed label that may name any package of its workspace: what a string the
+# reader cannot compute becomes (``label_ref`` reads it as every package under //).
+ANY_PACKAGE = "//"
+# The string methods the reader computes: Starlark's and Python's agree on them.
+_STRING_METHODS: dict[str, Callable[..., object]] = {
+    "format": str.format,
+    "join": str.join,
+    "lower": str.lower,
+    "lstrip": str.lstrip,
+    "removeprefix": str.removeprefix,
+    "removesuffix": str.removesuffix,
+    "replace": str.replace,
+    "rstrip": str.rstrip,
+    "strip": str.strip,
+    "upper": str.upper,
+}
+# A %-template the reader computes: only %s, %d and %% (Starlark's %r quotes otherwise).
+_SIMPLE_PERCENT = re.compile(r"(?:[^%]|%[sd%])*", re.DOTALL)
 # Calls whose arguments never name dependencies.
 _NOT_RULES = frozenset(
     {"load", "package", "package_group", "licenses", "workspace", "exports_files_visibility"}
@@ -172,11 +195,85 @@ class _Evaluator:
             if isinstance(left, str) and isinstance(right, str):
                 return left + right
             return self.unknown(node)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+            return self.formatted(node)
+        if isinstance(node, ast.Subscript):
+            return self.subscript(node)
         if isinstance(node, ast.Call):
             return self.call(node)
         return self.unknown(node)
 
+    def any_package(self, node: ast.expr) -> Unknown:
+        """A string the reader cannot compute from strings it knows: what it becomes can
+        be any label (``"//LIB:L".swapcase()``), so it names every package."""
+        unknown = self.unknown(node)
+        return Unknown(unknown.line, unknown.text, (*unknown.strings, ANY_PACKAGE))
+
+    def formatted(self, node: ast.BinOp) -> Value:
+        """``template % values``: computed when both are known and the template holds
+        only ``%s``, ``%d`` and ``%%``; a template that starts a label keeps its prefix."""
+        template, values = self.value(node.left), self.value(node.right)
+        if not isinstance(template, str):
+            return self.unknown(node)
+        arguments = values if isinstance(values, tuple) else (values,)
+        if _SIMPLE_PERCENT.fullmatch(template) and all(_is_scalar(a) for a in arguments):
+            try:
+                return template % arguments
+            except (TypeError, ValueError):
+                pass
+        if label_ref(template) is not None:
+            return self.unknown(node)  # the literal part names the packages it can reach
+        return self.any_package(node)
+
+    def subscript(self, node: ast.Subscript) -> Value:
+        """An item of a list (its strings are still scanned), or a slice of a string."""
+        value = self.value(node.value)
+        if not isinstance(value, str):
+            return self.unknown(node)
+        bounds = node.slice
+        if isinstance(bounds, ast.Slice):
+            parts = (bounds.lower, bounds.upper, bounds.step)
+            known = [None if part is None else self.value(part) for part in parts]
+            if all(part is None or type(part) is int for part in known) and known[2] != 0:
+                lower, upper, step = cast("list[int | None]", known)
+                return value[lower:upper:step]
+        return self.any_package(node)
+
+    def string_method(self, node: ast.Call, receiver: str) -> Value:
+        """``"//LIB:L".lower()``: computed for a method Starlark shares with Python
+        when every argument is known; any other method can make any label."""
+        assert isinstance(node.func, ast.Attribute)
+        name = node.func.attr
+        method = _STRING_METHODS.get(name)
+        args = [self.value(arg) for arg in node.args]
+        kwargs = {str(k.arg): self.value(k.value) for k in node.keywords if k.arg is not None}
+        # Only join takes a list: Python and Starlark write a list inside a string apart.
+        known = (
+            len(args) == 1 and not kwargs and _is_strings(args[0])
+            if name == "join"
+            else all(_is_scalar(value) for value in (*args, *kwargs.values()))
+        )
+        if method is None or len(kwargs) != len(node.keywords) or not known:
+            return self.any_package(node)
+        try:
+            result = method(receiver, *args, **kwargs)
+        except (TypeError, ValueError, IndexError, KeyError):
+            return self.any_package(node)
+        return result if isinstance(result, str) else self.any_package(node)
+
+    def string_receiver(self, func: ast.expr) -> str | None:
+        """The string a method is called on (``"//a".lower()``), or None (``native.rule``)."""
+        if not isinstance(func, ast.Attribute):
+            return None
+        # A name is looked up, not evaluated: ``native`` or a loaded struct is no string.
+        owner = func.value
+        found = self.env.get(owner.id) if isinstance(owner, ast.Name) else self.value(owner)
+        return found if isinstance(found, str) else None
+
     def call(self, node: ast.Call) -> Value:
+        receiver = self.string_receiver(node.func)
+        if receiver is not None:
+            return self.string_method(node, receiver)
         function = _function_name(node.func)
         if function is None or any(isinstance(arg, ast.Starred) for arg in node.args):
             return self.unknown(node)
@@ -210,6 +307,10 @@ class _Evaluator:
 
 def _is_strings(value: Value) -> bool:
     return isinstance(value, tuple) and all(isinstance(item, str) for item in value)
+
+
+def _is_scalar(value: Value) -> bool:
+    return isinstance(value, (str, int))  # bool is an int
 
 
 def _function_name(node: ast.expr) -> str | None:
@@ -331,7 +432,10 @@ def parse_build(text: bytes, path: str) -> BuildFile:
     except UnicodeDecodeError as error:
         raise ConfigError("BUILD file is not valid UTF-8", path) from error
     try:
-        module = ast.parse(source, filename=path)
+        # An escape Python does not know ("\\q") warns, on stderr from Python 3.12 on.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            module = ast.parse(source, filename=path)
     except SyntaxError as error:
         raise ConfigError(
             f"BUILD file does not parse as Starlark: {error.msg}", path, error.lineno

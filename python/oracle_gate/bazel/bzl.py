@@ -5,14 +5,18 @@ loaded macro adds (``deps = deps + ["//helpers"]``), a loaded constant
 (``deps = COMMON_DEPS``) or a rule's private attribute default
 (``attr.label(default = "//tools:stamper")``) is invisible in the BUILD file.
 Instead, a package depends on every label its loaded ``.bzl`` files name,
-through every file they load in turn: an over-approximation, never a miss.
+through every file they load in turn: an over-approximation of what they name.
 String literals are found with a pattern, not a parser, so a ``.bzl`` file
-Python cannot parse is read all the same.
+Python cannot parse is read all the same; their escapes are decoded. A label a
+``.bzl`` file assembles from pieces that are no labels themselves (``"/" +
+"/lib:l"``) is not found: only the native evaluator runs the code that makes it.
 """
 
 from __future__ import annotations
 
+import ast
 import re
+import warnings
 from dataclasses import dataclass
 
 from oracle_gate.bazel.labels import LabelRef, label_ref
@@ -35,13 +39,27 @@ class BzlFile:
     loads: tuple[str, ...]
 
 
+def _decoded(match: re.Match[str]) -> str:
+    """The string a literal stands for: ``"\\x2f\\x2flib:l"`` names ``//lib:l``."""
+    string = match.group(1) if match.group(1) is not None else match.group(2) or ""
+    if "\\" not in string:
+        return string
+    try:
+        with warnings.catch_warnings():  # an escape Python does not know warns
+            warnings.simplefilter("ignore")
+            decoded = ast.literal_eval(match.group(0))
+    except (SyntaxError, ValueError):
+        return string  # an escape Python does not know: the text as written
+    return decoded if isinstance(decoded, str) else string
+
+
 def scan_bzl(text: bytes) -> BzlFile:
     """The label-like strings and ``load()`` labels of one ``.bzl`` file's bytes."""
     source = text.decode("utf-8", "replace")
     labels: dict[str, LabelRef] = {}
     local = False
     for match in _STRING.finditer(source):
-        string = match.group(1) if match.group(1) is not None else match.group(2) or ""
+        string = _decoded(match)
         if string.startswith(":") and len(string) > 1:
             local = True
             continue
