@@ -297,6 +297,106 @@ WORKSPACES: dict[str, dict[str, str]] = {
         "a/BUILD": 'load("//tools:deps.bzl", "DEPS")\n' + FG.format(name="a", srcs="DEPS"),
         "b/BUILD": FG.format(name="b", srcs='["\\057\\057lib:m"]'),
     },
+    # A rule attribute whose dict keys are labels.
+    "label_keyed_dict_attr": {
+        "tools/BUILD": "",
+        "tools/r.bzl": (
+            "def _impl(ctx):\n"
+            "    return []\n"
+            "\n"
+            "r = rule(\n"
+            "    implementation = _impl,\n"
+            '    attrs = {"data": attr.label_keyed_string_dict(allow_files = True)},\n'
+            ")\n"
+        ),
+        "lib/BUILD": FG.format(name="l", srcs="[]"),
+        "a/BUILD": ('load("//tools:r.bzl", "r")\nr(name = "a", data = {"//lib:l": "x"})\n'),
+    },
+    # A .bzl in a package's subdirectory loads :helper.bzl, which is the package's.
+    "bzl_in_package_subdirectory": {
+        "tools/BUILD": "",
+        "tools/sub/defs.bzl": (
+            'load(":helper.bzl", "DEPS")\n'
+            "\n"
+            "def grp(name):\n"
+            "    native.filegroup(name = name, srcs = DEPS)\n"
+        ),
+        "tools/helper.bzl": ('DEPS = ["//lib:l"]\n'),
+        "tools/sub/helper.bzl": ('DEPS = ["//decoy:d"]\n'),
+        "lib/BUILD": FG.format(name="l", srcs="[]"),
+        "decoy/BUILD": FG.format(name="d", srcs="[]"),
+        "a/BUILD": ('load("//tools:sub/defs.bzl", "grp")\ngrp(name = "a")\n'),
+    },
+    # A private attribute's default is a Label object.
+    "label_object_default": {
+        "tools/BUILD": "",
+        "tools/r.bzl": (
+            "def _impl(ctx):\n"
+            "    return []\n"
+            "\n"
+            "r = rule(\n"
+            "    implementation = _impl,\n"
+            '    attrs = {"_t": attr.label(default = Label("//lib:l"))},\n'
+            ")\n"
+        ),
+        "lib/BUILD": FG.format(name="l", srcs="[]"),
+        "a/BUILD": ('load("//tools:r.bzl", "r")\nr(name = "a")\n'),
+    },
+    # A rule's attributes merged with dict() from another .bzl's constant.
+    "attrs_merged_from_another_bzl": {
+        "tools/BUILD": "",
+        "tools/common.bzl": ('COMMON_ATTRS = {"_c": attr.label(default = "//common:c")}\n'),
+        "tools/r.bzl": (
+            'load(":common.bzl", "COMMON_ATTRS")\n'
+            "\n"
+            "def _impl(ctx):\n"
+            "    return []\n"
+            "\n"
+            "r = rule(\n"
+            "    implementation = _impl,\n"
+            '    attrs = dict(COMMON_ATTRS, extra = attr.label(default = "//lib:l")),\n'
+            ")\n"
+        ),
+        "lib/BUILD": FG.format(name="l", srcs="[]"),
+        "common/BUILD": FG.format(name="c", srcs="[]"),
+        "a/BUILD": ('load("//tools:r.bzl", "r")\nr(name = "a")\n'),
+    },
+    # A macro reads native.existing_rules() and adds a label.
+    "existing_rules_macro": {
+        "tools/BUILD": "",
+        "tools/defs.bzl": (
+            "def collect(name):\n"
+            '    rules = [":" + r for r in native.existing_rules().keys()]\n'
+            '    native.filegroup(name = name, srcs = rules + ["//lib:l"])\n'
+        ),
+        "lib/BUILD": FG.format(name="l", srcs="[]"),
+        "a/BUILD": (
+            'load("//tools:defs.bzl", "collect")\n'
+            'filegroup(name = "x", srcs = [])\n'
+            'collect(name = "all")\n'
+        ),
+    },
+    # A macro pops deps from **kwargs and adds its own.
+    "macro_kwargs_passthrough": {
+        "tools/BUILD": "",
+        "tools/defs.bzl": (
+            "def grp(**kwargs):\n"
+            '    deps = kwargs.pop("deps", [])\n'
+            '    native.filegroup(srcs = deps + ["//extra:e"], **kwargs)\n'
+        ),
+        "lib/BUILD": FG.format(name="l", srcs="[]"),
+        "extra/BUILD": FG.format(name="e", srcs="[]"),
+        "a/BUILD": ('load("//tools:defs.bzl", "grp")\ngrp(name = "a", deps = ["//lib:l"])\n'),
+    },
+    # A macro loaded under another name.
+    "load_alias_macro": {
+        "tools/BUILD": "",
+        "tools/defs.bzl": (
+            'def grp(name):\n    native.filegroup(name = name, srcs = ["//lib:l"])\n'
+        ),
+        "lib/BUILD": FG.format(name="l", srcs="[]"),
+        "a/BUILD": ('load("//tools:defs.bzl", my_group = "grp")\nmy_group(name = "a")\n'),
+    },
     # A string method the static reader does not compute: every package.
     "capitalized_label": {
         "lib/BUILD": FG.format(name="l", srcs="[]"),
@@ -344,6 +444,13 @@ TRUTH: dict[str, set[tuple[str, str]]] = {
     "joined_label": {("a", "lib")},
     "format_keywords_label": {("a", "lib")},
     "escaped_labels": {("a", "lib"), ("b", "lib")},
+    "attrs_merged_from_another_bzl": {("a", "common"), ("a", "lib")},
+    "bzl_in_package_subdirectory": {("a", "lib")},
+    "existing_rules_macro": {("a", "lib")},
+    "label_keyed_dict_attr": {("a", "lib")},
+    "label_object_default": {("a", "lib")},
+    "load_alias_macro": {("a", "lib")},
+    "macro_kwargs_passthrough": {("a", "extra"), ("a", "lib")},
     "capitalized_label": {("a", "lib")},
     "string_methods_label": {("a", "lib")},
 }
