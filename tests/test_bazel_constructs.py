@@ -598,6 +598,40 @@ def test_a_string_the_static_reader_cannot_compute_may_name_every_package(
         )
 
 
+def _spinning_macro(iterations: str) -> dict[str, str]:
+    """A macro that loops ``iterations`` squared times before adding its edge."""
+    return {
+        **WORKSPACES["macro_adds_deps"],
+        "tools/defs.bzl": (
+            "def my_group(name, srcs = []):\n"
+            "    n = 0\n"
+            f"    for i in range({iterations}):\n"
+            f"        for j in range({iterations}):\n"
+            "            n += 1\n"
+            '    native.filegroup(name = name, srcs = srcs + ["//helpers:h"])\n'
+        ),
+    }
+
+
+def test_a_macro_that_loops_past_the_step_budget_fails_closed(repo: GitRepo) -> None:
+    """A patch whose .bzl code would hold Bazel for hours must not hold the gate, nor send
+    the file to the static reader (which cannot run the code that makes its labels)."""
+    if _native is None:
+        pytest.skip("native extension is not built")
+    base = _commit(repo, _spinning_macro("100"))  # the honest neighbour: a short loop
+    graph = load_graph(GitTree(repo.path, base))
+    assert graph.dependents(["helpers"]) == {"a"} and graph.approximate == ()
+    # range() takes 32-bit bounds: two nested loops make the 10**10 steps.
+    head = _commit(repo, _spinning_macro("100000"))
+    done = run("select", "--repo", str(repo.path), "--base", base, "--head", head)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("oracle-gate: error: a/BUILD: Starlark evaluation stopped"), (
+        done.stderr
+    )
+    assert "100000000 steps evaluating a/BUILD" in done.stderr
+    assert len(done.stderr.splitlines()) == 1
+
+
 def test_a_plain_workspace_is_not_approximate(repo: GitRepo) -> None:
     graph = load_graph(GitTree(repo.path, _commit(repo, WORKSPACES["own_workspace_name"])))
     assert graph.approximate == ()

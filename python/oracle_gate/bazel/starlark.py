@@ -22,7 +22,14 @@ from typing import Protocol, cast
 from oracle_gate import backend
 from oracle_gate.bazel.buildfile import BuildFile, gates_from_native
 
-__all__ = ["Evaluated", "Evaluation", "NativeGates", "available", "evaluate_build_files"]
+__all__ = [
+    "EXHAUSTED",
+    "Evaluated",
+    "Evaluation",
+    "NativeGates",
+    "available",
+    "evaluate_build_files",
+]
 
 
 class NativeGates(Protocol):
@@ -65,6 +72,11 @@ class Evaluated:
     def gates(self) -> BuildFile | None:
         """The gate calls as the static reader reads them, or None (read the file)."""
         return None if self.native_gates is None else gates_from_native(self.native_gates.read())
+
+
+# How the native core's error for a file that ran out of evaluation steps starts
+# (``EXHAUSTED`` in rust/src/starlark/eval.rs): a loop Bazel would spend as long on.
+EXHAUSTED = "Starlark evaluation stopped after"
 
 
 def available() -> bool:

@@ -337,8 +337,17 @@ impl Run<'_> {
                 let mut eval = Evaluator::new(&module);
                 eval.set_loader(&loader);
                 eval.extra = Some(&context);
-                eval.eval_module(ast, &self.globals)
+                eval.set_max_tick_count(MAX_TICKS)
                     .map_err(|e| first_line(&e.to_string()))?;
+                eval.eval_module(ast, &self.globals).map_err(|e| {
+                    if eval.get_total_tick_count() >= MAX_TICKS {
+                        // starlark-rust gives this error no traceback: the file is the place
+                        // (a .bzl file looping as it loads, or the BUILD file running a macro).
+                        format!("{EXHAUSTED} {MAX_TICKS} steps evaluating {path}")
+                    } else {
+                        first_line(&e.to_string())
+                    }
+                })?;
             }
             if freeze {
                 Ok(Some(module.freeze().map_err(|e| format!("{e:?}"))?))
@@ -402,6 +411,15 @@ fn is_rule_call(statement: &AstStmt, gate_names: &HashSet<&str>) -> bool {
         _ => false,
     }
 }
+
+/// Function calls and loop iterations one file's evaluation may take: some seconds. A
+/// file that needs more (`for i in range(10**12)`) would hold Bazel as long, and an
+/// agent's patch must not hold the gate, or send the file to the static reader.
+const MAX_TICKS: u64 = 100_000_000;
+
+/// How the error of a file whose evaluation ran out of steps starts; the driver
+/// (`bazel/starlark.py`) rejects the patch on it.
+const EXHAUSTED: &str = "Starlark evaluation stopped after";
 
 fn first_line(text: &str) -> String {
     text.lines()
