@@ -28,6 +28,15 @@ from oracle_gate.repo.trees import GitTree
 
 FG = 'filegroup(name = "{name}", srcs = {srcs})\n'
 
+
+def _rule_bzl(attrs: str, prelude: str = "") -> str:
+    """A .bzl file declaring the rule ``r`` with ``attrs`` (Starlark source of the dict)."""
+    return (
+        f"{prelude}def _impl(ctx):\n    return []\n\n"
+        f"r = rule(\n    implementation = _impl,\n    attrs = {attrs},\n)\n"
+    )
+
+
 WORKSPACES: dict[str, dict[str, str]] = {
     # gvisor: a macro in the repository's own tools/defs.bzl adds a dependency.
     "macro_adds_deps": {
@@ -201,25 +210,15 @@ WORKSPACES: dict[str, dict[str, str]] = {
     # A public attribute's default, the call leaving it unset.
     "public_attr_default": {
         "tools/BUILD": "",
-        "tools/r.bzl": (
-            "def _impl(ctx):\n"
-            "    return []\n"
-            "\n"
-            "r = rule(implementation = _impl, "
-            'attrs = {"deps": attr.label_list(default = ["//lib:l"])})\n'
-        ),
+        "tools/r.bzl": _rule_bzl('{"deps": attr.label_list(default = ["//lib:l"])}'),
         "lib/BUILD": FG.format(name="l", srcs="[]"),
         "a/BUILD": 'load("//tools:r.bzl", "r")\nr(name = "a")\n',
     },
     # A private label_list default in the exec configuration.
     "private_label_list_exec": {
         "tools/BUILD": "",
-        "tools/r.bzl": (
-            "def _impl(ctx):\n"
-            "    return []\n"
-            "\n"
-            "r = rule(implementation = _impl, "
-            'attrs = {"_tools": attr.label_list(default = ["//t1:x", "//t2:y"], cfg = "exec")})\n'
+        "tools/r.bzl": _rule_bzl(
+            '{"_tools": attr.label_list(default = ["//t1:x", "//t2:y"], cfg = "exec")}'
         ),
         "t1/BUILD": FG.format(name="x", srcs="[]"),
         "t2/BUILD": FG.format(name="y", srcs="[]"),
@@ -300,15 +299,7 @@ WORKSPACES: dict[str, dict[str, str]] = {
     # A rule attribute whose dict keys are labels.
     "label_keyed_dict_attr": {
         "tools/BUILD": "",
-        "tools/r.bzl": (
-            "def _impl(ctx):\n"
-            "    return []\n"
-            "\n"
-            "r = rule(\n"
-            "    implementation = _impl,\n"
-            '    attrs = {"data": attr.label_keyed_string_dict(allow_files = True)},\n'
-            ")\n"
-        ),
+        "tools/r.bzl": _rule_bzl('{"data": attr.label_keyed_string_dict(allow_files = True)}'),
         "lib/BUILD": FG.format(name="l", srcs="[]"),
         "a/BUILD": ('load("//tools:r.bzl", "r")\nr(name = "a", data = {"//lib:l": "x"})\n'),
     },
@@ -330,15 +321,7 @@ WORKSPACES: dict[str, dict[str, str]] = {
     # A private attribute's default is a Label object.
     "label_object_default": {
         "tools/BUILD": "",
-        "tools/r.bzl": (
-            "def _impl(ctx):\n"
-            "    return []\n"
-            "\n"
-            "r = rule(\n"
-            "    implementation = _impl,\n"
-            '    attrs = {"_t": attr.label(default = Label("//lib:l"))},\n'
-            ")\n"
-        ),
+        "tools/r.bzl": _rule_bzl('{"_t": attr.label(default = Label("//lib:l"))}'),
         "lib/BUILD": FG.format(name="l", srcs="[]"),
         "a/BUILD": ('load("//tools:r.bzl", "r")\nr(name = "a")\n'),
     },
@@ -346,16 +329,9 @@ WORKSPACES: dict[str, dict[str, str]] = {
     "attrs_merged_from_another_bzl": {
         "tools/BUILD": "",
         "tools/common.bzl": ('COMMON_ATTRS = {"_c": attr.label(default = "//common:c")}\n'),
-        "tools/r.bzl": (
-            'load(":common.bzl", "COMMON_ATTRS")\n'
-            "\n"
-            "def _impl(ctx):\n"
-            "    return []\n"
-            "\n"
-            "r = rule(\n"
-            "    implementation = _impl,\n"
-            '    attrs = dict(COMMON_ATTRS, extra = attr.label(default = "//lib:l")),\n'
-            ")\n"
+        "tools/r.bzl": _rule_bzl(
+            'dict(COMMON_ATTRS, extra = attr.label(default = "//lib:l"))',
+            prelude='load(":common.bzl", "COMMON_ATTRS")\n\n',
         ),
         "lib/BUILD": FG.format(name="l", srcs="[]"),
         "common/BUILD": FG.format(name="c", srcs="[]"),
