@@ -105,6 +105,32 @@ def test_unknown_macros_and_comprehensions_are_tolerated_and_scanned() -> None:
     assert build.loads == (("//tools:macros.bzl", (("my_macro", "my_macro"),)),)
 
 
+@pytest.mark.parametrize(
+    ("expression", "every_package"),
+    [
+        # A known piece with "/" or ":" the reader cannot finish: any label at all.
+        ('"%s/lib:l" % SLASH', True),
+        ('"{}/lib:l".format(SLASH)', True),
+        ('"//LIB:L".capitalize()', True),
+        ('"xx//lib:l"[N:]', True),
+        # Its honest neighbours: no piece that can make another package's label.
+        ('"%s_test" % NAME', False),
+        ('"{}_test".format(NAME)', False),
+        ('"gen".capitalize()', False),
+        ('"lib_test"[N:]', False),
+    ],
+)
+def test_a_string_the_reader_cannot_finish_names_every_package_only_if_it_can(
+    expression: str, every_package: bool
+) -> None:
+    source = (
+        'load("//tools:names.bzl", "N", "NAME", "SLASH")\n'
+        f'filegroup(name = "g", srcs = [{expression}])\n'
+    )
+    deps = parse_build(source.encode(), "x/BUILD").deps
+    assert any(dep.package == "" and dep.prefix for dep in deps) is every_package
+
+
 def test_dep_records_the_line_that_names_it() -> None:
     source = 'py_library(\n    name = "lib",\n    deps = [\n        "//libs/b",\n    ],\n)\n'
     (dep,) = parse_build(source.encode(), "x/BUILD").deps

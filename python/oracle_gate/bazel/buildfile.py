@@ -6,8 +6,8 @@ the string operations a label can be made with (``%``, slices, ``format``, ``joi
 ``lower``...) become plain values; anything else (a macro's return value, a
 comprehension, a name from a ``load()``ed file) becomes ``Unknown`` and still gives
 up every string inside it, so label scanning over-approximates rather than misses a
-dependency. A string the reader cannot compute from strings it knows (a string
-method it does not know) may become any label: it names every package.
+dependency. A string the reader cannot compute, made from a piece it knows that holds
+a ``/`` or ``:`` (``"%s/lib:l" % X``), may become any label: it names every package.
 
 What a BUILD file says depends on its bytes only (labels are resolved later,
 against the package's location), so ``parse_build`` results are cached in
@@ -203,10 +203,18 @@ class _Evaluator:
             return self.call(node)
         return self.unknown(node)
 
-    def any_package(self, node: ast.expr) -> Unknown:
-        """A string the reader cannot compute from strings it knows: what it becomes can
-        be any label (``"//LIB:L".swapcase()``), so it names every package."""
+    def transformed(self, node: ast.expr, *known: Value) -> Unknown:
+        """A string the reader cannot compute, made from the ``known`` values and others.
+
+        The others' strings are scanned as they are. Only a known piece holding a ``/``
+        or ``:`` can become part of another package's label (``"%s/lib:l" % X``, or
+        ``"//LIB:L".capitalize()``): then the string may be any label, and names every
+        package. Without one (``"%s_test" % name``) it is read like any ``Unknown``.
+        """
         unknown = self.unknown(node)
+        pieces = [text for value in known for text in _strings_of(value)]
+        if not any("/" in piece or ":" in piece for piece in pieces):
+            return unknown
         return Unknown(unknown.line, unknown.text, (*unknown.strings, ANY_PACKAGE))
 
     def formatted(self, node: ast.BinOp) -> Value:
@@ -223,7 +231,7 @@ class _Evaluator:
                 pass
         if label_ref(template) is not None:
             return self.unknown(node)  # the literal part names the packages it can reach
-        return self.any_package(node)
+        return self.transformed(node, template, values)
 
     def subscript(self, node: ast.Subscript) -> Value:
         """An item of a list (its strings are still scanned), or a slice of a string."""
@@ -237,7 +245,7 @@ class _Evaluator:
             if all(part is None or type(part) is int for part in known) and known[2] != 0:
                 lower, upper, step = cast("list[int | None]", known)
                 return value[lower:upper:step]
-        return self.any_package(node)
+        return self.transformed(node, value)
 
     def string_method(self, node: ast.Call, receiver: str) -> Value:
         """``"//LIB:L".lower()``: computed for a method Starlark shares with Python
@@ -253,13 +261,14 @@ class _Evaluator:
             if name == "join"
             else all(_is_scalar(value) for value in (*args, *kwargs.values()))
         )
+        pieces = (receiver, *args, *kwargs.values())
         if method is None or len(kwargs) != len(node.keywords) or not known:
-            return self.any_package(node)
+            return self.transformed(node, *pieces)
         try:
             result = method(receiver, *args, **kwargs)
         except (TypeError, ValueError, IndexError, KeyError):
-            return self.any_package(node)
-        return result if isinstance(result, str) else self.any_package(node)
+            return self.transformed(node, *pieces)
+        return result if isinstance(result, str) else self.transformed(node, *pieces)
 
     def string_receiver(self, func: ast.expr) -> str | None:
         """The string a method is called on (``"//a".lower()``), or None (``native.rule``)."""
