@@ -835,16 +835,19 @@ def checkouts(repo: Path, parent: str, head: str) -> Iterator[Checkouts]:
     made: list[Path] = []
     try:
         for name, commit in (("parent", parent), ("head", head)):
-            target = root / name
-            git(repo, "worktree", "add", "--quiet", "--detach", str(target), commit)
-            made.append(target)
+            # Listed before it exists: an interrupt can stop ``worktree add`` halfway,
+            # after git has registered the worktree.
+            made.append(root / name)
+            git(repo, "worktree", "add", "--quiet", "--detach", str(made[-1]), commit)
         yield Checkouts(parent=made[0], head=made[1])
     finally:
         for target in made:
             with contextlib.suppress(GateError):
                 git(repo, "worktree", "remove", "--force", str(target))
+        # Pruned once the directories are gone: git forgets a half-made worktree
+        # only when its directory no longer exists.
+        shutil.rmtree(root, ignore_errors=True)
         with contextlib.suppress(GateError):
             git(repo, "worktree", "prune")
-        shutil.rmtree(root, ignore_errors=True)
         if main:
             signal.signal(signal.SIGTERM, previous)
