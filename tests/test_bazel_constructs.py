@@ -384,6 +384,130 @@ WORKSPACES: dict[str, dict[str, str]] = {
         "lib/BUILD": FG.format(name="l", srcs="[]"),
         "a/BUILD": FG.format(name="a", srcs='["//LIB:L".lower()]'),
     },
+    # An aspect's private attribute: bazel query (aspect_deps=conservative) follows it.
+    "aspect_private_attr": {
+        "tools/BUILD": "",
+        "tools/r.bzl": _rule_bzl(
+            '{"deps": attr.label_list(aspects = [my_aspect])}',
+            prelude=(
+                "def _a(target, ctx):\n    return []\n\n"
+                "my_aspect = aspect(\n    implementation = _a,\n"
+                '    attrs = {"_t": attr.label(default = "//lib:l")},\n)\n\n'
+            ),
+        ),
+        "lib/BUILD": FG.format(name="l", srcs="[]"),
+        "b/BUILD": FG.format(name="b", srcs="[]"),
+        "a/BUILD": 'load("//tools:r.bzl", "r")\nr(name = "a", deps = ["//b:b"])\n',
+    },
+    # Labels built from the names glob() finds.
+    "glob_built_labels": {
+        "lib/BUILD": FG.format(name="x", srcs="[]"),
+        "a/x.dep": "",
+        "a/BUILD": FG.format(name="a", srcs='["//lib:" + f[:-4] for f in glob(["*.dep"])]'),
+    },
+    # The same in a macro, with native.glob(): the calling package's files.
+    "native_glob_in_macro": {
+        "tools/BUILD": "",
+        "tools/defs.bzl": (
+            "def grp(name):\n"
+            '    srcs = ["//lib:" + f[:-4] for f in native.glob(["*.dep"])]\n'
+            "    native.filegroup(name = name, srcs = srcs)\n"
+        ),
+        "lib/BUILD": FG.format(name="x", srcs="[]"),
+        "a/x.dep": "",
+        "a/BUILD": 'load("//tools:defs.bzl", "grp")\ngrp(name = "a")\n',
+    },
+    # glob() stops at subpackages and honours exclude.
+    "glob_skips_subpackages_and_excludes": {
+        "one/BUILD": FG.format(name="t", srcs="[]"),
+        "two/BUILD": FG.format(name="t", srcs="[]"),
+        "three/BUILD": FG.format(name="t", srcs="[]"),
+        "a/one.dep": "",
+        "a/three.dep": "",
+        "a/sub/BUILD": "",
+        "a/sub/two.dep": "",
+        "a/BUILD": FG.format(
+            name="a",
+            srcs='["//" + f.split("/")[-1][:-4] + ":t" for f in '
+            'glob(["**/*.dep"], exclude = ["three.dep"])]',
+        ),
+    },
+    # A glob that may list directories: the evaluator leaves the file to the static reader.
+    "glob_with_directories": {
+        "one/BUILD": FG.format(name="t", srcs="[]"),
+        "a/one/x.txt": "",
+        "a/BUILD": FG.format(
+            name="a",
+            srcs='["//" + f + ":t" for f in glob(["*"], exclude_directories = 0) '
+            'if "." not in f and f != "BUILD"]',
+        ),
+    },
+    # A rule's attributes built by a function.
+    "attrs_from_function": {
+        "tools/BUILD": "",
+        "tools/r.bzl": _rule_bzl(
+            "_attrs()",
+            prelude='def _attrs():\n    return {"_t": attr.label(default = "//lib:l")}\n\n',
+        ),
+        "lib/BUILD": FG.format(name="l", srcs="[]"),
+        "a/BUILD": 'load("//tools:r.bzl", "r")\nr(name = "a")\n',
+    },
+    # A native rule reached with getattr() and a computed name.
+    "getattr_native": {
+        "tools/BUILD": "",
+        "tools/defs.bzl": (
+            "def grp(name):\n"
+            '    getattr(native, "file" + "group")(name = name, srcs = ["//lib:l"])\n'
+        ),
+        "lib/BUILD": FG.format(name="l", srcs="[]"),
+        "a/BUILD": 'load("//tools:defs.bzl", "grp")\ngrp(name = "a")\n',
+    },
+    # A label assembled from Label(...).package.
+    "label_package_attribute": {
+        "tools/BUILD": "",
+        "tools/defs.bzl": 'DEPS = ["//" + Label("//lib:zz").package + ":l"]\n',
+        "lib/BUILD": FG.format(name="l", srcs="[]"),
+        "a/BUILD": 'load("//tools:defs.bzl", "DEPS")\n' + FG.format(name="a", srcs="DEPS"),
+    },
+    # Label(...).relative(...).
+    "label_relative": {
+        "tools/BUILD": "",
+        "tools/defs.bzl": 'DEPS = [str(Label("//lib:x").relative(":l"))]\n',
+        "lib/BUILD": FG.format(name="l", srcs="[]") + FG.format(name="x", srcs="[]"),
+        "a/BUILD": 'load("//tools:defs.bzl", "DEPS")\n' + FG.format(name="a", srcs="DEPS"),
+    },
+    # A rule re-exported under another name by a second .bzl file.
+    "reexported_rule": {
+        "tools/BUILD": "",
+        "tools/r.bzl": _rule_bzl('{"_t": attr.label(default = "//lib:l")}'),
+        "tools/defs.bzl": 'load(":r.bzl", _r = "r")\n\nmy_rule = _r\n',
+        "lib/BUILD": FG.format(name="l", srcs="[]"),
+        "a/BUILD": 'load("//tools:defs.bzl", "my_rule")\nmy_rule(name = "a")\n',
+    },
+    # restricted_to names environments: dependencies.
+    "restricted_to": {
+        "env/BUILD": (
+            'environment(name = "e")\n'
+            'environment_group(name = "g", environments = [":e"], defaults = [":e"])\n'
+        ),
+        "a/BUILD": 'filegroup(name = "a", srcs = [], restricted_to = ["//env:e"])\n',
+    },
+    # A rule's toolchain type: no edge in Bazel 4.2.3, one in the evaluator (see WIDER).
+    "rule_toolchain_type": {
+        "tools/BUILD": "",
+        "tc/BUILD": 'toolchain_type(name = "t")\n',
+        "tools/r.bzl": (
+            "def _impl(ctx):\n    return []\n\n"
+            'r = rule(implementation = _impl, toolchains = ["//tc:t"])\n'
+        ),
+        "a/BUILD": 'load("//tools:r.bzl", "r")\nr(name = "a")\n',
+    },
+    # A conditional expression picks the package.
+    "conditional_label": {
+        "lib/BUILD": FG.format(name="l", srcs="[]"),
+        "a/BUILD": 'X = "lib" if len("ab") == 2 else "none"\n'
+        + FG.format(name="a", srcs='["//%s:l" % X]'),
+    },
 }
 
 # Package edges (dependent, dependency) bazel query reports for each workspace.
@@ -429,7 +553,26 @@ TRUTH: dict[str, set[tuple[str, str]]] = {
     "macro_kwargs_passthrough": {("a", "extra"), ("a", "lib")},
     "capitalized_label": {("a", "lib")},
     "string_methods_label": {("a", "lib")},
+    "aspect_private_attr": {("a", "b"), ("a", "lib")},
+    "glob_built_labels": {("a", "lib")},
+    "native_glob_in_macro": {("a", "lib")},
+    "glob_skips_subpackages_and_excludes": {("a", "one")},
+    "glob_with_directories": {("a", "one")},
+    "attrs_from_function": {("a", "lib")},
+    "getattr_native": {("a", "lib")},
+    "label_package_attribute": {("a", "lib")},
+    "label_relative": {("a", "lib")},
+    "reexported_rule": {("a", "lib")},
+    "restricted_to": {("a", "env")},
+    "rule_toolchain_type": set(),
+    "conditional_label": {("a", "lib")},
 }
+
+# Where the evaluator knowingly finds more edges than Bazel 4.2.3 reports: a rule's
+# toolchain types are taken as its dependencies (never fewer edges than any Bazel).
+WIDER: dict[str, set[tuple[str, str]]] = {"rule_toolchain_type": {("a", "tc")}}
+# Files the evaluator hands to the static reader, whose graph says it is approximate.
+STATIC_FALLBACK = {"glob_with_directories"}  # a glob that may list directories
 
 
 @pytest.fixture(params=["static", "starlark"])
@@ -461,8 +604,8 @@ def test_graph_holds_every_edge_bazel_reports(repo: GitRepo, name: str, reader: 
     graph = load_graph(GitTree(repo.path, _commit(repo, WORKSPACES[name])))
     assert TRUTH[name] <= _edges(graph)
     if reader == "starlark":  # evaluated, not approximated: exactly Bazel's edges
-        assert _edges(graph) == TRUTH[name]
-        assert graph.approximate == ()
+        assert _edges(graph) == WIDER.get(name, TRUTH[name])
+        assert (graph.approximate == ()) is (name not in STATIC_FALLBACK)
 
 
 def test_evaluated_edges_say_where_the_macro_named_the_label(repo: GitRepo, reader: str) -> None:

@@ -17,7 +17,7 @@ use starlark::syntax::{AstModule, Dialect};
 
 use super::gate::{bound_names, read_gates, top_level, Gates, GATE_FUNCTION};
 use super::plain::plain_records;
-use super::values::{Context, Magic, Record};
+use super::values::{Context, Magic, PackageFiles, Record, TreeFiles};
 
 /// One BUILD file to evaluate.
 #[derive(Clone, Copy)]
@@ -62,6 +62,8 @@ struct Run<'a> {
     /// Run every BUILD file, plain ones too (`plain.rs`): what the plain reading is tested
     /// against.
     interpret_all: bool,
+    /// What `glob()` sees; None: every glob is opaque.
+    tree: Option<&'a TreeFiles<'a>>,
 }
 
 /// What evaluating one file gives.
@@ -100,6 +102,9 @@ fn globals() -> Globals {
         "select",
         "rule",
         "macro",
+        "aspect",
+        "subrule",
+        "exec_group",
         "package_name",
         "repository_name",
     ] {
@@ -311,8 +316,13 @@ impl Run<'_> {
                 gates,
             });
         }
+        let directory = path.rsplit_once('/').map_or("", |(d, _)| d);
         let context = Context {
             package: package.to_owned(),
+            files: self
+                .tree
+                .filter(|_| !freeze)
+                .map(|tree| PackageFiles::new(tree, directory)),
             ..Context::default()
         };
         let loader = Loader { modules: &modules };
@@ -525,6 +535,7 @@ pub fn evaluate_all(
     builds: &[BuildInput<'_>],
     bzl: &HashMap<String, String>,
     own_names: &HashMap<String, Vec<String>>,
+    tree: Option<&TreeFiles<'_>>,
     interpret_all: bool,
 ) -> Vec<Outcome> {
     let globals = globals();
@@ -538,6 +549,7 @@ pub fn evaluate_all(
         modules: Mutex::new(HashMap::new()),
         opaque: Mutex::new(HashMap::new()),
         interpret_all,
+        tree,
     };
     builds
         .par_iter()
@@ -587,7 +599,7 @@ mod tests {
                 content: c,
             })
             .collect();
-        evaluate_all(&inputs, &bzl, &names, false)
+        evaluate_all(&inputs, &bzl, &names, None, false)
     }
 
     #[test]

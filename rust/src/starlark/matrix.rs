@@ -150,7 +150,7 @@ fn glob_matches(pattern: &str, path: &str) -> bool {
 
 /// `bazel/glob.evaluate_glob` over files only, or None when it would raise or
 /// also match directories.
-fn expand_glob(
+pub(super) fn expand_glob(
     include: &[String],
     exclude: &[String],
     exclude_directories: bool,

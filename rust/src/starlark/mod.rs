@@ -10,7 +10,7 @@ mod matrix;
 mod plain;
 mod values;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::OnceLock;
 
@@ -23,6 +23,7 @@ use eval::{evaluate_all, BuildInput, Outcome};
 use gate::{GateCall, GateValue, Gates};
 use matrix::{gate_matrix, package_files, GateMatrix};
 use rayon::prelude::*;
+use values::TreeFiles;
 
 /// Starlark recursion (a deep macro, a long `+` chain) needs more than rayon's default stack.
 const WORKER_STACK: usize = 64 << 20;
@@ -69,6 +70,10 @@ pub fn evaluate_build_files<'py>(
     files: Option<Vec<PyBackedStr>>,
     interpret_all: bool,
 ) -> PyResult<PyEvaluation<'py>> {
+    let tree = files.as_ref().map(|files| TreeFiles {
+        files: files.iter().map(|path| &**path).collect(),
+        build_dirs: builds.iter().map(|b| directory(&b.0)).collect(),
+    });
     let (outcomes, edges, matrices) = py.detach(|| {
         let sources: HashMap<String, String> = bzl
             .iter()
@@ -89,11 +94,11 @@ pub fn evaluate_build_files<'py>(
             })
             .collect();
         on_pool(|| {
-            let outcomes = evaluate_inputs(&inputs, &sources, &names, interpret_all);
+            let outcomes = evaluate_inputs(&inputs, &sources, &names, tree.as_ref(), interpret_all);
             let edges = all_edges(&builds, &outcomes, &names);
             // A panic building matrices leaves every gate to gate_matrix, not a crash.
             let matrices = catch_unwind(AssertUnwindSafe(|| {
-                matrices(&builds, &outcomes, files.as_deref())
+                matrices(&builds, &outcomes, tree.as_ref())
             }))
             .unwrap_or_else(|_| vec![None; outcomes.len()]);
             (outcomes, edges, matrices)
@@ -226,18 +231,17 @@ struct GateFiles<'a> {
 fn matrices<'a>(
     builds: &[(String, String, String, PyBackedBytes)],
     outcomes: &[Outcome],
-    files: Option<&'a [PyBackedStr]>,
+    tree: Option<&'a TreeFiles<'_>>,
 ) -> Vec<Option<GateFiles<'a>>> {
-    let Some(files) = files else {
+    let Some(tree) = tree else {
         return vec![None; outcomes.len()];
     };
-    let build_dirs: HashSet<&str> = builds.iter().map(|b| directory(&b.0)).collect();
     builds
         .par_iter()
         .zip(outcomes)
         .map(|((path, package, workspace, _), outcome)| {
             let gates = outcome.gates.as_ref().filter(|g| !g.calls.is_empty())?;
-            let owned = package_files(files, directory(path), &build_dirs);
+            let owned = package_files(&tree.files, directory(path), &tree.build_dirs);
             let matrix = gate_matrix(gates, package, workspace, &owned);
             Some(GateFiles { owned, matrix })
         })
@@ -404,6 +408,7 @@ fn evaluate_inputs(
     inputs: &[Result<BuildInput<'_>, String>],
     sources: &HashMap<String, String>,
     names: &HashMap<String, Vec<String>>,
+    tree: Option<&TreeFiles<'_>>,
     interpret_all: bool,
 ) -> Vec<Outcome> {
     let valid: Vec<BuildInput> = inputs
@@ -412,7 +417,7 @@ fn evaluate_inputs(
         .collect();
     // A panic in the interpreter is a file the caller reads the other way, not a crash.
     let mut evaluated = catch_unwind(AssertUnwindSafe(|| {
-        evaluate_all(&valid, sources, names, interpret_all)
+        evaluate_all(&valid, sources, names, tree, interpret_all)
     }))
     .unwrap_or_else(|_| {
         let error = "the Starlark interpreter failed".to_owned();

@@ -2,22 +2,27 @@
 //!
 //! Nothing here builds anything: a rule call records the label-like strings of
 //! its arguments (a dependency on another package when Python resolves them),
-//! `glob()` is empty (a glob never crosses a package), `select()` keeps every
-//! branch and key, and a symbol from a repository that is not in the tree is
-//! opaque: calling it records every label-like string it is given, flagged as an
-//! over-approximation.
+//! `glob()` gives the package's files as Bazel does (a BUILD file may build labels
+//! from their names), `select()` keeps every branch and key, and a symbol from a
+//! repository that is not in the tree is opaque: calling it records every
+//! label-like string it is given, flagged as an over-approximation.
 
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
+use std::collections::HashSet;
 use std::fmt;
+use std::hash::Hash;
 
 use allocative::Allocative;
 use starlark::any::ProvidesStaticType;
+use starlark::collections::StarlarkHasher;
 use starlark::eval::{Arguments, Evaluator};
 use starlark::starlark_simple_value;
 use starlark::values::dict::DictRef;
 use starlark::values::list::ListRef;
 use starlark::values::tuple::TupleRef;
 use starlark::values::{starlark_value, Heap, NoSerialize, StarlarkValue, Value, ValueLike};
+
+use super::matrix::{expand_glob, package_files};
 
 /// Attributes whose strings are not dependencies (bazel query does not follow them).
 pub const NOT_DEPS: [&str; 5] = [
@@ -40,17 +45,51 @@ pub struct Record {
     pub opaque: String,
 }
 
+/// The tree's files as `glob()` sees them: sorted repository-relative paths, and the
+/// directories that hold a BUILD file (each another package).
+pub struct TreeFiles<'a> {
+    pub files: Vec<&'a str>,
+    pub build_dirs: HashSet<&'a str>,
+}
+
+/// One package's files, package-relative and sorted, listed on the first `glob()`.
+pub struct PackageFiles<'a> {
+    tree: &'a TreeFiles<'a>,
+    directory: &'a str,
+    listed: OnceCell<Vec<&'a str>>,
+}
+
+impl<'a> PackageFiles<'a> {
+    /// The files of the package in `directory` (repository-relative).
+    pub fn new(tree: &'a TreeFiles<'a>, directory: &'a str) -> Self {
+        PackageFiles {
+            tree,
+            directory,
+            listed: OnceCell::new(),
+        }
+    }
+
+    fn get(&self) -> &[&'a str] {
+        self.listed
+            .get_or_init(|| package_files(&self.tree.files, self.directory, &self.tree.build_dirs))
+    }
+}
+
 /// What the evaluation of one file can reach through `Evaluator::extra`.
 #[derive(ProvidesStaticType, Default)]
-pub struct Context {
+pub struct Context<'a> {
     /// The package the file's relative labels resolve against.
     pub package: String,
     pub records: RefCell<Vec<Record>>,
+    /// A BUILD file's package files, for `glob()`; None: not known (a `.bzl` file's top
+    /// level, where Bazel has no package to glob either).
+    pub files: Option<PackageFiles<'a>>,
 }
 
-impl Context {
-    fn of<'a>(eval: &'a Evaluator<'_, '_, '_>) -> Option<&'a Context> {
-        eval.extra.and_then(|extra| extra.downcast_ref::<Context>())
+impl<'e> Context<'e> {
+    fn of<'a>(eval: &Evaluator<'_, 'a, 'e>) -> Option<&'a Context<'e>> {
+        eval.extra
+            .and_then(|extra| extra.downcast_ref::<Context<'e>>())
     }
 }
 
@@ -74,6 +113,10 @@ pub enum Magic {
     Builtin { name: String },
     /// `Label(...)` as seen from one file's package.
     LabelFn { package: String },
+    /// What `Label(...)` returns: the label, canonical (`//pkg:name`, `@repo//pkg:name`).
+    Label { text: String },
+    /// `label.relative` or `label.same_package_label`, bound to its label.
+    LabelMethod { label: String, method: String },
 }
 starlark_simple_value!(Magic);
 
@@ -87,6 +130,8 @@ impl fmt::Display for Magic {
             Magic::Namespace { name } => write!(f, "<{name}>"),
             Magic::Builtin { name } => write!(f, "<built-in {name}>"),
             Magic::LabelFn { .. } => write!(f, "<Label>"),
+            Magic::Label { text } => write!(f, "{text}"),
+            Magic::LabelMethod { method, .. } => write!(f, "<Label.{method}>"),
         }
     }
 }
@@ -117,6 +162,7 @@ pub fn strings_of(value: Value<'_>, out: &mut Vec<String>) {
                 out.extend(strings.iter().cloned())
             }
             Magic::Attr { labels } => out.extend(labels.iter().cloned()),
+            Magic::Label { text } => out.push(text.clone()),
             _ => {}
         }
     }
@@ -184,7 +230,7 @@ fn builtin<'v>(
         .map(|c| c.package.clone())
         .unwrap_or_default();
     Ok(match name {
-        "glob" => heap.alloc(Vec::<Value>::new()),
+        "glob" => glob(args, eval)?,
         "select" => {
             let mut strings = Vec::new();
             for value in args.positions(heap)? {
@@ -196,18 +242,78 @@ fn builtin<'v>(
         "repository_name" => heap.alloc("@"),
         "existing_rules" => heap.alloc(starlark::values::dict::AllocDict::EMPTY),
         "existing_rule" => Value::new_none(),
-        "rule" | "macro" => {
-            let mut implicit = Vec::new();
-            if let Some(attrs) = args.names_map()?.get("attrs") {
-                strings_of(*attrs, &mut implicit);
-            }
-            heap.alloc(Magic::Rule {
-                kind: name.to_owned(),
-                implicit,
-            })
-        }
+        "rule" | "macro" => heap.alloc(Magic::Rule {
+            kind: name.to_owned(),
+            implicit: declared_labels(args, heap)?,
+        }),
+        // Their attributes' defaults become implicit dependencies of the rules (or of
+        // the attributes) that name them: bazel query follows an aspect's.
+        "aspect" | "subrule" | "exec_group" => heap.alloc(Magic::Attr {
+            labels: declared_labels(args, heap)?,
+        }),
         _ => Value::new_none(),
     })
+}
+
+/// The label-like strings of every argument of `rule()`, `aspect()` and the like
+/// (attribute defaults, aspects, subrules, toolchains), but their documentation.
+fn declared_labels<'v>(args: &Arguments<'v, '_>, heap: Heap<'v>) -> starlark::Result<Vec<String>> {
+    let mut labels = Vec::new();
+    for value in args.positions(heap)? {
+        strings_of(value, &mut labels);
+    }
+    for (name, value) in args.names_map()? {
+        if name.as_str() != "doc" {
+            strings_of(value, &mut labels);
+        }
+    }
+    Ok(labels)
+}
+
+/// `glob(include, exclude, exclude_directories)` over the package's files, as Bazel
+/// lists them; opaque when they are not known here or directories could match.
+fn glob<'v>(
+    args: &Arguments<'v, '_>,
+    eval: &mut Evaluator<'v, '_, '_>,
+) -> starlark::Result<Value<'v>> {
+    let heap = eval.heap();
+    let positional: Vec<Value> = args.positions(heap)?.collect();
+    let named = args.names_map()?;
+    let argument = |index: usize, name: &str| {
+        positional
+            .get(index)
+            .copied()
+            .or_else(|| named.get(name).copied())
+    };
+    let include = argument(0, "include").and_then(string_list);
+    let exclude = argument(1, "exclude").map_or(Some(Vec::new()), string_list);
+    let exclude_directories = argument(2, "exclude_directories").map_or(Some(true), |value| {
+        value
+            .unpack_bool()
+            .or_else(|| value.unpack_i32().map(|n| n != 0))
+    });
+    let files = Context::of(eval).and_then(|context| context.files.as_ref());
+    let found = match (files, include, exclude, exclude_directories) {
+        (Some(files), Some(include), Some(exclude), Some(directories)) => {
+            expand_glob(&include, &exclude, directories, files.get())
+        }
+        _ => None,
+    };
+    Ok(match found {
+        Some(paths) => heap.alloc(paths),
+        None => heap.alloc(Magic::Opaque {
+            origin: "glob()".to_owned(),
+            strings: Vec::new(),
+        }),
+    })
+}
+
+/// A list of strings, or None.
+fn string_list(value: Value<'_>) -> Option<Vec<String>> {
+    ListRef::from_value(value)?
+        .iter()
+        .map(|item| item.unpack_str().map(str::to_owned))
+        .collect()
 }
 
 fn attr<'v>(
@@ -216,31 +322,43 @@ fn attr<'v>(
     eval: &mut Evaluator<'v, '_, '_>,
 ) -> starlark::Result<Value<'v>> {
     let mut labels = Vec::new();
-    if name.starts_with("label") {
-        if let Some(default) = args.names_map()?.get("default") {
+    let named = args.names_map()?;
+    let values_are_labels = name == "string_keyed_label_dict";
+    if name.starts_with("label") || values_are_labels {
+        if let Some(default) = named.get("default") {
             let package = Context::of(eval)
                 .map(|c| c.package.clone())
                 .unwrap_or_default();
             let mut found = Vec::new();
-            collect_all_strings(*default, &mut found);
+            collect_all_strings(*default, values_are_labels, &mut found);
             labels = found
                 .iter()
                 .map(|label| absolute(label, &package))
                 .collect();
         }
     }
+    // An aspect's own attributes' defaults: dependencies of whatever this attribute names.
+    if let Some(aspects) = named.get("aspects") {
+        strings_of(*aspects, &mut labels);
+    }
     Ok(eval.heap().alloc(Magic::Attr { labels }))
 }
 
-/// Every string inside a default (relative labels included, resolved by the caller).
-fn collect_all_strings(value: Value<'_>, out: &mut Vec<String>) {
+/// Every string inside a default (relative labels included, resolved by the caller): a
+/// dict's keys, or its values when they are the labels.
+fn collect_all_strings(value: Value<'_>, values_are_labels: bool, out: &mut Vec<String>) {
     if let Some(text) = value.unpack_str() {
         out.push(text.to_owned());
+    } else if let Some(Magic::Label { text }) = value.downcast_ref::<Magic>() {
+        out.push(text.clone());
     } else if let Some(list) = ListRef::from_value(value) {
-        list.iter().for_each(|item| collect_all_strings(item, out));
+        list.iter()
+            .for_each(|item| collect_all_strings(item, values_are_labels, out));
     } else if let Some(dict) = DictRef::from_value(value) {
-        dict.iter()
-            .for_each(|(key, _)| collect_all_strings(key, out));
+        for (key, item) in dict.iter() {
+            let label = if values_are_labels { item } else { key };
+            collect_all_strings(label, values_are_labels, out);
+        }
     }
 }
 
@@ -266,8 +384,18 @@ impl<'v> StarlarkValue<'v> for Magic {
             Magic::Namespace { name } if name.starts_with("attr.") => attr(&name[5..], args, eval),
             Magic::LabelFn { package } => {
                 let text = args.positional1(eval.heap())?;
-                let label = absolute(text.unpack_str().unwrap_or_default(), package);
-                Ok(eval.heap().alloc(label))
+                let label = canonical_label(&label_text(text), package);
+                Ok(eval.heap().alloc(Magic::Label { text: label }))
+            }
+            Magic::LabelMethod { label, method } => {
+                let text = label_text(args.positional1(eval.heap())?);
+                let text = match method.as_str() {
+                    "same_package_label" => format!(":{text}"),
+                    _ => text,
+                };
+                Ok(eval.heap().alloc(Magic::Label {
+                    text: relative_label(label, &text),
+                }))
             }
             _ => Ok(Value::new_none()),
         }
@@ -292,8 +420,40 @@ impl<'v> StarlarkValue<'v> for Magic {
                 origin: format!("{origin}.{attribute}"),
                 strings: strings.clone(),
             })),
+            Magic::Label { text } => label_attribute(text, attribute, heap),
             _ => None,
         }
+    }
+
+    fn collect_repr(&self, collector: &mut String) {
+        match self {
+            Magic::Label { text } => collector.push_str(&format!("Label({text:?})")),
+            _ => collector.push_str(&self.to_string()),
+        }
+    }
+
+    fn collect_str(&self, collector: &mut String) {
+        collector.push_str(&self.to_string());
+    }
+
+    fn write_hash(&self, hasher: &mut StarlarkHasher) -> starlark::Result<()> {
+        match self {
+            Magic::Label { text } => {
+                text.hash(hasher);
+                Ok(())
+            }
+            // Like any value without a hash: a dict key it cannot be.
+            _ => Err(starlark::Error::new_value(std::io::Error::other(format!(
+                "{self} cannot be a dict key"
+            )))),
+        }
+    }
+
+    fn equals(&self, other: Value<'v>) -> starlark::Result<bool> {
+        Ok(match (self, other.downcast_ref::<Magic>()) {
+            (Magic::Label { text }, Some(Magic::Label { text: other })) => text == other,
+            _ => false,
+        })
     }
 
     fn has_attr(&self, attribute: &str, heap: Heap<'v>) -> bool {
@@ -313,6 +473,71 @@ impl<'v> StarlarkValue<'v> for Magic {
     }
 }
 
+/// The text `Label()` was given: a string, or another label.
+fn label_text(value: Value<'_>) -> String {
+    match value.downcast_ref::<Magic>() {
+        Some(Magic::Label { text }) => text.clone(),
+        _ => value.unpack_str().unwrap_or_default().to_owned(),
+    }
+}
+
+/// `label` as `Label()` in `package` holds it: absolute, with its target name
+/// (`//a/b` is `//a/b:b`, `@r` is `@r//:r`).
+fn canonical_label(label: &str, package: &str) -> String {
+    let absolute = absolute(label, package);
+    let (repo, rest) = match absolute.strip_prefix('@') {
+        Some(stripped) => match stripped.split_once("//") {
+            Some((repo, rest)) => (format!("@{repo}"), rest.to_owned()),
+            None => (format!("@{stripped}"), format!(":{stripped}")),
+        },
+        None => (String::new(), absolute[2..].to_owned()),
+    };
+    if rest.contains(':') {
+        format!("{repo}//{rest}")
+    } else {
+        let name = rest.rsplit('/').next().unwrap_or_default();
+        format!("{repo}//{rest}:{name}")
+    }
+}
+
+/// The parts of a canonical label: (repository without `@`, package, name).
+fn label_parts(text: &str) -> (&str, &str, &str) {
+    let (repo, rest) = text.split_once("//").unwrap_or(("", text));
+    let (package, name) = rest.split_once(':').unwrap_or((rest, ""));
+    (repo.trim_start_matches('@'), package, name)
+}
+
+/// `Label(base).relative(text)`: an absolute `text` as it is, else in `base`'s package
+/// and repository.
+fn relative_label(base: &str, text: &str) -> String {
+    if text.starts_with("//") || text.starts_with('@') {
+        return canonical_label(text, "");
+    }
+    let (repo, package, _) = label_parts(base);
+    let prefix = if repo.is_empty() {
+        String::new()
+    } else {
+        format!("@{repo}")
+    };
+    format!("{prefix}{}", canonical_label(text, package))
+}
+
+fn label_attribute<'v>(text: &str, attribute: &str, heap: Heap<'v>) -> Option<Value<'v>> {
+    let (repo, package, name) = label_parts(text);
+    Some(match attribute {
+        "name" => heap.alloc(name),
+        "package" => heap.alloc(package),
+        "workspace_name" | "repo_name" => heap.alloc(repo),
+        "workspace_root" if repo.is_empty() => heap.alloc(""),
+        "workspace_root" => heap.alloc(format!("external/{repo}")),
+        "relative" | "same_package_label" => heap.alloc(Magic::LabelMethod {
+            label: text.to_owned(),
+            method: attribute.to_owned(),
+        }),
+        _ => return None,
+    })
+}
+
 impl Magic {
     /// `select(...) + [...]`, `OPAQUE + [...]`: every string of both sides is kept.
     fn combine<'v>(&self, other: Value<'v>, heap: Heap<'v>) -> Option<starlark::Result<Value<'v>>> {
@@ -330,5 +555,39 @@ impl Magic {
             },
             _ => Magic::Select { strings },
         })))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_are_canonical_as_bazel_prints_them() {
+        for (label, package, expected) in [
+            ("//lib:l", "a", "//lib:l"),
+            ("//lib", "a", "//lib:lib"),
+            ("//a/b", "", "//a/b:b"),
+            (":x", "tools", "//tools:x"),
+            ("x", "tools", "//tools:x"),
+            ("@r//p:n", "a", "@r//p:n"),
+            ("@r//p", "a", "@r//p:p"),
+            ("@r", "a", "@r//:r"),
+        ] {
+            assert_eq!(
+                canonical_label(label, package),
+                expected,
+                "{label} in {package}"
+            );
+        }
+    }
+
+    #[test]
+    fn relative_labels_keep_the_package_and_repository() {
+        assert_eq!(relative_label("//lib:x", ":l"), "//lib:l");
+        assert_eq!(relative_label("//lib:x", "//other:o"), "//other:o");
+        assert_eq!(relative_label("@r//p:x", ":y"), "@r//p:y");
+        assert_eq!(label_parts("@r//p/q:n"), ("r", "p/q", "n"));
+        assert_eq!(label_parts("//:n"), ("", "", "n"));
     }
 }
