@@ -510,6 +510,40 @@ WORKSPACES: dict[str, dict[str, str]] = {
     },
 }
 
+
+def _macro_choosing_by(condition: str) -> dict[str, str]:
+    """A macro that names //lib:l only when ``condition`` holds, as it does in Bazel: a
+    patch could pick its labels by what the evaluator answers where Bazel would differ."""
+    return {
+        "tools/BUILD": "",
+        "tools/defs.bzl": (
+            "def grp(name):\n"
+            f'    native.filegroup(name = name, srcs = ["//lib:l"] if {condition} else [])\n'
+        ),
+        "lib/BUILD": FG.format(name="l", srcs="[]"),
+        "a/BUILD": FG.format(name="x", srcs="[]")
+        + 'load("//tools:defs.bzl", "grp")\ngrp(name = "a")\n',
+    }
+
+
+# What the evaluator knows as Bazel does.
+WORKSPACES["existing_rules_membership"] = _macro_choosing_by('"x" in native.existing_rules()')
+WORKSPACES["existing_rule_kind"] = _macro_choosing_by(
+    'native.existing_rule("x")["kind"] == "filegroup"'
+)
+WORKSPACES["type_of_select"] = _macro_choosing_by(
+    'type(select({"//conditions:default": []})) == "select"'
+)
+WORKSPACES["type_of_label"] = _macro_choosing_by('type(Label("//lib:l")) == "Label"')
+# What it only approximates: the file goes to the static reader (STATIC_FALLBACK).
+WORKSPACES["dir_of_native"] = _macro_choosing_by('"filegroup" in dir(native)')
+WORKSPACES["getattr_default_of_native"] = _macro_choosing_by(
+    'getattr(native, "nope", None) == None'
+)
+WORKSPACES["str_of_select"] = _macro_choosing_by(
+    'str(select({"//conditions:default": []})).startswith("select(")'
+)
+
 # Package edges (dependent, dependency) bazel query reports for each workspace.
 TRUTH: dict[str, set[tuple[str, str]]] = {
     "macro_adds_deps": {("a", "helpers")},
@@ -566,13 +600,29 @@ TRUTH: dict[str, set[tuple[str, str]]] = {
     "restricted_to": {("a", "env")},
     "rule_toolchain_type": set(),
     "conditional_label": {("a", "lib")},
+    "existing_rules_membership": {("a", "lib")},
+    "existing_rule_kind": {("a", "lib")},
+    "type_of_select": {("a", "lib")},
+    "type_of_label": {("a", "lib")},
+    "dir_of_native": {("a", "lib")},
+    "getattr_default_of_native": {("a", "lib")},
+    "str_of_select": {("a", "lib")},
 }
 
 # Where the evaluator knowingly finds more edges than Bazel 4.2.3 reports: a rule's
 # toolchain types are taken as its dependencies (never fewer edges than any Bazel).
 WIDER: dict[str, set[tuple[str, str]]] = {"rule_toolchain_type": {("a", "tc")}}
-# Files the evaluator hands to the static reader, whose graph says it is approximate.
-STATIC_FALLBACK = {"glob_with_directories"}  # a glob that may list directories
+# Files the evaluator hands to the static reader, whose graph says it is approximate:
+# a glob that may list directories, and a look at a value the evaluator only stands in
+# for (the file then depends on every package: its macro's labels are unknown).
+STATIC_FALLBACK = {
+    "glob_with_directories",
+    "dir_of_native",
+    "getattr_default_of_native",
+    "str_of_select",
+}
+for _name in STATIC_FALLBACK - {"glob_with_directories"}:
+    WIDER[_name] = {("a", "lib"), ("a", "tools")}
 
 
 @pytest.fixture(params=["static", "starlark"])
@@ -668,9 +718,30 @@ def test_a_file_the_evaluator_rejects_depends_on_everything_its_tree_code_can_bu
         pytest.skip("the Python backend's limit, documented: it runs no .bzl code")
     assert graph.dependents(["helpers"]) == graph.dependents(["other"]) == {"a"}
     assert graph.approximate == (
-        "a/BUILD loads the tree's own .bzl code, and the evaluator could not run it: "
-        "taken to depend on every package",
+        "a/BUILD loads the tree's own .bzl code, and the evaluator could not run it "
+        "(Object of type `struct` has no attribute `to_json`): taken to depend on every package",
     )
+
+
+def test_existing_rules_after_a_call_the_evaluator_cannot_follow_is_not_trusted(
+    repo: GitRepo, reader: str
+) -> None:
+    """A macro from a repository not in the tree may declare rules nobody here can name:
+    what ``native.existing_rules()`` lists after it is a guess, and the file is read the
+    static way (every package: its macro's labels are unknown)."""
+    files = {
+        **_macro_choosing_by('"gen" not in native.existing_rules()'),
+        "other/BUILD": FG.format(name="o", srcs="[]"),
+        "a/BUILD": 'load("@ext//:defs.bzl", "generate")\ngenerate(name = "gen")\n'
+        'load("//tools:defs.bzl", "grp")\ngrp(name = "a")\n',
+    }
+    graph = load_graph(GitTree(repo.path, _commit(repo, files)))
+    assert graph.dependents(["lib"]) == {"a"}
+    if reader == "starlark":
+        assert graph.dependents(["other"]) == {"a"}
+        assert "native.existing_rules() after a call of a symbol not in the tree" in " ".join(
+            graph.approximate
+        )
 
 
 def test_a_computed_label_depends_on_every_package_under_its_prefix(

@@ -305,7 +305,9 @@ def _scan(tree: Tree) -> _Scan:
                 scan, parsed[path], directory, path, package, workspace, own_names, sorted_dirs
             )
             if outcome is not None:
-                _add_rejected(scan, directory, path, workspace, bzl_files, sorted_dirs)
+                _add_rejected(
+                    scan, directory, path, workspace, bzl_files, sorted_dirs, outcome.error
+                )
         read = read_gates.get(path) or parsed.get(path)
         native = read if isinstance(read, Evaluated) else None
         below = f"{directory}/" if directory else ""
@@ -569,15 +571,17 @@ def _add_rejected(
     workspace: str,
     bzl_files: list[str],
     sorted_dirs: list[str],
+    error: str,
 ) -> None:
-    """A BUILD file the evaluator rejected that loads the tree's own ``.bzl`` code: the
-    static reader sees only the labels that code writes out, never those it builds
-    (``"/" + "/lib:l"``), so the package depends on every package of its workspace."""
+    """A BUILD file the evaluator rejected (``error`` says why) that loads the tree's own
+    ``.bzl`` code: the static reader sees only the labels that code writes out, never
+    those it builds (``"/" + "/lib:l"``), so the package depends on every package of its
+    workspace."""
     loaded = {bzl for bzl, loaders in scan.read_loads.items() if directory in loaders}
     if loaded.isdisjoint(bzl_files):
         return
     why = f"{path} loads the tree's own .bzl code, and the evaluator could not run it"
-    scan.approximate.add((path, f"{why}: taken to depend on every package"))
+    scan.approximate.add((path, f"{why} ({error}): taken to depend on every package"))
     for target in _label_targets("", True, workspace, sorted_dirs):
         scan.add_edge(directory, target, why)
 

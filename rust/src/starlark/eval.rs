@@ -16,6 +16,7 @@ use starlark::syntax::ast::{AstStmt, Expr, Stmt};
 use starlark::syntax::{AstModule, Dialect};
 
 use super::gate::{bound_names, read_gates, top_level, Gates, GATE_FUNCTION};
+use super::guess;
 use super::plain::plain_records;
 use super::values::{Context, Magic, PackageFiles, Record, TreeFiles};
 
@@ -106,6 +107,9 @@ fn globals() -> Globals {
         "subrule",
         "exec_group",
         "package_name",
+        // Shadowing the standard ones: they note a look at a stand-in value (`guess.rs`).
+        "type",
+        "getattr",
         "repository_name",
     ] {
         builder.set(
@@ -343,6 +347,7 @@ impl Run<'_> {
                     package: package.to_owned(),
                 }),
             );
+            guess::take(); // a note an earlier file's failed run left on this thread
             {
                 let mut eval = Evaluator::new(&module);
                 eval.set_loader(&loader);
@@ -358,6 +363,12 @@ impl Run<'_> {
                         first_line(&e.to_string())
                     }
                 })?;
+            }
+            if let Some(what) = guess::take() {
+                // Its labels may follow an answer Bazel would not give: not this reading.
+                return Err(format!(
+                    "{path}: the evaluator only approximates {what}, which Bazel may see otherwise"
+                ));
             }
             if freeze {
                 Ok(Some(module.freeze().map_err(|e| format!("{e:?}"))?))
@@ -431,11 +442,14 @@ const MAX_TICKS: u64 = 100_000_000;
 /// (`bazel/starlark.py`) rejects the patch on it.
 const EXHAUSTED: &str = "Starlark evaluation stopped after";
 
+/// The line of a Starlark error that says what went wrong (`error: ...`, after any
+/// traceback), else its first line.
 fn first_line(text: &str) -> String {
-    text.lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim()
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.clone().next().unwrap_or("");
+    lines
+        .find_map(|l| l.strip_prefix("error: "))
+        .unwrap_or(first)
         .to_owned()
 }
 

@@ -6,6 +6,7 @@
 mod edges;
 mod eval;
 mod gate;
+mod guess;
 mod matrix;
 mod plain;
 mod values;

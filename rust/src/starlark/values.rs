@@ -7,7 +7,7 @@
 //! repository that is not in the tree is opaque: calling it records every
 //! label-like string it is given, flagged as an over-approximation.
 
-use std::cell::{OnceCell, RefCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::HashSet;
 use std::fmt;
 use std::hash::Hash;
@@ -22,6 +22,7 @@ use starlark::values::list::ListRef;
 use starlark::values::tuple::TupleRef;
 use starlark::values::{starlark_value, Heap, NoSerialize, StarlarkValue, Value, ValueLike};
 
+use super::guess::guessed;
 use super::matrix::{expand_glob, package_files};
 
 /// Attributes whose strings are not dependencies (bazel query does not follow them).
@@ -84,6 +85,11 @@ pub struct Context<'a> {
     /// A BUILD file's package files, for `glob()`; None: not known (a `.bzl` file's top
     /// level, where Bazel has no package to glob either).
     pub files: Option<PackageFiles<'a>>,
+    /// The rules declared so far, (name, kind): what `native.existing_rules()` lists.
+    pub rules: RefCell<Vec<(String, String)>>,
+    /// A symbol from a repository not in the tree was called: it may have declared
+    /// rules nobody here can name.
+    pub opaque_called: Cell<bool>,
 }
 
 impl<'e> Context<'e> {
@@ -117,6 +123,8 @@ pub enum Magic {
     Label { text: String },
     /// `label.relative` or `label.same_package_label`, bound to its label.
     LabelMethod { label: String, method: String },
+    /// A rule `native.existing_rule(s)()` gives: its name and kind are known.
+    ExistingRule { name: String, kind: String },
 }
 starlark_simple_value!(Magic);
 
@@ -132,6 +140,7 @@ impl fmt::Display for Magic {
             Magic::LabelFn { .. } => write!(f, "<Label>"),
             Magic::Label { text } => write!(f, "{text}"),
             Magic::LabelMethod { method, .. } => write!(f, "<Label.{method}>"),
+            Magic::ExistingRule { name, .. } => write!(f, "<existing rule {name}>"),
         }
     }
 }
@@ -209,6 +218,14 @@ fn record_call<'v>(
     }
     strings.extend(implicit.iter().cloned());
     if let Some(context) = Context::of(eval) {
+        if !opaque.is_empty() {
+            context.opaque_called.set(true);
+        } else if let Some(name) = args.names_map()?.get("name").and_then(|n| n.unpack_str()) {
+            if kind != "exports_files" {
+                let rule = (name.to_owned(), kind.to_owned());
+                context.rules.borrow_mut().push(rule);
+            }
+        }
         let at = location(eval);
         let mut records = context.records.borrow_mut();
         records.extend(strings.iter().map(|label| Record {
@@ -240,8 +257,15 @@ fn builtin<'v>(
         }
         "package_name" => heap.alloc(package),
         "repository_name" => heap.alloc("@"),
-        "existing_rules" => heap.alloc(starlark::values::dict::AllocDict::EMPTY),
-        "existing_rule" => Value::new_none(),
+        "existing_rules" | "existing_rule" => existing_rules(name, args, eval)?,
+        "type" => {
+            let value = args.positional1(heap)?;
+            heap.alloc(match value.downcast_ref::<Magic>() {
+                Some(magic) => magic.bazel_type(),
+                None => value.get_type(),
+            })
+        }
+        "getattr" => getattr(args, heap)?,
         "rule" | "macro" => heap.alloc(Magic::Rule {
             kind: name.to_owned(),
             implicit: declared_labels(args, heap)?,
@@ -253,6 +277,67 @@ fn builtin<'v>(
         }),
         _ => Value::new_none(),
     })
+}
+
+/// `getattr(value, name, default)`, noting a default asked of a stand-in value: Bazel's
+/// `native` lacks names this one has, and an opaque value's attributes are unknown.
+fn getattr<'v>(args: &Arguments<'v, '_>, heap: Heap<'v>) -> starlark::Result<Value<'v>> {
+    let given: Vec<Value> = args.positions(heap)?.collect();
+    let (value, attribute, default) = match given.as_slice() {
+        [value, attribute] => (*value, *attribute, None),
+        [value, attribute, default] => (*value, *attribute, Some(*default)),
+        _ => {
+            return Err(starlark::Error::new_value(std::io::Error::other(
+                "getattr() takes a value, a name and maybe a default",
+            )))
+        }
+    };
+    let attribute = attribute.unpack_str().unwrap_or_default();
+    if let (Some(magic), Some(_)) = (value.downcast_ref::<Magic>(), default) {
+        magic.looked_at("getattr() with a default");
+    }
+    match (value.get_attr(attribute, heap)?, default) {
+        (Some(found), _) => Ok(found),
+        (None, Some(default)) => Ok(default),
+        (None, None) => Err(starlark::Error::new_value(std::io::Error::other(format!(
+            "{} has no attribute {attribute:?}",
+            value.get_type()
+        )))),
+    }
+}
+
+/// `native.existing_rules()` (name -> rule) or `native.existing_rule(name)` (the rule
+/// or None), from the rules this package declared so far.
+fn existing_rules<'v>(
+    which: &str,
+    args: &Arguments<'v, '_>,
+    eval: &mut Evaluator<'v, '_, '_>,
+) -> starlark::Result<Value<'v>> {
+    let heap = eval.heap();
+    let Some(context) = Context::of(eval) else {
+        return Ok(heap.alloc(Magic::Opaque {
+            origin: format!("native.{which}()"),
+            strings: Vec::new(),
+        }));
+    };
+    if context.opaque_called.get() {
+        guessed(|| format!("native.{which}() after a call of a symbol not in the tree"));
+    }
+    let rules = context.rules.borrow();
+    let rule = |(name, kind): &(String, String)| Magic::ExistingRule {
+        name: name.clone(),
+        kind: kind.clone(),
+    };
+    if which == "existing_rule" {
+        let wanted = args.positional1(heap)?.unpack_str().unwrap_or_default();
+        return Ok(match rules.iter().rev().find(|(name, _)| name == wanted) {
+            Some(found) => heap.alloc(rule(found)),
+            None => Value::new_none(),
+        });
+    }
+    Ok(heap.alloc(starlark::values::dict::AllocDict(
+        rules.iter().map(|found| (found.0.clone(), rule(found))),
+    )))
 }
 
 /// The label-like strings of every argument of `rule()`, `aspect()` and the like
@@ -428,11 +513,17 @@ impl<'v> StarlarkValue<'v> for Magic {
     fn collect_repr(&self, collector: &mut String) {
         match self {
             Magic::Label { text } => collector.push_str(&format!("Label({text:?})")),
-            _ => collector.push_str(&self.to_string()),
+            _ => {
+                self.looked_at("str() or repr()");
+                collector.push_str(&self.to_string());
+            }
         }
     }
 
     fn collect_str(&self, collector: &mut String) {
+        if !matches!(self, Magic::Label { .. }) {
+            self.looked_at("str() or repr()");
+        }
         collector.push_str(&self.to_string());
     }
 
@@ -452,12 +543,34 @@ impl<'v> StarlarkValue<'v> for Magic {
     fn equals(&self, other: Value<'v>) -> starlark::Result<bool> {
         Ok(match (self, other.downcast_ref::<Magic>()) {
             (Magic::Label { text }, Some(Magic::Label { text: other })) => text == other,
-            _ => false,
+            (Magic::Label { .. }, _) => false,
+            (Magic::ExistingRule { .. }, _) if other.is_none() => false,
+            _ => {
+                self.looked_at("a comparison");
+                false
+            }
         })
     }
 
     fn has_attr(&self, attribute: &str, heap: Heap<'v>) -> bool {
+        self.looked_at("hasattr()");
         self.get_attr(attribute, heap).is_some()
+    }
+
+    fn dir_attr(&self) -> Vec<String> {
+        self.looked_at("dir()");
+        Vec::new()
+    }
+
+    fn at(&self, index: Value<'v>, heap: Heap<'v>) -> starlark::Result<Value<'v>> {
+        match (self, index.unpack_str()) {
+            (Magic::ExistingRule { name, .. }, Some("name")) => Ok(heap.alloc(name.as_str())),
+            (Magic::ExistingRule { kind, .. }, Some("kind")) => Ok(heap.alloc(kind.as_str())),
+            _ => {
+                self.looked_at("an attribute of an existing rule");
+                Ok(Value::new_none())
+            }
+        }
     }
 
     fn add(&self, rhs: Value<'v>, heap: Heap<'v>) -> Option<starlark::Result<Value<'v>>> {
@@ -469,6 +582,10 @@ impl<'v> StarlarkValue<'v> for Magic {
     }
 
     fn to_bool(&self) -> bool {
+        // An existing rule is a non-empty dict to Bazel too.
+        if !matches!(self, Magic::ExistingRule { .. }) {
+            self.looked_at("the truth of a value");
+        }
         true
     }
 }
@@ -539,6 +656,27 @@ fn label_attribute<'v>(text: &str, attribute: &str, heap: Heap<'v>) -> Option<Va
 }
 
 impl Magic {
+    /// Notes that the evaluation looked at this value in a way Bazel may answer otherwise
+    /// (a label and an existing rule's name and kind are exact, not guesses).
+    fn looked_at(&self, how: &str) {
+        if !matches!(self, Magic::Label { .. }) {
+            guessed(|| format!("{how} of {self}"));
+        }
+    }
+
+    /// What `type()` says of the value Bazel holds here, where that is known.
+    fn bazel_type(&self) -> &'static str {
+        match self {
+            Magic::Label { .. } => "Label",
+            Magic::Select { .. } => "select",
+            Magic::ExistingRule { .. } => "dict",
+            _ => {
+                self.looked_at("type()");
+                "unknown"
+            }
+        }
+    }
+
     /// `select(...) + [...]`, `OPAQUE + [...]`: every string of both sides is kept.
     fn combine<'v>(&self, other: Value<'v>, heap: Heap<'v>) -> Option<starlark::Result<Value<'v>>> {
         let mut strings = Vec::new();
