@@ -535,6 +535,16 @@ WORKSPACES["type_of_select"] = _macro_choosing_by(
     'type(select({"//conditions:default": []})) == "select"'
 )
 WORKSPACES["type_of_label"] = _macro_choosing_by('type(Label("//lib:l")) == "Label"')
+# What it computes otherwise than Bazel, whose strings are Latin-1 bytes: the file goes
+# to the static reader, which keeps both branches.
+WORKSPACES["non_ascii_string"] = {
+    "lib/BUILD": FG.format(name="l", srcs="[]"),
+    "a/BUILD": FG.format(name="a", srcs='["//lib:l"] if len("é") == 2 else []'),
+}
+WORKSPACES["elems_is_a_list"] = {
+    "lib/BUILD": FG.format(name="l", srcs="[]"),
+    "a/BUILD": FG.format(name="a", srcs='["//lib:l"] if "ab".elems() == ["a", "b"] else []'),
+}
 # What it only approximates: the file goes to the static reader (STATIC_FALLBACK).
 WORKSPACES["dir_of_native"] = _macro_choosing_by('"filegroup" in dir(native)')
 WORKSPACES["getattr_default_of_native"] = _macro_choosing_by(
@@ -607,6 +617,8 @@ TRUTH: dict[str, set[tuple[str, str]]] = {
     "dir_of_native": {("a", "lib")},
     "getattr_default_of_native": {("a", "lib")},
     "str_of_select": {("a", "lib")},
+    "non_ascii_string": {("a", "lib")},
+    "elems_is_a_list": {("a", "lib")},
 }
 
 # Where the evaluator knowingly finds more edges than Bazel 4.2.3 reports: a rule's

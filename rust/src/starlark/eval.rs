@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use rayon::prelude::*;
 use starlark::environment::{FrozenModule, Globals, GlobalsBuilder, LibraryExtension, Module};
 use starlark::eval::{Evaluator, FileLoader};
-use starlark::syntax::ast::{AstStmt, Expr, Stmt};
+use starlark::syntax::ast::{AstExpr, AstLiteral, AstStmt, Expr, Stmt};
 use starlark::syntax::{AstModule, Dialect};
 
 use super::gate::{bound_names, read_gates, top_level, Gates, GATE_FUNCTION};
@@ -320,6 +320,9 @@ impl Run<'_> {
                 gates,
             });
         }
+        if let Some(what) = unmodelled(&ast, content) {
+            return Err(format!("{path}: {what}"));
+        }
         let directory = path.rsplit_once('/').map_or("", |(d, _)| d);
         let context = Context {
             package: package.to_owned(),
@@ -386,6 +389,35 @@ impl Run<'_> {
     }
 }
 
+/// What in `ast` this interpreter would compute otherwise than Bazel, whose strings are
+/// Latin-1 bytes (`len("é")` is 2 there) and whose `str.elems()` is a list; None if
+/// nothing. A macro could pick its labels by the difference.
+fn unmodelled(ast: &AstModule, content: &str) -> Option<&'static str> {
+    let ascii = content.is_ascii();
+    let mut found = None;
+    ast.statement().visit_expr(|expression| {
+        walk(expression, &mut |e| {
+            let text = match &e.node {
+                Expr::Literal(AstLiteral::String(text)) => Some(&text.node),
+                Expr::FString(f) => Some(&f.format.node),
+                _ => None,
+            };
+            if !ascii && text.is_some_and(|t| !t.is_ascii()) {
+                found = Some("a string holds characters outside ASCII, which Bazel reads as bytes");
+            } else if matches!(&e.node, Expr::Dot(_, name) if name.node == "elems") {
+                found = Some("str.elems() is a list in Bazel 4.2.3 and an iterable here");
+            }
+        })
+    });
+    found
+}
+
+/// `f` on `expression` and on every expression inside it.
+fn walk<'a>(expression: &'a AstExpr, f: &mut dyn FnMut(&'a AstExpr)) {
+    f(expression);
+    expression.node.visit_expr(|inner| walk(inner, f));
+}
+
 /// The lines of `ast`'s top-level statements that are calls of anything but the gate
 /// function (or a name a `load()` binds to it), less any line another statement shares.
 ///
@@ -434,8 +466,9 @@ fn is_rule_call(statement: &AstStmt, gate_names: &HashSet<&str>) -> bool {
 }
 
 /// Function calls and loop iterations one file's evaluation may take: some seconds. A
-/// file that needs more (`for i in range(10**12)`) would hold Bazel as long, and an
-/// agent's patch must not hold the gate, or send the file to the static reader.
+/// file that needs more (loops over `range(100000)` nested three deep) would hold Bazel
+/// as long, and an agent's patch must not hold the gate, or send the file to the static
+/// reader.
 const MAX_TICKS: u64 = 100_000_000;
 
 /// How the error of a file whose evaluation ran out of steps starts; the driver
