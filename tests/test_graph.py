@@ -290,6 +290,37 @@ def test_symlinked_build_file_makes_a_graph_underivable(repo: GitRepo) -> None:
     assert derive_graph(parent, GitTree(repo.path, commit), [change]) is not parent
 
 
+def test_a_package_named_under_a_linked_directory_depends_on_its_original(
+    repo: GitRepo,
+) -> None:
+    repo.write("libs/real/BUILD", _lib())
+    repo.write("libs/real/deep/BUILD", _lib())
+    (repo.path / "libs" / "alias").symlink_to("real")
+    repo.write("a/BUILD", _lib("//libs/alias/deep"))
+    repo.write("b/BUILD", _lib())
+    graph = load_graph(GitTree(repo.path, repo.commit("linked")))
+    assert graph.dependents(["libs/real/deep"]) == {"libs/alias/deep", "a"}
+    assert graph.dependents(["libs/real"]) == set()  # a names only the deep package
+    assert graph.why("libs/alias/deep", "libs/real/deep") == (
+        "libs/alias is a symbolic link to libs/real"
+    )
+
+
+def test_the_package_holding_a_link_depends_on_where_it_leads(repo: GitRepo) -> None:
+    repo.write("shared/BUILD", 'exports_files(["data.txt"])\n')
+    repo.write("shared/data.txt", "")
+    repo.write("tools/BUILD", _lib())
+    repo.write("tools/sub/BUILD", _lib())
+    repo.write("a/BUILD", _lib())
+    (repo.path / "a" / "data.txt").symlink_to("../shared/data.txt")
+    (repo.path / "a" / "tools").symlink_to("../tools")
+    repo.write("b/BUILD", _lib())
+    graph = load_graph(GitTree(repo.path, repo.commit("links")))
+    for package in ("shared", "tools", "tools/sub"):
+        assert graph.dependents([package]) == {"a"}
+    assert not graph.derivable
+
+
 # --- bazel query ----------------------------------------------------------------------------
 
 QUERY_XML = b"""<?xml version="1.1" encoding="UTF-8" standalone="no"?>

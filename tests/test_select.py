@@ -229,6 +229,36 @@ def test_package_deleted_by_the_diff_still_selects_what_names_it(repo: GitRepo) 
     assert "libs/gone" in selection.affected
 
 
+def test_a_gate_naming_a_package_through_a_linked_directory_is_selected(
+    repo: GitRepo,
+) -> None:
+    """Bazel follows ``libs/alias -> real``: ``//libs/alias:lib`` is ``libs/real``'s code."""
+    base = _bazel_repo(repo, {"apps/web": (["libs/alias"], ["all"]), "libs/real": ([], [])})
+    (repo.path / "libs" / "alias").symlink_to("real")
+    base = repo.commit("libs/alias is libs/real")
+    repo.write("libs/real/src/a.py", "def f():\n    return 2\n")
+    selection = select_diff(repo.path, base, repo.commit("edit the original"), TODAY)
+    assert _rows(selection) == {("apps/web", "all")}
+    assert {"libs/real", "libs/alias", "apps/web"} <= set(selection.affected)
+
+
+def test_a_link_added_by_the_diff_is_followed_in_the_head(repo: GitRepo) -> None:
+    base = _bazel_repo(repo, {"apps/web": (["libs/alias"], ["all"]), "libs/real": ([], [])})
+    (repo.path / "libs" / "alias").symlink_to("real")
+    repo.write("libs/real/src/a.py", "def f():\n    return 2\n")
+    selection = select_diff(repo.path, base, repo.commit("link, and edit the original"), TODAY)
+    assert _rows(selection) == {("apps/web", "all")}
+
+
+def test_a_link_out_of_the_repository_adds_no_dependency(repo: GitRepo) -> None:
+    base = _bazel_repo(repo, {"apps/web": ([], ["all"]), "libs/real": ([], [])})
+    (repo.path / "apps" / "web" / "hosts").symlink_to("/etc/hosts")
+    base = repo.commit("a link out")
+    repo.write("libs/real/src/a.py", "def f():\n    return 2\n")
+    selection = select_diff(repo.path, base, repo.commit("edit libs/real"), TODAY)
+    assert _rows(selection) == set()
+
+
 def test_file_moved_between_packages_selects_both(repo: GitRepo) -> None:
     base = _bazel_repo(repo, {"libs/a": ([], ["a"]), "libs/b": ([], ["all"]), "libs/c": ([], [])})
     repo.git("mv", "libs/a/src/a.py", "libs/b/src/moved.py")

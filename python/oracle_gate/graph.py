@@ -323,6 +323,8 @@ def _scan(tree: Tree) -> _Scan:
             scan.gates[directory] = source
             scan.packages[directory] = source.package_object(directory)
     _add_bzl_labels(scan, tree, bzl_files, repositories, sorted_dirs)
+    if isinstance(tree, GitTree):
+        _add_links(scan, tree.link_targets(), files, sorted_dirs)
     contents = _read(tree, matrix_files)
     scan.linked |= isinstance(tree, GitTree) and any(tree.is_link(p) for p in matrix_files)
     for path in matrix_files:
@@ -336,6 +338,42 @@ def _scan(tree: Tree) -> _Scan:
         scan.packages[directory] = Package(path=directory, matrix=matrix)
         scan.nodes.add(directory)
     return scan
+
+
+def _add_links(
+    scan: _Scan, links: Mapping[str, str], files: tuple[str, ...], sorted_dirs: list[str]
+) -> None:
+    """Bazel follows symbolic links, git lists them as files: with ``libs/alias -> real``,
+    ``//libs/alias`` is a copy of ``libs/real``, and a link to a file puts that file in
+    the link's package. So the package holding a link depends on every package the link
+    leads into, and a package named under a linked directory on its original."""
+    build_dirs = frozenset(sorted_dirs)
+    named = scan.nodes | scan.dependents.keys()
+    for link, text in links.items():
+        target = posixpath.normpath(posixpath.join(posixpath.dirname(link), text))
+        if posixpath.isabs(text) or target == ".." or target.startswith("../"):
+            continue  # outside the repository: no change of ours reaches it
+        scan.linked = True
+        why = f"{link} is a symbolic link to {target}"
+        start = bisect.bisect_left(files, f"{target}/")
+        is_dir = start < len(files) and files[start].startswith(f"{target}/")
+        reached = _enclosing(target if is_dir else posixpath.dirname(target), build_dirs)
+        inside = [reached] if reached is not None else []
+        if is_dir:
+            first = bisect.bisect_left(sorted_dirs, f"{target}/")
+            for directory in itertools.islice(sorted_dirs, first, None):
+                if not directory.startswith(f"{target}/"):
+                    break
+                inside.append(directory)
+        holder = _enclosing(posixpath.dirname(link), build_dirs)
+        if holder is not None:
+            for package in inside:
+                scan.add_edge(holder, package, why)
+        if is_dir:
+            for node in [n for n in named if n == link or n.startswith(f"{link}/")]:
+                original = _enclosing(target + node[len(link) :], build_dirs)
+                if original is not None:
+                    scan.add_edge(node, original, why)
 
 
 def _is_utf8(path: str) -> bool:
@@ -699,14 +737,17 @@ def derive_graph(
     if every change modifies a file in place (the common patch), ``parent`` is
     returned as it is; if paths appeared or disappeared, nodes and edges stay
     and only the gates whose ``glob()`` sees those paths are recomputed. Any
-    other diff (an edited BUILD file, a symlinked one) reads ``head`` anew.
+    other diff (an edited BUILD file, a symlinked one, a symbolic link) reads ``head``
+    anew; so does any diff of a tree that holds a symbolic link.
 
     Raises:
         ConfigError, GateError: as ``load_graph``.
     """
     changes = list(changes)
     paths = [path for change in changes for path in (change.path, change.old_path) if path]
-    if mode != "static" or not parent.derivable or any(_graph_input(path) for path in paths):
+    # A symbolic link the diff adds or edits may be one Bazel follows (``_add_links``).
+    linked = isinstance(head, GitTree) and any(head.is_link(path) for path in paths)
+    if mode != "static" or not parent.derivable or linked or any(map(_graph_input, paths)):
         return load_graph(head, mode, former=frozenset(parent.packages))
     if all(change.kind is ChangeKind.MODIFIED for change in changes):
         return parent

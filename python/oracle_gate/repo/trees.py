@@ -305,6 +305,16 @@ class GitTree:
         """Whether ``path`` is committed as a symbolic link: its content is another blob's."""
         return path in self._listing[1]
 
+    def link_targets(self) -> dict[str, str]:
+        """Each symbolic link the commit holds, with the text it points to."""
+        oids, links = self._listing
+        ordered = sorted(links)
+        texts = _blobs(self.repo, [oids[path] for path in ordered]) if ordered else []
+        return {
+            path: text.decode("utf-8", "surrogateescape")
+            for path, text in zip(ordered, texts, strict=True)
+        }
+
     def blob_id(self, path: str) -> str | None:
         """The git object id of ``path`` as committed (a link's own blob), or None."""
         return self._oids.get(path)
