@@ -756,6 +756,37 @@ def test_existing_rules_after_a_call_the_evaluator_cannot_follow_is_not_trusted(
         )
 
 
+def test_labels_into_a_local_repository_of_the_tree_are_edges(repo: GitRepo, reader: str) -> None:
+    """``@vendored//lib:x``, where the main repository calls ``third_party/vendored``
+    ``vendored``, is that directory's package (Bazel 4.2.3 agrees: ``deps(//a:a)`` holds
+    ``@vendored//lib:x``); and from there, ``@main//`` is the main repository."""
+    files = {
+        "WORKSPACE": 'workspace(name = "main")\n'
+        'local_repository(name = "vendored", path = "third_party/vendored")\n',
+        "third_party/vendored/WORKSPACE": 'workspace(name = "vendored")\n',
+        "third_party/vendored/lib/BUILD": FG.format(name="x", srcs="[]"),
+        "third_party/vendored/tools/BUILD": "",
+        # A Label() is the .bzl file's repository's; a plain string, the caller's.
+        "third_party/vendored/tools/defs.bzl": (
+            "def grp(name):\n"
+            '    native.filegroup(name = name, srcs = [Label("//lib:x"), "//shared:s"])\n'
+        ),
+        "third_party/vendored/user/BUILD": FG.format(name="u", srcs='["@main//shared:s"]'),
+        "shared/BUILD": FG.format(name="s", srcs="[]"),
+        "a/BUILD": FG.format(name="a", srcs='["@vendored//lib:x"]'),
+        "b/BUILD": 'load("@vendored//tools:defs.bzl", "grp")\ngrp(name = "b")\n',
+        "c/BUILD": FG.format(name="c", srcs='["@elsewhere//lib:x"]'),
+    }
+    graph = load_graph(GitTree(repo.path, _commit(repo, files)))
+    assert graph.dependents(["third_party/vendored/lib"]) == {"a", "b"}
+    assert {"b", "third_party/vendored/user"} <= graph.dependents(["shared"])
+    if reader == "starlark":
+        assert graph.dependents(["shared"]) == {"b", "third_party/vendored/user"}
+        assert graph.why("b", "third_party/vendored/lib") == (
+            "third_party/vendored/tools/defs.bzl:2, through b/BUILD, names @vendored//lib:x"
+        )
+
+
 def test_a_computed_label_depends_on_every_package_under_its_prefix(
     repo: GitRepo, reader: str
 ) -> None:

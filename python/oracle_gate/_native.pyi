@@ -183,12 +183,12 @@ class NativeGates:
         """The number of top-level gate calls."""
 
 # Every edge as {target: {source: why}}, the computed labels' (BUILD index, package
-# prefix, why), where edges over-approximate (BUILD path, why), and per BUILD file:
+# prefix, why, repository root), where edges over-approximate (BUILD path, why), and per BUILD file:
 # .bzl files reached, error, lines holding only rule calls, its gate calls or None,
 # its package's files when it calls a gate, its gate's matrix or None.
 NativeEvaluation: TypeAlias = tuple[
     dict[str, dict[str, str]],
-    list[tuple[int, str, str]],
+    list[tuple[int, str, str, str]],
     list[tuple[str, str]],
     list[
         tuple[
@@ -208,6 +208,7 @@ def evaluate_build_files(
     own_names: list[tuple[str, list[str]]],
     files: list[str] | None = None,
     interpret_all: bool = False,
+    named: list[tuple[str, str]] = ...,
 ) -> NativeEvaluation:
     """BUILD files evaluated as Starlark with the repository's own .bzl files, in parallel
     with the GIL released. No pure-Python twin: the fallback reads BUILD files statically.
@@ -222,6 +223,9 @@ def evaluate_build_files(
             gate's ``glob()`` and ledger names are checked against. None: no
             matrix is built. (A name that is not UTF-8 cannot be passed;
             ``graph.py`` leaves a gate with such a file to ``gate_matrix``.)
+        named: ``(name, root)``: the names the main repository gives the tree's
+            other repositories (``local_repository(name, path)``), and its own
+            names, so ``@name//`` labels and loads resolve into them.
         interpret_all: run every file in the interpreter. By default a plain
             file (loads from repositories not in ``bzl`` only, rule calls with
             literal arguments) is read from its syntax tree, with the same
@@ -234,13 +238,14 @@ def evaluate_build_files(
         ``package()``, ``package_group()``, ``licenses()``), including a
         ``rule()``'s ``attr.label*`` defaults, made absolute; every such string
         at all when the callee is a symbol loaded from a repository not in
-        ``bzl``. Each one ``label_ref`` reads as a label of the file's own
-        repository is an edge: in ``dependents`` as ``{target: {source: why}}``,
-        the repository-relative package directory the label names and the
-        file's package directory (never the target itself), the first
-        declaration of an edge kept, in input order; or, for a
-        computed label's literal part, in ``computed`` as ``(index of the
-        BUILD file in builds, package prefix under its workspace root, why)``.
+        ``bzl``. Each one ``label_ref`` reads as a label of a repository in the
+        tree (the file's own, or one ``named`` names) is an edge: in
+        ``dependents`` as ``{target: {source: why}}``, the repository-relative
+        package directory the label names and the file's package directory
+        (never the target itself), the first declaration of an edge kept, in
+        input order; or, for a computed label's literal part, in ``computed``
+        as ``(index of the BUILD file in builds, package prefix, why, root of
+        the repository it names)``.
         ``why`` is the ``file:line`` of the call and the label, as ``select
         --explain`` shows it. ``approximate`` holds ``(BUILD path, why)`` where
         those edges over-approximate (an opaque symbol's call, a computed

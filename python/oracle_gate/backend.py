@@ -150,6 +150,7 @@ def evaluate_build_files(
     bzl: list[tuple[str, bytes]],
     own_names: list[tuple[str, list[str]]],
     files: list[str] | None = None,
+    named: list[tuple[str, str]] | None = None,
 ) -> NativeEvaluation:
     """BUILD files evaluated as Starlark (native core only; see ``_native.pyi``).
 
@@ -159,5 +160,7 @@ def evaluate_build_files(
     name, module = _load()
     if name != "native":
         raise BackendError("evaluating BUILD files as Starlark needs the native core")
-    found: NativeEvaluation = module.evaluate_build_files(builds, bzl, own_names, files)
+    found: NativeEvaluation = module.evaluate_build_files(
+        builds, bzl, own_names, files, named=named or []
+    )
     return found

@@ -187,6 +187,16 @@ class _Repositories:
 
     roots: frozenset[str]
     names: Mapping[str, frozenset[str]]  # root -> its own names (``workspace(name = ...)``)
+    # The names the main repository gives the others in the tree (``local_repository(name,
+    # path)``), and its own names, each with its root: ``@vendored//lib`` from any of them.
+    named: Mapping[str, str] = field(default_factory=dict)
+
+    def root_of(self, repo: str, workspace: str) -> str | None:
+        """The root of the repository ``@repo`` means in ``workspace`` ("" written: its
+        own), or None: a repository not in the tree."""
+        if not repo or repo in self.names[workspace]:
+            return workspace
+        return self.named.get(repo)
 
 
 def _repositories(tree: Tree, markers: Mapping[str, list[str]]) -> _Repositories:
@@ -198,7 +208,7 @@ def _repositories(tree: Tree, markers: Mapping[str, list[str]]) -> _Repositories
     (a ``.bazelignore``d one holds no package at all); otherwise its BUILD files
     are packages of the main repository like any other.
     """
-    local: set[str] = set()
+    local: dict[str, set[str]] = {}  # path -> the names the root gives it
     names: dict[str, frozenset[str]] = {}
     for root in sorted(markers):
         own: set[str] = set()
@@ -206,10 +216,16 @@ def _repositories(tree: Tree, markers: Mapping[str, list[str]]) -> _Repositories
             for call in parse_build(tree.read(path), path).calls:
                 own |= _strings(call, _NAME_KEYS.get(call.function, ()))
                 if root == "" and call.function in _LOCAL_REPOSITORY_CALLS:
-                    local |= {posixpath.normpath(p) for p in _strings(call, ("path",))}
+                    for where in _strings(call, ("path",)):
+                        given = local.setdefault(posixpath.normpath(where), set())
+                        given |= _strings(call, ("name", "module_name"))
         names[root] = frozenset(own)
     roots = frozenset({""} | {root for root in markers if root in local})
-    return _Repositories(roots=roots, names={root: names.get(root, frozenset()) for root in roots})
+    named = {name: root for root in sorted(roots - {""}) for name in local[root]}
+    named.update(dict.fromkeys(names.get("", ()), ""))
+    return _Repositories(
+        roots=roots, names={root: names.get(root, frozenset()) for root in roots}, named=named
+    )
 
 
 # Calls of WORKSPACE and MODULE.bazel files that name their own repository.
@@ -275,7 +291,7 @@ def _scan(tree: Tree) -> _Scan:
         repositories,
         linked,
     )
-    _add_computed(scan, computed, workspace_of, sorted_dirs)
+    _add_computed(scan, computed, sorted_dirs)
     # The static reader reads what was not evaluated, and every gate's matrix
     # (an evaluated file without its other rule calls: the evaluation has their edges).
     read_whole = {p for p in builds.values() if p not in evaluated or evaluated[p].error}
@@ -295,14 +311,13 @@ def _scan(tree: Tree) -> _Scan:
     for directory, path in builds.items():
         workspace = workspace_of[directory]
         package = directory[len(workspace) + 1 :] if workspace else directory
-        own_names = repositories.names[workspace]
         outcome = evaluated.get(path)
         if outcome is not None and not outcome.error:
             for loaded in outcome.loads:
                 scan.loads.setdefault(loaded, set()).add(directory)
         else:
             _add_read(
-                scan, parsed[path], directory, path, package, workspace, own_names, sorted_dirs
+                scan, parsed[path], directory, path, package, workspace, repositories, sorted_dirs
             )
             if outcome is not None:
                 _add_rejected(
@@ -411,9 +426,9 @@ def _add_bzl_labels(
             package = _bzl_package(path, workspace, sorted_dirs)
             for text in bzl.loads:
                 relative_to = "" if text.startswith(("//", "@")) else package
-                loaded = _loaded_file(text, relative_to, repositories.names[workspace])
+                loaded = _loaded_path(text, relative_to, workspace, repositories)
                 if loaded is not None:
-                    loads.setdefault(path, set()).add(_join(workspace, loaded))
+                    loads.setdefault(path, set()).add(loaded)
             found |= loads.get(path, set())
         pending = sorted((found & present) - set(scanned))
     for start in sorted(set(scan.read_loads) & present):
@@ -447,18 +462,21 @@ def _bzl_edges(
     scan: _Scan, path: str, bzl: BzlFile, repositories: _Repositories, sorted_dirs: list[str]
 ) -> None:
     workspace = _enclosing(posixpath.dirname(path), repositories.roots) or ""
-    own_names = repositories.names[workspace]
+    loaders = sorted(scan.read_loads.get(path, ()))
+    # A Label() is a label of the .bzl file's repository, a plain string one of the
+    # repository of the BUILD file that runs the macro: both are taken.
+    spaces = {workspace, *(scan.workspace_of.get(loader, "") for loader in loaders)}
     deps = [
-        Dep(ref.package, text, 0, ref.repo, ref.prefix)
+        (root, Dep(ref.package, text, 0, ref.repo, ref.prefix))
         for text, ref in bzl.labels
-        if not ref.repo or ref.repo in own_names
+        for root in {repositories.root_of(ref.repo, space) for space in spaces}
+        if root is not None
     ]
     if bzl.local:  # Label(":x"), attr.label(default = ":x"): the .bzl file's own package
         package = _bzl_package(path, workspace, sorted_dirs)
-        deps.append(Dep(package, f"//{package}:...", 0))
+        deps.append((workspace, Dep(package, f"//{package}:...", 0)))
     if not deps:
         return
-    loaders = sorted(scan.read_loads.get(path, ()))
     scan.approximate.add(
         (
             path,
@@ -466,9 +484,9 @@ def _bzl_edges(
             "every label it names",
         )
     )
-    for dep in deps:
+    for root, dep in deps:
         why = f"over-approximation: {path} names {dep.label}"
-        for target in _label_targets(dep.package, dep.prefix, workspace, sorted_dirs):
+        for target in _label_targets(dep.package, dep.prefix, root, sorted_dirs):
             for loader in loaders:
                 scan.add_edge(loader, target, why)
 
@@ -487,9 +505,9 @@ def _evaluate(
     workspace_of: Mapping[str, str],
     repositories: _Repositories,
     linked: set[str],
-) -> tuple[dict[str, Evaluated], set[str], list[tuple[str, str, str]]]:
+) -> tuple[dict[str, Evaluated], set[str], list[tuple[str, str, str, str]]]:
     """BUILD files evaluated by the native core, by path, those that may declare a gate,
-    and the computed labels they name: (BUILD path, package prefix, why).
+    and the computed labels they name: (BUILD path, package prefix, why, repository root).
 
     The other edges the core found are added to ``scan``. Empty under the pure-Python
     backend: the static reader reads every file then. Paths in ``not_utf8`` never
@@ -515,6 +533,7 @@ def _evaluate(
         _read(tree, bzl_paths),
         {root: sorted(n) for root, n in names if _is_utf8(root)},
         seen,
+        {name: root for name, root in repositories.named.items() if _is_utf8(root)},
     )
     assert not scan.dependents, "the evaluator's edges come first: nothing may be replaced"
     scan.dependents = evaluation.dependents
@@ -533,20 +552,20 @@ def _evaluate(
         if outcome.declares_gate
         or (outcome.native_gates is None and _GATE_CALL.search(contents[path]))
     }
-    computed = [(paths[index], package, why) for index, package, why in evaluation.computed]
+    computed = [
+        (paths[index], package, why, root) for index, package, why, root in evaluation.computed
+    ]
     return evaluated, gates, computed
 
 
 def _add_computed(
-    scan: _Scan,
-    computed: list[tuple[str, str, str]],
-    workspace_of: Mapping[str, str],
-    sorted_dirs: list[str],
+    scan: _Scan, computed: list[tuple[str, str, str, str]], sorted_dirs: list[str]
 ) -> None:
-    """The edges of computed labels (``"//libs/%s" % n``): to every package under the prefix."""
-    for path, package, why in computed:
+    """The edges of computed labels (``"//libs/%s" % n``): to every package under the
+    prefix, in the repository (root) the label names."""
+    for path, package, why, root in computed:
         directory = path.rpartition("/")[0]
-        for target in _label_targets(package, True, workspace_of[directory], sorted_dirs):
+        for target in _label_targets(package, True, root, sorted_dirs):
             scan.add_edge(directory, target, why)
 
 
@@ -557,20 +576,21 @@ def _add_read(
     path: str,
     package: str,
     workspace: str,
-    own_names: frozenset[str],
+    repositories: _Repositories,
     sorted_dirs: list[str],
 ) -> None:
     """Edges of a BUILD file the static reader read: its labels, and its loads."""
     for dep in (*build.deps, *build.named_repo_deps):
-        if dep.repo and dep.repo not in own_names:
-            continue  # another repository
+        root = repositories.root_of(dep.repo, workspace)
+        if root is None:
+            continue  # a repository not in the tree
         why = f"{path}:{dep.line} names {dep.label}"
         if dep.prefix:
             why += f", a computed label: every package under //{dep.package}"
             scan.approximate.add((path, why))
-        for target in _label_targets(dep.package, dep.prefix, workspace, sorted_dirs):
+        for target in _label_targets(dep.package, dep.prefix, root, sorted_dirs):
             scan.add_edge(directory, target, why)
-    _add_loads(scan, build, directory, package, workspace, own_names)
+    _add_loads(scan, build, directory, package, workspace, repositories)
 
 
 def _label_targets(package: str, prefix: bool, workspace: str, sorted_dirs: list[str]) -> list[str]:
@@ -591,15 +611,24 @@ def _label_targets(package: str, prefix: bool, workspace: str, sorted_dirs: list
 
 
 @functools.lru_cache(maxsize=65536)
-def _loaded_file(text: str, package: str, own_names: frozenset[str]) -> str | None:
-    """The workspace-relative .bzl file a ``load()`` label names, or None (external, invalid)."""
+def _loaded_file(text: str, package: str) -> tuple[str, str] | None:
+    """The repository ("" unnamed) and repository-relative .bzl file a ``load()`` label
+    names, or None (invalid)."""
     try:
         label = parse_label(text, package)
     except ValueError:
         return None
-    if label.external and label.repo not in own_names:
-        return None
-    return posixpath.join(label.package, label.name)
+    return label.repo if label.external else "", posixpath.join(label.package, label.name)
+
+
+def _loaded_path(
+    text: str, package: str, workspace: str, repositories: _Repositories
+) -> str | None:
+    """The path in the tree of the .bzl file ``text`` names in ``workspace``'s ``package``,
+    or None: invalid, or in a repository not in the tree."""
+    loaded = _loaded_file(text, package)
+    root = None if loaded is None else repositories.root_of(loaded[0], workspace)
+    return None if loaded is None or root is None else _join(root, loaded[1])
 
 
 def _add_rejected(
@@ -630,15 +659,15 @@ def _add_loads(
     directory: str,
     package: str,
     workspace: str,
-    own_names: frozenset[str],
+    repositories: _Repositories,
 ) -> None:
     for text, _symbols in build.loads:
         # An absolute label means the same file from every package: one cache entry.
         relative_to = "" if text.startswith(("//", "@")) else package
-        loaded = _loaded_file(text, relative_to, own_names)
+        loaded = _loaded_path(text, relative_to, workspace, repositories)
         if loaded is not None:
-            scan.loads.setdefault(_join(workspace, loaded), set()).add(directory)
-            scan.read_loads.setdefault(_join(workspace, loaded), set()).add(directory)
+            scan.loads.setdefault(loaded, set()).add(directory)
+            scan.read_loads.setdefault(loaded, set()).add(directory)
 
 
 # Gate matrices by (BUILD blob id, directory, workspace, the package's files):

@@ -93,9 +93,9 @@ class Evaluation:
     # ``select --explain`` shows it (``file:line`` of the call, a macro's own line for
     # a macro's rule, and the label), the first kept; a monorepo has 100,000s.
     dependents: dict[str, dict[str, str]]
-    # (index of the BUILD file, package prefix under its workspace, why): a computed
+    # (index of the BUILD file, package prefix, why, root of the repository it is in): a computed
     # label's literal part, which names every package under the prefix.
-    computed: list[tuple[int, str, str]]
+    computed: list[tuple[int, str, str, str]]
     approximate: list[tuple[str, str]]  # (BUILD file, why its edges over-approximate)
 
 
@@ -104,6 +104,7 @@ def evaluate_build_files(
     bzl: Mapping[str, bytes],
     own_names: Mapping[str, Sequence[str]],
     files: Sequence[str] | None = None,
+    named: Mapping[str, str] | None = None,
 ) -> Evaluation:
     """Evaluate BUILD files in parallel.
 
@@ -114,12 +115,15 @@ def evaluate_build_files(
         own_names: each workspace root's own repository names (``workspace(name = ...)``).
         files: every file of the tree, sorted; given, a gate written plainly right
             comes back with its matrix (``Evaluated.native_matrix``).
+        named: the root of each repository the main one names (``local_repository``),
+            and of the main one under its own names.
     """
     dependents, computed, approximate, found = backend.evaluate_build_files(
         list(builds),
         sorted(bzl.items()),
         [(root, list(names)) for root, names in own_names.items()],
         None if files is None else list(files),
+        sorted((named or {}).items()),
     )
     outcomes = [
         Evaluated(loads, error, rule_lines, cast(NativeGates | None, gates), owned, matrix)

@@ -6,6 +6,8 @@
 //! `why` are what `graph.py` made of the records before it moved here, so the graph
 //! and its explanations are the same whichever side computes them.
 
+use std::collections::HashMap;
+
 use super::values::Record;
 
 /// The package(s) a string written as an absolute label can name.
@@ -23,10 +25,35 @@ pub struct LabelRef {
 #[derive(Debug, PartialEq, Eq)]
 pub struct Edge {
     /// The repository-relative directory named; for a computed label, the package
-    /// prefix, relative to the workspace root.
+    /// prefix, relative to `root`.
     pub target: String,
     pub why: String,
     pub prefix: bool,
+    /// The root of the repository the label names ("" for the main one).
+    pub root: String,
+}
+
+/// The repositories of the tree, as labels name them.
+#[derive(Debug, Default)]
+pub struct Repositories {
+    /// Each workspace root's own names (`workspace(name = ...)`).
+    pub own: HashMap<String, Vec<String>>,
+    /// The names the main repository gives the tree's other repositories
+    /// (`local_repository(name, path)`), and its own names, with their roots.
+    pub named: HashMap<String, String>,
+}
+
+impl Repositories {
+    /// The root of the repository `@repo` means in `workspace` ("" written: its own), or
+    /// None: a repository not in the tree.
+    pub fn root_of<'a>(&'a self, repo: &str, workspace: &'a str) -> Option<&'a str> {
+        let own = self.own.get(workspace);
+        if repo.is_empty() || own.is_some_and(|names| names.iter().any(|n| n == repo)) {
+            Some(workspace)
+        } else {
+            self.named.get(repo).map(String::as_str)
+        }
+    }
 }
 
 /// What one BUILD file's records give the graph.
@@ -132,7 +159,7 @@ pub fn edges(
     path: &str,
     directory: &str,
     workspace: &str,
-    own_names: &[String],
+    repositories: &Repositories,
 ) -> Edges {
     let own_line = format!("{path}:");
     let mut found = Edges::default();
@@ -140,9 +167,9 @@ pub fn edges(
         let Some(reference) = label_ref(&record.label) else {
             continue;
         };
-        if !reference.repo.is_empty() && !own_names.contains(&reference.repo) {
-            continue;
-        }
+        let Some(root) = repositories.root_of(&reference.repo, workspace) else {
+            continue; // a repository not in the tree
+        };
         let through = if record.location.starts_with(&own_line) {
             String::new()
         } else {
@@ -166,18 +193,19 @@ pub fn edges(
         }
         let target = match (
             reference.prefix,
-            workspace.is_empty(),
+            root.is_empty(),
             reference.package.is_empty(),
         ) {
             (true, _, _) | (false, true, false) => reference.package,
-            (false, _, true) => workspace.to_owned(),
-            (false, false, false) => format!("{workspace}/{}", reference.package),
+            (false, _, true) => root.to_owned(),
+            (false, false, false) => format!("{root}/{}", reference.package),
         };
         if reference.prefix || target != directory {
             found.edges.push(Edge {
                 target,
                 why,
                 prefix: reference.prefix,
+                root: root.to_owned(),
             });
         }
     }
@@ -219,6 +247,26 @@ mod tests {
     }
 
     #[test]
+    fn repository_names_lead_to_their_roots() {
+        let mut repositories = Repositories::default();
+        repositories
+            .own
+            .insert(String::new(), vec!["main".to_owned()]);
+        repositories
+            .own
+            .insert("vendor/v".to_owned(), vec!["v".to_owned()]);
+        repositories
+            .named
+            .insert("vendored".to_owned(), "vendor/v".to_owned());
+        repositories.named.insert("main".to_owned(), String::new());
+        assert_eq!(repositories.root_of("", "vendor/v"), Some("vendor/v"));
+        assert_eq!(repositories.root_of("v", "vendor/v"), Some("vendor/v"));
+        assert_eq!(repositories.root_of("vendored", ""), Some("vendor/v"));
+        assert_eq!(repositories.root_of("main", "vendor/v"), Some(""));
+        assert_eq!(repositories.root_of("rules_go", ""), None);
+    }
+
+    #[test]
     fn edges_name_their_declaration() {
         let record = |label: &str, location: &str, opaque: &str| Record {
             label: label.to_owned(),
@@ -237,7 +285,7 @@ mod tests {
             "a/BUILD",
             "a",
             "",
-            &[],
+            &Repositories::default(),
         );
         let whys: Vec<&str> = found.edges.iter().map(|e| e.why.as_str()).collect();
         assert_eq!(

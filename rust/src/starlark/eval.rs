@@ -15,6 +15,7 @@ use starlark::eval::{Evaluator, FileLoader};
 use starlark::syntax::ast::{AstExpr, AstLiteral, AstStmt, Expr, Stmt};
 use starlark::syntax::{AstModule, Dialect};
 
+use super::edges::Repositories;
 use super::gate::{bound_names, read_gates, top_level, Gates, GATE_FUNCTION};
 use super::guess;
 use super::plain::plain_records;
@@ -55,7 +56,7 @@ struct Run<'a> {
     global_names: HashSet<String>,
     dialect: Dialect,
     bzl: &'a HashMap<String, String>,
-    own_names: &'a HashMap<String, Vec<String>>,
+    repositories: &'a Repositories,
     modules: Mutex<HashMap<String, Arc<Result<Loaded, String>>>>,
     /// Opaque modules by label and symbols: every BUILD file of a monorepo loads the
     /// same few rule sets, and freezing a module costs more than evaluating most files.
@@ -161,12 +162,13 @@ fn join(parts: &[&str]) -> String {
 
 impl Run<'_> {
     fn resolve(&self, label: &str, workspace: &str, package: &str) -> Target {
-        let own = self.own_names.get(workspace);
+        let mut root = workspace;
         let rest = if let Some(stripped) = label.strip_prefix('@') {
             let stripped = stripped.trim_start_matches('@');
             let (repo, tail) = stripped.split_once("//").unwrap_or((stripped, ""));
-            if !repo.is_empty() && !own.is_some_and(|names| names.iter().any(|n| n == repo)) {
-                return Target::Opaque(label.to_owned());
+            match self.repositories.root_of(repo, workspace) {
+                Some(found) => root = found,
+                None => return Target::Opaque(label.to_owned()),
             }
             format!("//{tail}")
         } else {
@@ -179,7 +181,7 @@ impl Run<'_> {
             },
             None => (package.to_owned(), rest.trim_start_matches(':').to_owned()),
         };
-        let path = join(&[workspace, &pkg, &name]);
+        let path = join(&[root, &pkg, &name]);
         if self.bzl.contains_key(&path) {
             Target::File { path, package: pkg }
         } else {
@@ -235,7 +237,7 @@ impl Run<'_> {
 
     fn workspace_of(&self, path: &str) -> String {
         let mut best = "";
-        for root in self.own_names.keys() {
+        for root in self.repositories.own.keys() {
             if (root.is_empty() || path.starts_with(&format!("{root}/")))
                 && root.len() >= best.len()
             {
@@ -243,6 +245,21 @@ impl Run<'_> {
             }
         }
         best.to_owned()
+    }
+
+    /// `@name`, the name the main repository gives the one rooted at `workspace` ("" for
+    /// the main one, or one it does not name).
+    fn repository_name(&self, workspace: &str) -> String {
+        let named = &self.repositories.named;
+        let mut names: Vec<&String> = named
+            .iter()
+            .filter(|(_, root)| !workspace.is_empty() && root.as_str() == workspace)
+            .map(|(name, _)| name)
+            .collect();
+        names.sort();
+        names
+            .first()
+            .map_or(String::new(), |name| format!("@{name}"))
     }
 
     /// Evaluates one file: a `.bzl` file when `freeze`, else a BUILD file.
@@ -324,8 +341,10 @@ impl Run<'_> {
             return Err(format!("{path}: {what}"));
         }
         let directory = path.rsplit_once('/').map_or("", |(d, _)| d);
+        let repo = self.repository_name(workspace);
         let context = Context {
             package: package.to_owned(),
+            repo: repo.clone(),
             files: self
                 .tree
                 .filter(|_| !freeze)
@@ -348,6 +367,7 @@ impl Run<'_> {
                 "Label",
                 module.heap().alloc(Magic::LabelFn {
                     package: package.to_owned(),
+                    repo: repo.clone(),
                 }),
             );
             guess::take(); // a note an earlier file's failed run left on this thread
@@ -581,7 +601,7 @@ fn unknown_names(
 pub fn evaluate_all(
     builds: &[BuildInput<'_>],
     bzl: &HashMap<String, String>,
-    own_names: &HashMap<String, Vec<String>>,
+    repositories: &Repositories,
     tree: Option<&TreeFiles<'_>>,
     interpret_all: bool,
 ) -> Vec<Outcome> {
@@ -592,7 +612,7 @@ pub fn evaluate_all(
         global_names,
         dialect: dialect(),
         bzl,
-        own_names,
+        repositories,
         modules: Mutex::new(HashMap::new()),
         opaque: Mutex::new(HashMap::new()),
         interpret_all,
@@ -635,8 +655,10 @@ mod tests {
             .iter()
             .map(|(p, c)| (p.to_string(), c.to_string()))
             .collect();
-        let mut names = HashMap::new();
-        names.insert(String::new(), vec!["mono".to_string()]);
+        let mut repositories = Repositories::default();
+        repositories
+            .own
+            .insert(String::new(), vec!["mono".to_string()]);
         let inputs: Vec<BuildInput> = builds
             .iter()
             .map(|(p, c)| BuildInput {
@@ -646,7 +668,7 @@ mod tests {
                 content: c,
             })
             .collect();
-        evaluate_all(&inputs, &bzl, &names, None, false)
+        evaluate_all(&inputs, &bzl, &repositories, None, false)
     }
 
     #[test]

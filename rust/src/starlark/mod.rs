@@ -19,7 +19,7 @@ use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
-use edges::{edges, Edges};
+use edges::{edges, Edges, Repositories};
 use eval::{evaluate_all, BuildInput, Outcome};
 use gate::{GateCall, GateValue, Gates};
 use matrix::{gate_matrix, package_files, GateMatrix};
@@ -42,12 +42,12 @@ type PyOutcome<'py> = (
 );
 
 /// Every BUILD file's edges as a reverse adjacency `{target: {source: why}}`, the
-/// computed labels' `(BUILD index, package prefix, why)`, where the graph
+/// computed labels' `(BUILD index, package prefix, why, repository root)`, where the graph
 /// over-approximates `(BUILD path, why)`, and each file's outcome: a monorepo has
 /// 100,000s of edges, and making their Python objects is serial work.
 type PyEvaluation<'py> = (
     Bound<'py, PyDict>,
-    Vec<(usize, String, String)>,
+    Vec<(usize, String, String, String)>,
     Vec<(String, String)>,
     Vec<PyOutcome<'py>>,
 );
@@ -62,7 +62,7 @@ type PyEvaluation<'py> = (
 /// calls of functions other than oracle_gate, the gate calls and, given the tree's
 /// files, the matrix of a gate written plainly right.
 #[pyfunction]
-#[pyo3(signature = (builds, bzl, own_names, files = None, interpret_all = false))]
+#[pyo3(signature = (builds, bzl, own_names, files = None, interpret_all = false, named = Vec::new()))]
 pub fn evaluate_build_files<'py>(
     py: Python<'py>,
     builds: Vec<(String, String, String, PyBackedBytes)>,
@@ -70,6 +70,7 @@ pub fn evaluate_build_files<'py>(
     own_names: Vec<(String, Vec<String>)>,
     files: Option<Vec<PyBackedStr>>,
     interpret_all: bool,
+    named: Vec<(String, String)>,
 ) -> PyResult<PyEvaluation<'py>> {
     let tree = files.as_ref().map(|files| TreeFiles {
         files: files.iter().map(|path| &**path).collect(),
@@ -80,7 +81,10 @@ pub fn evaluate_build_files<'py>(
             .iter()
             .map(|(path, text)| (path.clone(), String::from_utf8_lossy(text).into_owned()))
             .collect();
-        let names: HashMap<String, Vec<String>> = own_names.into_iter().collect();
+        let repositories = Repositories {
+            own: own_names.into_iter().collect(),
+            named: named.into_iter().collect(),
+        };
         let inputs: Vec<Result<BuildInput, String>> = builds
             .iter()
             .map(|(path, package, workspace, text)| {
@@ -95,8 +99,14 @@ pub fn evaluate_build_files<'py>(
             })
             .collect();
         on_pool(|| {
-            let outcomes = evaluate_inputs(&inputs, &sources, &names, tree.as_ref(), interpret_all);
-            let edges = all_edges(&builds, &outcomes, &names);
+            let outcomes = evaluate_inputs(
+                &inputs,
+                &sources,
+                &repositories,
+                tree.as_ref(),
+                interpret_all,
+            );
+            let edges = all_edges(&builds, &outcomes, &repositories);
             // A panic building matrices leaves every gate to gate_matrix, not a crash.
             let matrices = catch_unwind(AssertUnwindSafe(|| {
                 matrices(&builds, &outcomes, tree.as_ref())
@@ -149,7 +159,7 @@ fn edges_to_py<'py>(
     edges: Vec<Edges>,
 ) -> PyResult<(
     Bound<'py, PyDict>,
-    Vec<(usize, String, String)>,
+    Vec<(usize, String, String, String)>,
     Vec<(String, String)>,
 )> {
     let dependents = PyDict::new(py);
@@ -169,7 +179,7 @@ fn edges_to_py<'py>(
         let source = PyString::new(py, directory(&build.0));
         for edge in found.edges {
             if edge.prefix {
-                computed.push((index, edge.target, edge.why));
+                computed.push((index, edge.target, edge.why, edge.root));
                 continue;
             }
             let inner = match targets.get(&edge.target) {
@@ -200,20 +210,14 @@ pub fn label_ref(text: &str) -> Option<(String, String, bool)> {
 fn all_edges(
     builds: &[(String, String, String, PyBackedBytes)],
     outcomes: &[Outcome],
-    names: &HashMap<String, Vec<String>>,
+    repositories: &Repositories,
 ) -> Vec<Edges> {
     builds
         .par_iter()
         .zip(outcomes)
         .map(|((path, _, workspace, _), outcome)| {
-            let own_names = names.get(workspace).map_or(&[][..], Vec::as_slice);
-            edges(
-                &outcome.records,
-                path,
-                directory(path),
-                workspace,
-                own_names,
-            )
+            let found = &outcome.records;
+            edges(found, path, directory(path), workspace, repositories)
         })
         .collect()
 }
@@ -408,7 +412,7 @@ fn value_to_py<'py>(py: Python<'py>, value: &GateValue) -> PyResult<Bound<'py, P
 fn evaluate_inputs(
     inputs: &[Result<BuildInput<'_>, String>],
     sources: &HashMap<String, String>,
-    names: &HashMap<String, Vec<String>>,
+    repositories: &Repositories,
     tree: Option<&TreeFiles<'_>>,
     interpret_all: bool,
 ) -> Vec<Outcome> {
@@ -418,7 +422,7 @@ fn evaluate_inputs(
         .collect();
     // A panic in the interpreter is a file the caller reads the other way, not a crash.
     let mut evaluated = catch_unwind(AssertUnwindSafe(|| {
-        evaluate_all(&valid, sources, names, tree, interpret_all)
+        evaluate_all(&valid, sources, repositories, tree, interpret_all)
     }))
     .unwrap_or_else(|_| {
         let error = "the Starlark interpreter failed".to_owned();

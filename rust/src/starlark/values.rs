@@ -81,6 +81,10 @@ impl<'a> PackageFiles<'a> {
 pub struct Context<'a> {
     /// The package the file's relative labels resolve against.
     pub package: String,
+    /// The repository the file is in, as the main one names it (`@vendored`; "" for the
+    /// main one): a `.bzl` file's `Label()`s and attribute defaults are labels of its
+    /// own repository, wherever the rule is used.
+    pub repo: String,
     pub records: RefCell<Vec<Record>>,
     /// A BUILD file's package files, for `glob()`; None: not known (a `.bzl` file's top
     /// level, where Bazel has no package to glob either).
@@ -117,8 +121,9 @@ pub enum Magic {
     Namespace { name: String },
     /// A builtin function, by name: glob, select, rule, package_name, ...
     Builtin { name: String },
-    /// `Label(...)` as seen from one file's package.
-    LabelFn { package: String },
+    /// `Label(...)` as seen from one file's package, in its repository (`@name`, or ""
+    /// for the main one).
+    LabelFn { package: String, repo: String },
     /// What `Label(...)` returns: the label, canonical (`//pkg:name`, `@repo//pkg:name`).
     Label { text: String },
     /// `label.relative` or `label.same_package_label`, bound to its label.
@@ -411,14 +416,14 @@ fn attr<'v>(
     let values_are_labels = name == "string_keyed_label_dict";
     if name.starts_with("label") || values_are_labels {
         if let Some(default) = named.get("default") {
-            let package = Context::of(eval)
-                .map(|c| c.package.clone())
+            let (package, repo) = Context::of(eval)
+                .map(|c| (c.package.clone(), c.repo.clone()))
                 .unwrap_or_default();
             let mut found = Vec::new();
             collect_all_strings(*default, values_are_labels, &mut found);
             labels = found
                 .iter()
-                .map(|label| absolute(label, &package))
+                .map(|label| in_repository(absolute(label, &package), &repo))
                 .collect();
         }
     }
@@ -467,9 +472,9 @@ impl<'v> StarlarkValue<'v> for Magic {
             }
             Magic::Builtin { name } => builtin(name, args, eval),
             Magic::Namespace { name } if name.starts_with("attr.") => attr(&name[5..], args, eval),
-            Magic::LabelFn { package } => {
+            Magic::LabelFn { package, repo } => {
                 let text = args.positional1(eval.heap())?;
-                let label = canonical_label(&label_text(text), package);
+                let label = in_repository(canonical_label(&label_text(text), package), repo);
                 Ok(eval.heap().alloc(Magic::Label { text: label }))
             }
             Magic::LabelMethod { label, method } => {
@@ -587,6 +592,15 @@ impl<'v> StarlarkValue<'v> for Magic {
             self.looked_at("the truth of a value");
         }
         true
+    }
+}
+
+/// `label` (absolute) as a label of the repository `repo` (`@name`, "" for the file's own).
+fn in_repository(label: String, repo: &str) -> String {
+    if !repo.is_empty() && label.starts_with("//") {
+        format!("{repo}{label}")
+    } else {
+        label
     }
 }
 
