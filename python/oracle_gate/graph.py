@@ -362,6 +362,8 @@ def _add_links(
     ``//libs/alias`` is a copy of ``libs/real``, and a link to a file puts that file in
     the link's package. So the package holding a link depends on every package the link
     leads into, and a package named under a linked directory on its original."""
+    if not links:
+        return
     build_dirs = frozenset(sorted_dirs)
     named = scan.nodes | scan.dependents.keys()
     for link, text in links.items():
