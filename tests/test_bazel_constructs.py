@@ -541,6 +541,19 @@ WORKSPACES["non_ascii_string"] = {
     "lib/BUILD": FG.format(name="l", srcs="[]"),
     "a/BUILD": FG.format(name="a", srcs='["//lib:l"] if len("é") == 2 else []'),
 }
+# Documentation computes nothing: text outside ASCII there leaves the file evaluated.
+WORKSPACES["non_ascii_documentation"] = {
+    "tools/BUILD": "",
+    "tools/defs.bzl": (
+        '"""Groups \u2014 documented with an em dash."""\n\n'
+        "def _impl(ctx):\n    return []\n\n"
+        'r = rule(implementation = _impl, doc = "R\u00e8gle", '
+        'attrs = {"_t": attr.label(default = "//lib:l", doc = "\u00e0 d\u00e9faut")})\n\n'
+        'def grp(name):\n    """Un groupe \u00e0 part."""\n    r(name = name)\n'
+    ),
+    "lib/BUILD": FG.format(name="l", srcs="[]"),
+    "a/BUILD": 'load("//tools:defs.bzl", "grp")\ngrp(name = "a")\n',
+}
 WORKSPACES["elems_is_a_list"] = {
     "lib/BUILD": FG.format(name="l", srcs="[]"),
     "a/BUILD": FG.format(name="a", srcs='["//lib:l"] if "ab".elems() == ["a", "b"] else []'),
@@ -619,6 +632,7 @@ TRUTH: dict[str, set[tuple[str, str]]] = {
     "str_of_select": {("a", "lib")},
     "non_ascii_string": {("a", "lib")},
     "elems_is_a_list": {("a", "lib")},
+    "non_ascii_documentation": {("a", "lib")},
 }
 
 # Where the evaluator knowingly finds more edges than Bazel 4.2.3 reports: a rule's

@@ -10,9 +10,10 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
+use starlark::codemap::Span;
 use starlark::environment::{FrozenModule, Globals, GlobalsBuilder, LibraryExtension, Module};
 use starlark::eval::{Evaluator, FileLoader};
-use starlark::syntax::ast::{AstExpr, AstLiteral, AstStmt, Expr, Stmt};
+use starlark::syntax::ast::{ArgumentP, AstExpr, AstLiteral, AstStmt, Expr, Stmt};
 use starlark::syntax::{AstModule, Dialect};
 
 use super::edges::Repositories;
@@ -411,14 +412,19 @@ impl Run<'_> {
 
 /// What in `ast` this interpreter would compute otherwise than Bazel, whose strings are
 /// Latin-1 bytes (`len("é")` is 2 there) and whose `str.elems()` is a list; None if
-/// nothing. A macro could pick its labels by the difference.
+/// nothing. A macro could pick its labels by the difference. Documentation (a
+/// docstring, a `doc = ...` argument) computes nothing and may hold any text.
 fn unmodelled(ast: &AstModule, content: &str) -> Option<&'static str> {
     let ascii = content.is_ascii();
+    let mut docstrings = Vec::new();
+    docstrings_of(ast.statement(), &mut docstrings);
     let mut found = None;
     ast.statement().visit_expr(|expression| {
         walk(expression, &mut |e| {
             let text = match &e.node {
-                Expr::Literal(AstLiteral::String(text)) => Some(&text.node),
+                Expr::Literal(AstLiteral::String(text)) if !docstrings.contains(&e.span) => {
+                    Some(&text.node)
+                }
                 Expr::FString(f) => Some(&f.format.node),
                 _ => None,
             };
@@ -432,9 +438,28 @@ fn unmodelled(ast: &AstModule, content: &str) -> Option<&'static str> {
     found
 }
 
-/// `f` on `expression` and on every expression inside it.
+/// Where the docstrings of `statement` and the statements inside it are.
+fn docstrings_of(statement: &AstStmt, found: &mut Vec<Span>) {
+    if let Stmt::Expression(e) = &statement.node {
+        if matches!(e.node, Expr::Literal(AstLiteral::String(_))) {
+            found.push(e.span);
+        }
+    }
+    statement.visit_stmt(|inner| docstrings_of(inner, found));
+}
+
+/// `f` on `expression` and on every expression inside it, but `doc = ...` arguments.
 fn walk<'a>(expression: &'a AstExpr, f: &mut dyn FnMut(&'a AstExpr)) {
     f(expression);
+    if let Expr::Call(function, arguments) = &expression.node {
+        walk(function, f);
+        for argument in &arguments.args {
+            if !matches!(&argument.node, ArgumentP::Named(name, _) if name.node == "doc") {
+                walk(argument.node.expr(), f);
+            }
+        }
+        return;
+    }
     expression.node.visit_expr(|inner| walk(inner, f));
 }
 
