@@ -7,7 +7,7 @@
 //! repository that is not in the tree is opaque: calling it records every
 //! label-like string it is given, flagged as an over-approximation.
 
-use std::cell::{Cell, OnceCell, RefCell};
+use std::cell::{OnceCell, RefCell};
 use std::collections::HashSet;
 use std::fmt;
 use std::hash::Hash;
@@ -89,11 +89,10 @@ pub struct Context<'a> {
     /// A BUILD file's package files, for `glob()`; None: not known (a `.bzl` file's top
     /// level, where Bazel has no package to glob either).
     pub files: Option<PackageFiles<'a>>,
-    /// The rules declared so far, (name, kind): what `native.existing_rules()` lists.
+    /// The rules declared so far, (name, kind): what `native.existing_rules()` lists. A
+    /// symbol from a repository not in the tree declares its `name` of a kind unknown
+    /// here (""); any other rule such a macro declares is not listed.
     pub rules: RefCell<Vec<(String, String)>>,
-    /// A symbol from a repository not in the tree was called: it may have declared
-    /// rules nobody here can name.
-    pub opaque_called: Cell<bool>,
 }
 
 impl<'e> Context<'e> {
@@ -223,13 +222,11 @@ fn record_call<'v>(
     }
     strings.extend(implicit.iter().cloned());
     if let Some(context) = Context::of(eval) {
-        if !opaque.is_empty() {
-            context.opaque_called.set(true);
-        } else if let Some(name) = args.names_map()?.get("name").and_then(|n| n.unpack_str()) {
-            if kind != "exports_files" {
-                let rule = (name.to_owned(), kind.to_owned());
-                context.rules.borrow_mut().push(rule);
-            }
+        let name = args.names_map()?.get("name").and_then(|n| n.unpack_str());
+        if let Some(name) = name.filter(|_| kind != "exports_files") {
+            let kind = if opaque.is_empty() { kind } else { "" };
+            let rule = (name.to_owned(), kind.to_owned());
+            context.rules.borrow_mut().push(rule);
         }
         let at = location(eval);
         let mut records = context.records.borrow_mut();
@@ -325,9 +322,6 @@ fn existing_rules<'v>(
             strings: Vec::new(),
         }));
     };
-    if context.opaque_called.get() {
-        guessed(|| format!("native.{which}() after a call of a symbol not in the tree"));
-    }
     let rules = context.rules.borrow();
     let rule = |(name, kind): &(String, String)| Magic::ExistingRule {
         name: name.clone(),
@@ -570,9 +564,11 @@ impl<'v> StarlarkValue<'v> for Magic {
     fn at(&self, index: Value<'v>, heap: Heap<'v>) -> starlark::Result<Value<'v>> {
         match (self, index.unpack_str()) {
             (Magic::ExistingRule { name, .. }, Some("name")) => Ok(heap.alloc(name.as_str())),
-            (Magic::ExistingRule { kind, .. }, Some("kind")) => Ok(heap.alloc(kind.as_str())),
+            (Magic::ExistingRule { kind, .. }, Some("kind")) if !kind.is_empty() => {
+                Ok(heap.alloc(kind.as_str()))
+            }
             _ => {
-                self.looked_at("an attribute of an existing rule");
+                self.looked_at("the kind or an attribute");
                 Ok(Value::new_none())
             }
         }
