@@ -365,7 +365,7 @@ def _add_links(
     if not links:
         return
     build_dirs = frozenset(sorted_dirs)
-    named = scan.nodes | scan.dependents.keys()
+    named = sorted(scan.nodes | scan.dependents.keys())
     for link, text in links.items():
         target = posixpath.normpath(posixpath.join(posixpath.dirname(link), text))
         if posixpath.isabs(text) or target == ".." or target.startswith("../"):
@@ -377,20 +377,28 @@ def _add_links(
         reached = _enclosing(target if is_dir else posixpath.dirname(target), build_dirs)
         inside = [reached] if reached is not None else []
         if is_dir:
-            first = bisect.bisect_left(sorted_dirs, f"{target}/")
-            for directory in itertools.islice(sorted_dirs, first, None):
-                if not directory.startswith(f"{target}/"):
-                    break
-                inside.append(directory)
+            inside += _at_or_under(target, sorted_dirs)
         holder = _enclosing(posixpath.dirname(link), build_dirs)
         if holder is not None:
             for package in inside:
                 scan.add_edge(holder, package, why)
         if is_dir:
-            for node in [n for n in named if n == link or n.startswith(f"{link}/")]:
+            for node in _at_or_under(link, named):
                 original = _enclosing(target + node[len(link) :], build_dirs)
                 if original is not None:
                     scan.add_edge(node, original, why)
+
+
+def _at_or_under(directory: str, ordered: list[str]) -> list[str]:
+    """The paths of ``ordered`` (sorted) that are ``directory`` or lie below it."""
+    index = bisect.bisect_left(ordered, directory)
+    found = [directory] if index < len(ordered) and ordered[index] == directory else []
+    first = bisect.bisect_left(ordered, f"{directory}/")
+    for path in itertools.islice(ordered, first, None):
+        if not path.startswith(f"{directory}/"):
+            break
+        found.append(path)
+    return found
 
 
 def _is_utf8(path: str) -> bool:
