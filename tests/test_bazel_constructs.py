@@ -779,7 +779,7 @@ def test_a_rule_a_macro_not_in_the_tree_declares_is_listed_by_name_but_of_no_kno
 def test_labels_into_a_local_repository_of_the_tree_are_edges(repo: GitRepo, reader: str) -> None:
     """``@vendored//lib:x``, where the main repository calls ``third_party/vendored``
     ``vendored``, is that directory's package (Bazel 4.2.3 agrees: ``deps(//a:a)`` holds
-    ``@vendored//lib:x``); and from there, ``@main//`` is the main repository."""
+    ``@vendored//lib:x``); and from there, ``@main//`` and ``@//`` are the main one."""
     files = {
         "WORKSPACE": 'workspace(name = "main")\n'
         'local_repository(name = "vendored", path = "third_party/vendored")\n',
@@ -792,6 +792,7 @@ def test_labels_into_a_local_repository_of_the_tree_are_edges(repo: GitRepo, rea
             '    native.filegroup(name = name, srcs = [Label("//lib:x"), "//shared:s"])\n'
         ),
         "third_party/vendored/user/BUILD": FG.format(name="u", srcs='["@main//shared:s"]'),
+        "third_party/vendored/user2/BUILD": FG.format(name="u", srcs='["@//shared:s"]'),
         "shared/BUILD": FG.format(name="s", srcs="[]"),
         "a/BUILD": FG.format(name="a", srcs='["@vendored//lib:x"]'),
         "b/BUILD": 'load("@vendored//tools:defs.bzl", "grp")\ngrp(name = "b")\n',
@@ -799,9 +800,10 @@ def test_labels_into_a_local_repository_of_the_tree_are_edges(repo: GitRepo, rea
     }
     graph = load_graph(GitTree(repo.path, _commit(repo, files)))
     assert graph.dependents(["third_party/vendored/lib"]) == {"a", "b"}
-    assert {"b", "third_party/vendored/user"} <= graph.dependents(["shared"])
+    users = {"third_party/vendored/user", "third_party/vendored/user2"}
+    assert {"b", *users} <= graph.dependents(["shared"])
     if reader == "starlark":
-        assert graph.dependents(["shared"]) == {"b", "third_party/vendored/user"}
+        assert graph.dependents(["shared"]) == {"b", *users}
         assert graph.why("b", "third_party/vendored/lib") == (
             "third_party/vendored/tools/defs.bzl:2, through b/BUILD, names @vendored//lib:x"
         )

@@ -191,12 +191,13 @@ class _Repositories:
     # path)``), and its own names, each with its root: ``@vendored//lib`` from any of them.
     named: Mapping[str, str] = field(default_factory=dict)
 
-    def root_of(self, repo: str, workspace: str) -> str | None:
-        """The root of the repository ``@repo`` means in ``workspace`` ("" written: its
-        own), or None: a repository not in the tree."""
-        if not repo or repo in self.names[workspace]:
+    def root_of(self, repo: str | None, workspace: str) -> str | None:
+        """The root of the repository a label of ``workspace`` names, or None: one not in
+        the tree. ``repo`` is the name written after ``@`` ("" in ``@//``: the main
+        repository), None for a label without one (``workspace``'s own)."""
+        if repo is None or repo in self.names[workspace]:
             return workspace
-        return self.named.get(repo)
+        return self.named.get(repo) if repo else ""
 
 
 def _repositories(tree: Tree, markers: Mapping[str, list[str]]) -> _Repositories:
@@ -479,7 +480,7 @@ def _bzl_edges(
     deps = [
         (root, Dep(ref.package, text, 0, ref.repo, ref.prefix))
         for text, ref in bzl.labels
-        for root in {repositories.root_of(ref.repo, space) for space in spaces}
+        for root in {repositories.root_of(_written_repo(text, ref.repo), space) for space in spaces}
         if root is not None
     ]
     if bzl.local:  # Label(":x"), attr.label(default = ":x"): the .bzl file's own package
@@ -591,7 +592,7 @@ def _add_read(
 ) -> None:
     """Edges of a BUILD file the static reader read: its labels, and its loads."""
     for dep in (*build.deps, *build.named_repo_deps):
-        root = repositories.root_of(dep.repo, workspace)
+        root = repositories.root_of(_written_repo(dep.label, dep.repo), workspace)
         if root is None:
             continue  # a repository not in the tree
         why = f"{path}:{dep.line} names {dep.label}"
@@ -620,15 +621,20 @@ def _label_targets(package: str, prefix: bool, workspace: str, sorted_dirs: list
     return found or [target.rstrip("/")]
 
 
+def _written_repo(text: str, repo: str) -> str | None:
+    """The repository name a label ``text`` writes (``repo``, as parsed), None if none."""
+    return repo if text.startswith("@") else None
+
+
 @functools.lru_cache(maxsize=65536)
-def _loaded_file(text: str, package: str) -> tuple[str, str] | None:
-    """The repository ("" unnamed) and repository-relative .bzl file a ``load()`` label
-    names, or None (invalid)."""
+def _loaded_file(text: str, package: str) -> tuple[str | None, str] | None:
+    """The repository written (``_written_repo``) and the repository-relative .bzl file a
+    ``load()`` label names, or None (invalid)."""
     try:
         label = parse_label(text, package)
     except ValueError:
         return None
-    return label.repo if label.external else "", posixpath.join(label.package, label.name)
+    return _written_repo(text, label.repo), posixpath.join(label.package, label.name)
 
 
 def _loaded_path(

@@ -44,14 +44,18 @@ pub struct Repositories {
 }
 
 impl Repositories {
-    /// The root of the repository `@repo` means in `workspace` ("" written: its own), or
-    /// None: a repository not in the tree.
-    pub fn root_of<'a>(&'a self, repo: &str, workspace: &'a str) -> Option<&'a str> {
+    /// The root of the repository a label of `workspace` names, or None: one not in the
+    /// tree. `repo` is the name written after `@` ("" in `@//`: the main repository),
+    /// None for a label without one (`workspace`'s own).
+    pub fn root_of<'a>(&'a self, repo: Option<&str>, workspace: &'a str) -> Option<&'a str> {
         let own = self.own.get(workspace);
-        if repo.is_empty() || own.is_some_and(|names| names.iter().any(|n| n == repo)) {
-            Some(workspace)
-        } else {
-            self.named.get(repo).map(String::as_str)
+        match repo {
+            None => Some(workspace),
+            Some(name) if own.is_some_and(|names| names.iter().any(|n| n == name)) => {
+                Some(workspace)
+            }
+            Some("") => Some(""),
+            Some(name) => self.named.get(name).map(String::as_str),
         }
     }
 }
@@ -167,7 +171,11 @@ pub fn edges(
         let Some(reference) = label_ref(&record.label) else {
             continue;
         };
-        let Some(root) = repositories.root_of(&reference.repo, workspace) else {
+        let written = record
+            .label
+            .starts_with('@')
+            .then_some(reference.repo.as_str());
+        let Some(root) = repositories.root_of(written, workspace) else {
             continue; // a repository not in the tree
         };
         let through = if record.location.starts_with(&own_line) {
@@ -259,11 +267,15 @@ mod tests {
             .named
             .insert("vendored".to_owned(), "vendor/v".to_owned());
         repositories.named.insert("main".to_owned(), String::new());
-        assert_eq!(repositories.root_of("", "vendor/v"), Some("vendor/v"));
-        assert_eq!(repositories.root_of("v", "vendor/v"), Some("vendor/v"));
-        assert_eq!(repositories.root_of("vendored", ""), Some("vendor/v"));
-        assert_eq!(repositories.root_of("main", "vendor/v"), Some(""));
-        assert_eq!(repositories.root_of("rules_go", ""), None);
+        assert_eq!(repositories.root_of(None, "vendor/v"), Some("vendor/v"));
+        assert_eq!(repositories.root_of(Some(""), "vendor/v"), Some(""));
+        assert_eq!(
+            repositories.root_of(Some("v"), "vendor/v"),
+            Some("vendor/v")
+        );
+        assert_eq!(repositories.root_of(Some("vendored"), ""), Some("vendor/v"));
+        assert_eq!(repositories.root_of(Some("main"), "vendor/v"), Some(""));
+        assert_eq!(repositories.root_of(Some("rules_go"), ""), None);
     }
 
     #[test]

@@ -167,7 +167,7 @@ impl Run<'_> {
         let rest = if let Some(stripped) = label.strip_prefix('@') {
             let stripped = stripped.trim_start_matches('@');
             let (repo, tail) = stripped.split_once("//").unwrap_or((stripped, ""));
-            match self.repositories.root_of(repo, workspace) {
+            match self.repositories.root_of(Some(repo), workspace) {
                 Some(found) => root = found,
                 None => return Target::Opaque(label.to_owned()),
             }
