@@ -214,15 +214,16 @@ fn record_call<'v>(
     for value in args.positions(eval.heap())? {
         strings_of(value, &mut strings);
     }
-    for (name, value) in args.names_map()? {
+    let named = args.names_map()?;
+    for (name, value) in &named {
         if opaque.is_empty() && NOT_DEPS.contains(&name.as_str()) {
             continue;
         }
-        strings_of(value, &mut strings);
+        strings_of(*value, &mut strings);
     }
     strings.extend(implicit.iter().cloned());
     if let Some(context) = Context::of(eval) {
-        let name = args.names_map()?.get("name").and_then(|n| n.unpack_str());
+        let name = named.get("name").and_then(|n| n.unpack_str());
         if let Some(name) = name.filter(|_| kind != "exports_files") {
             let kind = if opaque.is_empty() { kind } else { "" };
             let rule = (name.to_owned(), kind.to_owned());
