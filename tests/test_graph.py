@@ -306,6 +306,17 @@ def test_a_package_named_under_a_linked_directory_depends_on_its_original(
     )
 
 
+def test_a_link_to_a_link_is_followed_to_its_end(repo: GitRepo) -> None:
+    repo.write("libs/real/deep/BUILD", _lib())
+    (repo.path / "libs" / "hop").symlink_to("real")
+    (repo.path / "libs" / "alias").symlink_to("hop")
+    (repo.path / "libs" / "loop").symlink_to("loop2")
+    (repo.path / "libs" / "loop2").symlink_to("loop")
+    repo.write("a/BUILD", _lib("//libs/alias/deep"))
+    graph = load_graph(GitTree(repo.path, repo.commit("a chain of links, and a loop")))
+    assert graph.dependents(["libs/real/deep"]) == {"libs/alias/deep", "a"}
+
+
 def test_the_package_holding_a_link_depends_on_where_it_leads(repo: GitRepo) -> None:
     repo.write("shared/BUILD", 'exports_files(["data.txt"])\n')
     repo.write("shared/data.txt", "")

@@ -41,7 +41,7 @@ from oracle_gate.bazel.starlark import Evaluated
 from oracle_gate.config.matrix import MATRIX_FILE, gate_matrix, native_gate_matrix, parse_matrix
 from oracle_gate.errors import ConfigError
 from oracle_gate.model import Change, ChangeKind, Matrix, Package
-from oracle_gate.repo.trees import GitTree, Tree
+from oracle_gate.repo.trees import MAX_LINK_HOPS, GitTree, Tree
 
 __all__ = [
     "GRAPH_MODES",
@@ -367,10 +367,10 @@ def _add_links(
         return
     build_dirs = frozenset(sorted_dirs)
     named = sorted(scan.nodes | scan.dependents.keys())
-    for link, text in links.items():
-        target = posixpath.normpath(posixpath.join(posixpath.dirname(link), text))
-        if posixpath.isabs(text) or target == ".." or target.startswith("../"):
-            continue  # outside the repository: no change of ours reaches it
+    for link in links:
+        target = _link_end(link, links)
+        if target is None:
+            continue  # outside the repository, or a loop: no change of ours reaches it
         scan.linked = True
         why = f"{link} is a symbolic link to {target}"
         start = bisect.bisect_left(files, f"{target}/")
@@ -388,6 +388,20 @@ def _add_links(
                 original = _enclosing(target + node[len(link) :], build_dirs)
                 if original is not None:
                     scan.add_edge(node, original, why)
+
+
+def _link_end(link: str, links: Mapping[str, str]) -> str | None:
+    """Where the symbolic link ``link`` leads, through links to links (as Bazel follows
+    them), or None: out of the repository, or round a loop."""
+    current = link
+    for _hop in range(MAX_LINK_HOPS):
+        text = links[current]
+        current = posixpath.normpath(posixpath.join(posixpath.dirname(current), text))
+        if posixpath.isabs(text) or current == ".." or current.startswith("../"):
+            return None
+        if current not in links:
+            return current
+    return None
 
 
 def _at_or_under(directory: str, ordered: list[str]) -> list[str]:

@@ -31,7 +31,8 @@ __all__ = ["STAT_CACHE", "GitTree", "Tree", "WorkTree", "follow_link"]
 # The tree walk still skips ``.oracle_gate`` directories, where older versions kept it.
 STAT_CACHE = "stat-cache"
 _SYMLINK_MODE = "120000"
-_MAX_LINK_HOPS = 40
+# How many symbolic links a path may pass through (Linux gives up at 40 too).
+MAX_LINK_HOPS = 40
 
 
 class Tree(Protocol):
@@ -63,7 +64,7 @@ def follow_link(path: str, kind: Callable[[str], str], target_of: Callable[[str]
             its root), at a directory, at nothing, or round in a loop.
     """
     current = path
-    for _hop in range(_MAX_LINK_HOPS):
+    for _hop in range(MAX_LINK_HOPS):
         found = kind(current)
         if found == "file":
             return current
