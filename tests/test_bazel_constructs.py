@@ -906,8 +906,37 @@ def test_a_macro_that_loops_past_the_step_budget_fails_closed(repo: GitRepo) -> 
     assert done.stderr.startswith("oracle-gate: error: a/BUILD: Starlark evaluation stopped"), (
         done.stderr
     )
-    assert "100000000 steps evaluating a/BUILD" in done.stderr
+    assert "100000000 steps evaluating a/BUILD, as long as Bazel would spend" in done.stderr
     assert len(done.stderr.splitlines()) == 1
+
+
+def _hoarding_macro(rows: str, columns: str) -> dict[str, str]:
+    """A macro that builds a ``rows`` x ``columns`` table of strings before adding its edge."""
+    return {
+        **WORKSPACES["macro_adds_deps"],
+        "tools/defs.bzl": (
+            "def my_group(name, srcs = []):\n"
+            f'    table = [["//x:" + str(i)] * {columns} for i in range({rows})]\n'
+            '    native.filegroup(name = name, srcs = srcs + ["//helpers:h"][:len(table)])\n'
+        ),
+    }
+
+
+def test_a_macro_that_builds_gigabytes_fails_closed(repo: GitRepo) -> None:
+    """A patch whose Starlark fills the memory must not take the gate's machine down,
+    nor send the file to the static reader: the evaluation stops at 1 GiB."""
+    if not starlark.available():
+        pytest.skip("the Python backend does not evaluate Starlark")
+    base = _commit(repo, _hoarding_macro("100", "1000"))  # the honest neighbour: 100,000 cells
+    graph = load_graph(GitTree(repo.path, base))
+    assert graph.dependents(["helpers"]) == {"a"} and graph.approximate == ()
+    head = _commit(repo, _hoarding_macro("30000", "30000"))  # 7 GiB of list cells
+    done = run("select", "--repo", str(repo.path), "--base", base, "--head", head)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (
+        "oracle-gate: error: a/BUILD: Starlark evaluation stopped after 1024 MiB of memory "
+        "evaluating a/BUILD, more than any BUILD file needs\n"
+    )
 
 
 def test_a_plain_workspace_is_not_approximate(repo: GitRepo) -> None:

@@ -567,7 +567,7 @@ def _evaluate(
     for path, outcome in evaluated.items():
         # Not a file for the static reader: the code the patch added would hold Bazel too.
         if outcome.error.startswith(starlark.EXHAUSTED):
-            raise ConfigError(f"{outcome.error}, as long as Bazel would spend on it", path)
+            raise ConfigError(outcome.error, path)
     # The static reader builds a gate's matrix: files that call oracle_gate (or a name a
     # load() binds to it). Merely loading it, as every BUILD file of a monorepo may, is not one.
     # Where the native core read the gate calls, it says so; a search decides elsewhere.

@@ -74,8 +74,8 @@ class Evaluated:
         return None if self.native_gates is None else gates_from_native(self.native_gates.read())
 
 
-# How the native core's error for a file that ran out of evaluation steps starts
-# (``EXHAUSTED`` in rust/src/starlark/eval.rs): a loop Bazel would spend as long on.
+# How the native core's error for a file that ran out of evaluation steps or memory starts
+# (``EXHAUSTED`` in rust/src/starlark/eval.rs): code that would hold Bazel as long.
 EXHAUSTED = "Starlark evaluation stopped after"
 
 

@@ -378,11 +378,25 @@ impl Run<'_> {
                 eval.extra = Some(&context);
                 eval.set_max_tick_count(MAX_TICKS)
                     .map_err(|e| first_line(&e.to_string()))?;
+                eval.set_max_heap_size(MAX_HEAP_BYTES)
+                    .map_err(|e| first_line(&e.to_string()))?;
                 eval.eval_module(ast, &self.globals).map_err(|e| {
+                    // starlark-rust gives these errors no traceback: the file is the place
+                    // (a .bzl file looping as it loads, or the BUILD file running a macro).
                     if eval.get_total_tick_count() >= MAX_TICKS {
-                        // starlark-rust gives this error no traceback: the file is the place
-                        // (a .bzl file looping as it loads, or the BUILD file running a macro).
-                        format!("{EXHAUSTED} {MAX_TICKS} steps evaluating {path}")
+                        format!(
+                            "{EXHAUSTED} {MAX_TICKS} steps evaluating {path}, \
+                             as long as Bazel would spend on it"
+                        )
+                    } else if eval.heap().peak_allocated_bytes()
+                        + eval.frozen_heap().allocated_bytes()
+                        > MAX_HEAP_BYTES
+                    {
+                        format!(
+                            "{EXHAUSTED} {} MiB of memory evaluating {path}, \
+                             more than any BUILD file needs",
+                            MAX_HEAP_BYTES >> 20
+                        )
                     } else {
                         first_line(&e.to_string())
                     }
@@ -516,7 +530,13 @@ fn is_rule_call(statement: &AstStmt, gate_names: &HashSet<&str>) -> bool {
 /// reader.
 const MAX_TICKS: u64 = 100_000_000;
 
-/// How the error of a file whose evaluation ran out of steps starts; the driver
+/// The memory one file's evaluation may take (its Starlark heap, checked every
+/// thousand steps). A `BUILD` file and its macros need some megabytes; a patch that
+/// builds gigabytes (`[[0] * 30000 for i in range(30000)]`) must not take the gate's
+/// machine down, nor send the file to the static reader.
+const MAX_HEAP_BYTES: usize = 1 << 30;
+
+/// How the error of a file whose evaluation ran out of steps or memory starts; the driver
 /// (`bazel/starlark.py`) rejects the patch on it.
 const EXHAUSTED: &str = "Starlark evaluation stopped after";
 
