@@ -28,7 +28,7 @@ STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("repo", ("repo", "repo.git", "repo.diff", "repo.trees", "repo.merge_queue")),
     ("core", ("backend", "_fallback", "surface")),
     ("report", ("report", "formats")),
-    ("base", ("repo.files", "globs", "model", "errors", "progress", "__version__")),
+    ("base", ("repo.files", "globs", "frozen", "model", "errors", "progress", "__version__")),
 )
 # Stages that sit beside each other: neither imports the other.
 PEERS = (("lanes", "select"), ("runtime", "select"), ("lanes", "runtime"))

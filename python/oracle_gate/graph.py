@@ -40,6 +40,7 @@ from oracle_gate.bazel.query import BAZEL_TIMEOUT_SECONDS, bazel_query_edges, ba
 from oracle_gate.bazel.starlark import Evaluated
 from oracle_gate.config.matrix import MATRIX_FILE, gate_matrix, native_gate_matrix, parse_matrix
 from oracle_gate.errors import ConfigError
+from oracle_gate.frozen import quick_init
 from oracle_gate.model import Change, ChangeKind, Matrix, Package
 from oracle_gate.repo.trees import MAX_LINK_HOPS, GitTree, Tree
 
@@ -71,6 +72,7 @@ def _gates_of(read: BuildFile | Evaluated) -> BuildFile | None:
     return read if isinstance(read, BuildFile) else read.gates
 
 
+@quick_init
 @dataclass(frozen=True)
 class _GateSource:
     """Everything a Bazel gate's matrix is computed from, kept to recompute it cheaply."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum, IntEnum
 
+from oracle_gate.frozen import quick_init
 from oracle_gate.globs import literal_directory, matches_any
 
 CONFTEST = "conftest.py"
@@ -90,6 +91,7 @@ class Budget:
     seconds: float = 20.0
 
 
+@quick_init
 @dataclass(frozen=True)
 class Row:
     """One invariant row of a package's matrix."""
@@ -115,6 +117,7 @@ def ref_file(ref: str) -> str:
     return ref.split(":", 1)[0]
 
 
+@quick_init
 @dataclass(frozen=True)
 class Matrix:
     """A package's invariant matrix (invariants.yaml or a BUILD gate declaration)."""
@@ -142,6 +145,7 @@ class Matrix:
         return relative.startswith(self.test_folders) or relative.rsplit("/", 1)[-1] == CONFTEST
 
 
+@quick_init
 @dataclass(frozen=True)
 class Package:
     """A directory that declares a matrix. ``path`` is repo-relative; the root is ``""``."""

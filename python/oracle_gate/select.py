@@ -27,6 +27,7 @@ from pathlib import Path
 from oracle_gate.classify import classify
 from oracle_gate.config.notes import CHANGELOG_FILE
 from oracle_gate.facts import Facts, LanedPath, boundary_moves, gather_facts, rows_guarding
+from oracle_gate.frozen import quick_init
 from oracle_gate.globs import matches_any
 from oracle_gate.model import ChangeKind, Lane, Package, Row
 
@@ -56,6 +57,7 @@ def is_quiet(laned: LanedPath) -> bool:
 _PROPAGATING_LANES = frozenset({Lane.PRODUCTION, Lane.FIXTURE, Lane.HARNESS, Lane.MATRIX})
 
 
+@quick_init
 @dataclass(frozen=True)
 class Selected:
     """One selected row, or a selected package (``row`` is None), and the reason.

@@ -21,6 +21,7 @@ from typing import Protocol, cast
 
 from oracle_gate import backend
 from oracle_gate.bazel.buildfile import BuildFile, gates_from_native
+from oracle_gate.frozen import quick_init
 
 __all__ = [
     "EXHAUSTED",
@@ -42,11 +43,10 @@ class NativeGates(Protocol):
         """The number of gate calls."""
 
 
-# Not frozen: a frozen dataclass sets each field through object.__setattr__, and a
-# monorepo's cold graph makes one of these per BUILD file.
-@dataclass(eq=False)
+@quick_init  # a monorepo's cold graph makes one per BUILD file
+@dataclass(frozen=True, eq=False)
 class Evaluated:
-    """What one BUILD file's evaluation found (read it, never change it)."""
+    """What one BUILD file's evaluation found."""
 
     loads: tuple[str, ...]  # repository-relative .bzl files it loads, transitively
     error: str  # why it could not be evaluated; "" when it was
