@@ -9,6 +9,7 @@ Bazel, so the expectations are Bazel's, not ours.
 
 from __future__ import annotations
 
+import datetime
 import json
 import shutil
 import subprocess
@@ -25,6 +26,7 @@ from oracle_gate.bazel import starlark
 from oracle_gate.bazel.query import bazel_query_edges
 from oracle_gate.graph import PackageGraph, load_graph
 from oracle_gate.repo.trees import GitTree
+from oracle_gate.select import select_diff
 
 FG = 'filegroup(name = "{name}", srcs = {srcs})\n'
 
@@ -809,6 +811,91 @@ def test_labels_into_a_local_repository_of_the_tree_are_edges(repo: GitRepo, rea
         )
 
 
+# A vendored C library whose BUILD file lives beside its directory (Bazel 4.2.3 agrees:
+# ``rdeps(//..., @x//:foo.c)`` is ``//app``, and ``deps(@x//:lib)`` holds ``//lib:y``).
+_VENDORED = {
+    "WORKSPACE": (
+        "new_local_repository(\n"
+        '    name = "x",\n'
+        '    path = "third_party/x",\n'
+        '    build_file = "//third_party:x.BUILD",\n'
+        ")\n"
+    ),
+    "third_party/BUILD": "",
+    "third_party/x.BUILD": FG.format(name="lib", srcs='glob(["*.c"]) + ["@//lib:y"]'),
+    "third_party/x/foo.c": "int f;\n",
+    "app/BUILD": FG.format(name="app", srcs='["@x//:lib"]'),
+    "lib/BUILD": FG.format(name="y", srcs='["y.txt"]'),
+    "lib/y.txt": "",
+    "other/BUILD": FG.format(name="o", srcs="[]"),
+}
+
+
+def _affected(repo: GitRepo, base: str, head: str) -> set[str]:
+    return set(select_diff(repo.path, base, head, datetime.date(2026, 12, 1)).affected)
+
+
+def test_a_new_local_repository_is_a_node_its_build_file_gives_edges(
+    repo: GitRepo, reader: str
+) -> None:
+    graph = load_graph(GitTree(repo.path, _commit(repo, _VENDORED)))
+    assert graph.node_of("third_party/x/foo.c") == "third_party/x"
+    assert graph.dependents(["third_party/x"]) == {"app"}
+    assert graph.dependents(["lib"]) == {"third_party/x", "app"}
+    assert graph.why("third_party/x", "lib") == "third_party/x.BUILD:1 names @//lib:y"
+    assert graph.dependents(["other"]) == set()
+
+
+@pytest.mark.parametrize(
+    ("path", "affected"),
+    [
+        ("third_party/x/foo.c", {"third_party/x", "app"}),  # the vendored code
+        ("third_party/x.BUILD", {"third_party", "third_party/x", "app"}),  # its BUILD file
+        ("other/o.txt", {"other"}),  # the honest neighbour: nothing names it
+    ],
+)
+def test_a_change_of_a_new_local_repository_selects_its_dependents(
+    repo: GitRepo, path: str, affected: set[str]
+) -> None:
+    base = _commit(repo, _VENDORED)
+    repo.write(path, repo.read(path) + "# edited\n" if path in _VENDORED else "new\n")
+    assert _affected(repo, base, repo.commit("edit")) == affected
+
+
+def test_an_edge_a_patch_adds_to_a_build_file_repository_is_read_from_head(repo: GitRepo) -> None:
+    files = {**_VENDORED, "third_party/x.BUILD": FG.format(name="lib", srcs='glob(["*.c"])')}
+    base = _commit(repo, files)
+    repo.write("third_party/x.BUILD", _VENDORED["third_party/x.BUILD"])
+    repo.write("lib/y.txt", "changed\n")
+    assert _affected(repo, base, repo.commit("edit")) >= {"lib", "third_party/x", "app"}
+
+
+def test_build_file_content_is_read_where_it_is_written(repo: GitRepo, reader: str) -> None:
+    inline = FG.format(name="lib", srcs='["@//lib:y"]').strip().replace('"', '\\"')
+    files = {
+        **_VENDORED,
+        "WORKSPACE": (
+            f'new_local_repository(name = "x", path = "third_party/x", '
+            f'build_file_content = "{inline}")\n'
+        ),
+    }
+    del files["third_party/x.BUILD"]
+    graph = load_graph(GitTree(repo.path, _commit(repo, files)))
+    assert graph.dependents(["lib"]) == {"third_party/x", "app"}
+    assert graph.loaders("WORKSPACE") == frozenset({"third_party/x"})
+
+
+def test_a_build_file_from_outside_the_tree_may_name_every_package(
+    repo: GitRepo, reader: str
+) -> None:
+    files = {**_VENDORED, "WORKSPACE": _VENDORED["WORKSPACE"].replace("//third_party", "@y//")}
+    graph = load_graph(GitTree(repo.path, _commit(repo, files)))
+    assert graph.dependents(["other"]) == {"third_party/x", "app"}
+    assert graph.approximate == (
+        "WORKSPACE gives third_party/x a BUILD file not in the tree: it may name every package",
+    )
+
+
 def test_a_computed_label_depends_on_every_package_under_its_prefix(
     repo: GitRepo, reader: str
 ) -> None:
@@ -1041,6 +1128,30 @@ def test_truth_is_what_bazel_query_reports(tmp_path: Path) -> None:
     finally:
         subprocess.run(["bazel", "shutdown"], cwd=root, capture_output=True, timeout=120)
     assert failures == []
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(shutil.which("bazel") is None, reason="bazel is not on PATH")
+def test_bazel_agrees_a_new_local_repository_links_its_users_to_its_files(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    for path, text in _VENDORED.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    (root / ".bazelrc").write_text(f"startup --output_user_root={tmp_path / 'bazel-root'}\n")
+
+    def query(expression: str) -> set[str]:
+        done = subprocess.run(
+            ["bazel", "query", expression], cwd=root, capture_output=True, text=True, timeout=600
+        )
+        assert done.returncode == 0, done.stderr
+        return set(done.stdout.split())
+
+    try:
+        assert "//app:app" in query("rdeps(//..., @x//:foo.c)")
+        assert "//lib:y" in query("deps(@x//:lib)")
+        assert "//other:o" not in query("rdeps(//..., @x//:foo.c)")
+    finally:
+        subprocess.run(["bazel", "shutdown"], cwd=root, capture_output=True, timeout=120)
 
 
 def _gate_behind_a_macro_then_helper_edited(repo: GitRepo, impl: str) -> str:

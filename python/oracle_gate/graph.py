@@ -184,6 +184,17 @@ def _bazel_ignored(tree: Tree, files: tuple[str, ...]) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
+class _BuildFileRepository:
+    """A ``new_local_repository``: a directory of the tree whose BUILD file is given apart,
+    as a label (``build_file``) or inline (``build_file_content``)."""
+
+    root: str
+    declared_in: str  # the WORKSPACE file
+    build_file: str | None
+    content: str | None
+
+
+@dataclass(frozen=True)
 class _Repositories:
     """Where Bazel repositories start in the tree, and the names each calls itself."""
 
@@ -192,6 +203,7 @@ class _Repositories:
     # The names the main repository gives the others in the tree (``local_repository(name,
     # path)``), and its own names, each with its root: ``@vendored//lib`` from any of them.
     named: Mapping[str, str] = field(default_factory=dict)
+    built: tuple[_BuildFileRepository, ...] = ()
 
     def root_of(self, repo: str | None, workspace: str) -> str | None:
         """The root of the repository a label of ``workspace`` names, or None: one not in
@@ -213,6 +225,7 @@ def _repositories(tree: Tree, markers: Mapping[str, list[str]]) -> _Repositories
     """
     local: dict[str, set[str]] = {}  # path -> the names the root gives it
     names: dict[str, frozenset[str]] = {}
+    built: list[_BuildFileRepository] = []
     for root in sorted(markers):
         own: set[str] = set()
         for path in markers[root]:
@@ -222,12 +235,37 @@ def _repositories(tree: Tree, markers: Mapping[str, list[str]]) -> _Repositories
                     for where in _strings(call, ("path",)):
                         given = local.setdefault(posixpath.normpath(where), set())
                         given |= _strings(call, ("name", "module_name"))
+                        found = _built(call, path, posixpath.normpath(where))
+                        built.extend([found] if found else [])
         names[root] = frozenset(own)
+    # A build_file repository needs no WORKSPACE of its own: Bazel writes one.
     roots = frozenset({""} | {root for root in markers if root in local})
+    roots |= {repository.root for repository in built}
     named = {name: root for root in sorted(roots - {""}) for name in local[root]}
     named.update(dict.fromkeys(names.get("", ()), ""))
     return _Repositories(
-        roots=roots, names={root: names.get(root, frozenset()) for root in roots}, named=named
+        roots=roots,
+        names={root: names.get(root, frozenset()) for root in roots},
+        named=named,
+        built=tuple(built),
+    )
+
+
+def _built(call: Call, declared_in: str, root: str) -> _BuildFileRepository | None:
+    """The repository of a ``new_local_repository`` call in the tree, or None: another
+    call, or a path outside the tree."""
+    if (
+        call.function != "new_local_repository"
+        or root in (".", "..")
+        or root.startswith(("/", "../"))
+    ):
+        return None
+    build_file, content = call.get("build_file"), call.get("build_file_content")
+    return _BuildFileRepository(
+        root=root,
+        declared_in=declared_in,
+        build_file=build_file if isinstance(build_file, str) else None,
+        content=content if isinstance(content, str) else None,
     )
 
 
@@ -341,6 +379,7 @@ def _scan(tree: Tree) -> _Scan:
             scan.gates[directory] = source
             scan.packages[directory] = source.package_object(directory)
     _add_bzl_labels(scan, tree, bzl_files, repositories, sorted_dirs)
+    _add_built(scan, tree, files, repositories, sorted_dirs)
     if isinstance(tree, GitTree):
         _add_links(scan, tree.link_targets(), files, sorted_dirs)
     contents = _read(tree, matrix_files)
@@ -356,6 +395,45 @@ def _scan(tree: Tree) -> _Scan:
         scan.packages[directory] = Package(path=directory, matrix=matrix)
         scan.nodes.add(directory)
     return scan
+
+
+def _add_built(
+    scan: _Scan,
+    tree: Tree,
+    files: tuple[str, ...],
+    repositories: _Repositories,
+    sorted_dirs: list[str],
+) -> None:
+    """Each ``new_local_repository`` of the tree as one node: its directory's files are
+    its sources, what its BUILD file names are its edges, and a change of that BUILD file
+    (or of the WORKSPACE that holds it inline) changes it."""
+    for repository in repositories.built:
+        root = repository.root
+        scan.nodes.add(root)
+        scan.workspace_of.setdefault(root, root)
+        written = repository.build_file
+        path = written and _loaded_path(written, "", "", repositories)
+        if path is not None and _listed(files, path):
+            text, source = tree.read(path), path
+        elif written is None and repository.content is not None:
+            text, source = repository.content.encode(), repository.declared_in
+        else:
+            # A BUILD file from outside the tree: its labels are unknown here.
+            why = f"{repository.declared_in} gives {root} a BUILD file not in the tree: " + (
+                "it may name every package"
+            )
+            scan.approximate.add((repository.declared_in, why))
+            for target in _label_targets("", True, "", sorted_dirs):
+                scan.add_edge(root, target, why)
+            continue
+        scan.loads.setdefault(source, set()).add(root)
+        build = parse_build(text, source)
+        _add_read(scan, build, root, source, "", root, repositories, sorted_dirs)
+
+
+def _listed(files: tuple[str, ...], path: str) -> bool:
+    index = bisect.bisect_left(files, path)
+    return index < len(files) and files[index] == path
 
 
 def _add_links(
@@ -808,7 +886,9 @@ def derive_graph(
     paths = [path for change in changes for path in (change.path, change.old_path) if path]
     # A symbolic link the diff adds or edits may be one Bazel follows (``_add_links``).
     linked = isinstance(head, GitTree) and any(head.is_link(path) for path in paths)
-    if mode != "static" or not parent.derivable or linked or any(map(_graph_input, paths)):
+    # A file some BUILD reads as a whole (a new_local_repository's build_file) is an input.
+    read = any(parent.loaders(path) for path in paths)
+    if mode != "static" or not parent.derivable or linked or read or any(map(_graph_input, paths)):
         return load_graph(head, mode, former=frozenset(parent.packages))
     if all(change.kind is ChangeKind.MODIFIED for change in changes):
         return parent
