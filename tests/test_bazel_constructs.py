@@ -862,6 +862,19 @@ def test_a_change_of_a_new_local_repository_selects_its_dependents(
     assert _affected(repo, base, repo.commit("edit")) == affected
 
 
+def test_a_build_file_with_a_docs_suffix_still_changes_its_repository(repo: GitRepo) -> None:
+    """A build_file may have any name; ``x.BUILD.md`` is in the docs lane, which selects
+    nothing by itself, yet Bazel reads it as the repository's BUILD file."""
+    files = {
+        **{path: text for path, text in _VENDORED.items() if path != "third_party/x.BUILD"},
+        "WORKSPACE": _VENDORED["WORKSPACE"].replace("x.BUILD", "x.BUILD.md"),
+        "third_party/x.BUILD.md": _VENDORED["third_party/x.BUILD"],
+    }
+    base = _commit(repo, files)
+    repo.write("third_party/x.BUILD.md", files["third_party/x.BUILD.md"] + "# edited\n")
+    assert {"third_party/x", "app"} <= _affected(repo, base, repo.commit("edit"))
+
+
 def test_an_edge_a_patch_adds_to_a_build_file_repository_is_read_from_head(repo: GitRepo) -> None:
     files = {**_VENDORED, "third_party/x.BUILD": FG.format(name="lib", srcs='glob(["*.c"])')}
     base = _commit(repo, files)

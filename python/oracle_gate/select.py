@@ -204,7 +204,13 @@ class _Selector:
             self.source(self.facts.parent_graph.node_of(old_path), origin)
         if package is not None:
             self.source(package.path, origin)
-        for path in sorted({change.path, old_path}):
+        self.read_by_builds(laned)
+
+    def read_by_builds(self, laned: LanedPath) -> None:
+        """A file BUILD files read (a ``.bzl`` they load, a repository's ``build_file``)
+        changes each of them, in either tree, whatever its lane."""
+        change = laned.change
+        for path in sorted({change.path, change.old_path or change.path}):
             for loader in sorted(
                 {*self.head.loaders(path), *self.facts.parent_graph.loaders(path)}
             ):
@@ -219,6 +225,7 @@ class _Selector:
         if change.kind is not ChangeKind.ADDED:
             old_path = change.old_path or change.path
             self.source(self.facts.parent_graph.bazel_package_of(old_path), origin)
+        self.read_by_builds(laned)
 
     def loaded(self, loader: str, bzl: str, path: str) -> None:
         """``loader``'s BUILD file loads the changed ``bzl``: as if that BUILD file changed."""
