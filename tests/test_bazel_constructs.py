@@ -1167,6 +1167,22 @@ def test_bazel_agrees_a_new_local_repository_links_its_users_to_its_files(tmp_pa
         subprocess.run(["bazel", "shutdown"], cwd=root, capture_output=True, timeout=120)
 
 
+@pytest.mark.e2e
+@pytest.mark.skipif(shutil.which("bazel") is None, reason="bazel is not on PATH")
+def test_the_bazel_graph_keeps_edges_into_a_repository_of_the_tree(repo: GitRepo) -> None:
+    """``bazel query`` lists the main repository's inputs only: ``//app`` naming ``@x//:lib``
+    is not among them, so that edge keeps its static reading."""
+    repo.write(".gitignore", "/bazel-*\n")
+    repo.write(".bazelrc", f"startup --output_user_root={repo.path.parent / 'bazel-root'}\n")
+    head = _commit(repo, _VENDORED)
+    try:
+        graph = load_graph(GitTree(repo.path, head), mode="bazel", timeout=600)
+    finally:
+        subprocess.run(["bazel", "shutdown"], cwd=repo.path, capture_output=True, timeout=120)
+    assert graph.dependents(["third_party/x"]) == {"app"}
+    assert graph.dependents(["lib"]) == {"third_party/x", "app"}
+
+
 def _gate_behind_a_macro_then_helper_edited(repo: GitRepo, impl: str) -> str:
     """A gate in ``a`` that reaches ``helpers`` only through a macro; returns the base commit.
 

@@ -840,12 +840,13 @@ def load_graph(
     approximate = scan.approximate
     if mode == "bazel":
         workspace = bazel_workspace(tree)
-        # Bazel answers for the root workspace; nested workspaces keep static edges.
+        # Bazel answers inside the root workspace; an edge into or out of another
+        # repository of the tree (``@vendored//lib``) keeps its static reading.
         static = scan.dependents
         scan.dependents = {}
         for target, found in static.items():
             for source, why in found.items():
-                if scan.workspace_of.get(source):
+                if scan.workspace_of.get(source) or scan.workspace_of.get(target):
                     scan.add_edge(source, target, why)
         for source, target, why in bazel_query_edges(workspace, timeout):
             scan.add_edge(source, target, why)
