@@ -419,9 +419,8 @@ def _add_built(
             text, source = repository.content.encode(), repository.declared_in
         else:
             # A BUILD file from outside the tree: its labels are unknown here.
-            why = f"{repository.declared_in} gives {root} a BUILD file not in the tree: " + (
-                "it may name every package"
-            )
+            why = f"{repository.declared_in} gives {root} a BUILD file not in the tree"
+            why += ": it may name every package"
             scan.approximate.add((repository.declared_in, why))
             for target in _label_targets("", True, "", sorted_dirs):
                 scan.add_edge(root, target, why)
@@ -432,6 +431,7 @@ def _add_built(
 
 
 def _listed(files: tuple[str, ...], path: str) -> bool:
+    """Whether the tree's sorted ``files`` hold ``path``."""
     index = bisect.bisect_left(files, path)
     return index < len(files) and files[index] == path
 
