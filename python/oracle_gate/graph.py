@@ -21,7 +21,7 @@ import logging
 import posixpath
 import re
 from collections import defaultdict, deque
-from collections.abc import Callable, Container, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from oracle_gate.bazel import starlark
@@ -232,10 +232,10 @@ def _repositories(tree: Tree, markers: Mapping[str, list[str]]) -> _Repositories
             for call in parse_build(tree.read(path), path).calls:
                 own |= _strings(call, _NAME_KEYS.get(call.function, ()))
                 if root == "" and call.function in _LOCAL_REPOSITORY_CALLS:
-                    for where in _strings(call, ("path",)):
-                        given = local.setdefault(posixpath.normpath(where), set())
+                    for where in map(posixpath.normpath, _strings(call, ("path",))):
+                        given = local.setdefault(where, set())
                         given |= _strings(call, ("name", "module_name"))
-                        found = _built(call, path, posixpath.normpath(where))
+                        found = _built(call, path, where)
                         built.extend([found] if found else [])
         names[root] = frozenset(own)
     # A build_file repository needs no WORKSPACE of its own: Bazel writes one.
@@ -254,11 +254,7 @@ def _repositories(tree: Tree, markers: Mapping[str, list[str]]) -> _Repositories
 def _built(call: Call, declared_in: str, root: str) -> _BuildFileRepository | None:
     """The repository of a ``new_local_repository`` call in the tree, or None: another
     call, or a path outside the tree."""
-    if (
-        call.function != "new_local_repository"
-        or root in (".", "..")
-        or root.startswith(("/", "../"))
-    ):
+    if call.function != "new_local_repository" or root == "." or _outside_tree(root):
         return None
     build_file, content = call.get("build_file"), call.get("build_file_content")
     return _BuildFileRepository(
@@ -430,10 +426,10 @@ def _add_built(
         _add_read(scan, build, root, source, "", root, repositories, sorted_dirs)
 
 
-def _listed(files: tuple[str, ...], path: str) -> bool:
-    """Whether the tree's sorted ``files`` hold ``path``."""
-    index = bisect.bisect_left(files, path)
-    return index < len(files) and files[index] == path
+def _listed(ordered: Sequence[str], path: str) -> bool:
+    """Whether the sorted ``ordered`` holds ``path``."""
+    index = bisect.bisect_left(ordered, path)
+    return index < len(ordered) and ordered[index] == path
 
 
 def _add_links(
@@ -477,17 +473,21 @@ def _link_end(link: str, links: Mapping[str, str]) -> str | None:
     for _hop in range(MAX_LINK_HOPS):
         text = links[current]
         current = posixpath.normpath(posixpath.join(posixpath.dirname(current), text))
-        if posixpath.isabs(text) or current == ".." or current.startswith("../"):
+        if _outside_tree(current):
             return None
         if current not in links:
             return current
     return None
 
 
+def _outside_tree(path: str) -> bool:
+    """Whether a normalized ``path`` leaves the repository (absolute, or up from its root)."""
+    return posixpath.isabs(path) or path == ".." or path.startswith("../")
+
+
 def _at_or_under(directory: str, ordered: list[str]) -> list[str]:
     """The paths of ``ordered`` (sorted) that are ``directory`` or lie below it."""
-    index = bisect.bisect_left(ordered, directory)
-    found = [directory] if index < len(ordered) and ordered[index] == directory else []
+    found = [directory] if _listed(ordered, directory) else []
     first = bisect.bisect_left(ordered, f"{directory}/")
     for path in itertools.islice(ordered, first, None):
         if not path.startswith(f"{directory}/"):

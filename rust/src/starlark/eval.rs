@@ -392,6 +392,8 @@ impl Run<'_> {
                         + eval.frozen_heap().allocated_bytes()
                         > MAX_HEAP_BYTES
                     {
+                        // The sum starlark-rust's check_heap_size_limit() tests; its
+                        // result type is not public.
                         format!(
                             "{EXHAUSTED} {} MiB of memory evaluating {path}, \
                              more than any BUILD file needs",
