@@ -1039,6 +1039,36 @@ def test_a_macro_that_builds_gigabytes_fails_closed(repo: GitRepo) -> None:
     )
 
 
+def _hoarding_modules(rows: str) -> dict[str, str]:
+    """Eight .bzl files, each keeping a ``rows`` x 1000 table, all loaded by ``a``."""
+    files = {f"tools/c{i}.bzl": f"X = [[0] * 1000 for i in range({rows})]\n" for i in range(8)}
+    loads = "".join(f'load("//tools:c{i}.bzl", X{i} = "X")\n' for i in range(8))
+    return {
+        **files,
+        "tools/BUILD": "",
+        "helpers/BUILD": FG.format(name="h", srcs="[]"),
+        "a/BUILD": loads + FG.format(name="a", srcs='["//helpers:h"][:len(X0)]'),
+    }
+
+
+def test_bzl_files_that_keep_gigabytes_between_them_fail_closed(repo: GitRepo) -> None:
+    """Each file under its own 1 GiB, eight files keep 2.4 GiB until the run ends: the
+    run's .bzl modules may keep 2 GiB together."""
+    if not starlark.available():
+        pytest.skip("the Python backend does not evaluate Starlark")
+    base = _commit(repo, _hoarding_modules("40"))  # the honest neighbour: 2.5 MB in all
+    graph = load_graph(GitTree(repo.path, base))
+    assert graph.dependents(["helpers"]) == {"a"} and graph.approximate == ()
+    head = _commit(repo, _hoarding_modules("40000"))  # 300 MiB each
+    done = run("select", "--repo", str(repo.path), "--base", base, "--head", head)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(
+        "oracle-gate: error: a/BUILD: Starlark evaluation stopped after 2048 MiB of memory "
+        "for the .bzl files loaded up to tools/c"
+    ), done.stderr
+    assert len(done.stderr.splitlines()) == 1
+
+
 def test_a_plain_workspace_is_not_approximate(repo: GitRepo) -> None:
     graph = load_graph(GitTree(repo.path, _commit(repo, WORKSPACES["own_workspace_name"])))
     assert graph.approximate == ()

@@ -7,6 +7,7 @@
 //! that records its arguments' labels.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
@@ -59,6 +60,8 @@ struct Run<'a> {
     bzl: &'a HashMap<String, String>,
     repositories: &'a Repositories,
     modules: Mutex<HashMap<String, Arc<Result<Loaded, String>>>>,
+    /// The heap bytes of the `.bzl` modules in `modules`, kept until the run ends.
+    kept_bytes: AtomicUsize,
     /// Opaque modules by label and symbols: every BUILD file of a monorepo loads the
     /// same few rule sets, and freezing a module costs more than evaluating most files.
     opaque: Mutex<HashMap<(String, Vec<String>), FrozenModule>>,
@@ -201,17 +204,34 @@ impl Run<'_> {
         let mut chain = chain.to_vec();
         chain.push(path.to_owned());
         let workspace = self.workspace_of(path);
-        let result = self.evaluate(path, &self.bzl[path], &workspace, package, &chain, true);
-        let result = Arc::new(result.map(|evaluated| Loaded {
-            module: evaluated.module.unwrap(),
-            files: evaluated.files,
-        }));
+        let result = self
+            .evaluate(path, &self.bzl[path], &workspace, package, &chain, true)
+            .and_then(|evaluated| self.keep(path, evaluated));
+        let result = Arc::new(result);
         self.modules
             .lock()
             .unwrap()
             .entry(path.to_owned())
             .or_insert(result)
             .clone()
+    }
+
+    /// A `.bzl` file's module, to be kept for the run: within `MAX_KEPT_BYTES` for all of
+    /// them, since each file's own limit alone would let many files fill the memory.
+    fn keep(&self, path: &str, evaluated: Evaluated) -> Result<Loaded, String> {
+        let module = evaluated.module.unwrap();
+        let bytes = module.frozen_heap().allocated_bytes();
+        if self.kept_bytes.fetch_add(bytes, Ordering::Relaxed) + bytes > MAX_KEPT_BYTES {
+            return Err(format!(
+                "{EXHAUSTED} {} MiB of memory for the .bzl files loaded up to {path}, \
+                 more than any repository's .bzl files need",
+                MAX_KEPT_BYTES >> 20
+            ));
+        }
+        Ok(Loaded {
+            module,
+            files: evaluated.files,
+        })
     }
 
     /// The opaque module for `symbols` of `label`, made once per run.
@@ -538,6 +558,11 @@ const MAX_TICKS: u64 = 100_000_000;
 /// machine down, nor send the file to the static reader.
 const MAX_HEAP_BYTES: usize = 1 << 30;
 
+/// The memory the `.bzl` modules of one run may keep together (their frozen heaps). A
+/// monorepo's `.bzl` files keep some tens of megabytes; a patch that spreads its bulk
+/// over many files, each under `MAX_HEAP_BYTES`, must be stopped as well.
+const MAX_KEPT_BYTES: usize = 2 << 30;
+
 /// How the error of a file whose evaluation ran out of steps or memory starts; the driver
 /// (`bazel/starlark.py`) rejects the patch on it.
 const EXHAUSTED: &str = "Starlark evaluation stopped after";
@@ -661,6 +686,7 @@ pub fn evaluate_all(
         bzl,
         repositories,
         modules: Mutex::new(HashMap::new()),
+        kept_bytes: AtomicUsize::new(0),
         opaque: Mutex::new(HashMap::new()),
         interpret_all,
         tree,
