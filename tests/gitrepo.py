@@ -7,6 +7,9 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
+import threading
+from collections.abc import Mapping
 from pathlib import Path
 
 from oracle_gate.cli import main
@@ -15,7 +18,7 @@ from oracle_gate.gate import check
 from oracle_gate.locks import relock
 from oracle_gate.report import Report
 
-__all__ = ["TODAY", "GitRepo", "oracle_gate_on_path", "run"]
+__all__ = ["TODAY", "GitRepo", "oracle_gate_on_path", "run", "run_measured"]
 
 TODAY = datetime.date(2026, 11, 30)
 
@@ -31,6 +34,33 @@ def run(*args: str, cwd: Path | None = None, **env: str) -> subprocess.Completed
         timeout=120,
         check=False,
     )
+
+
+def run_measured(
+    *args: str, env: Mapping[str, str] | None = None, timeout: float = 120
+) -> tuple[subprocess.CompletedProcess[str], int]:
+    """``run``, and the child's own peak resident memory in KiB.
+
+    ``os.wait4`` on the child gives its own peak; ``RUSAGE_CHILDREN`` would give the
+    largest of every child the test process ever waited for, another test's included.
+    A child still running at ``timeout`` is killed.
+    """
+    command = [sys.executable, "-m", "oracle_gate", *args]
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        child = subprocess.Popen(command, stdout=out, stderr=err, env=env or os.environ)
+        # A watchdog, not a wait with a timeout: the child must stay unreaped until wait4.
+        watchdog = threading.Timer(timeout, child.kill)
+        watchdog.start()
+        try:
+            _, status, usage = os.wait4(child.pid, 0)
+        finally:
+            watchdog.cancel()
+        child.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode(), err.read().decode()
+    done = subprocess.CompletedProcess(command, child.returncode, stdout, stderr)
+    return done, usage.ru_maxrss
 
 
 def oracle_gate_on_path(bin_dir: Path) -> dict[str, str]:

@@ -16,9 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-import threading
 import time
 from collections.abc import Iterator
 
@@ -26,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gitrepo import GitRepo
+from gitrepo import GitRepo, run_measured
 
 PKG = "libs/codec"
 EVENT = "<merge_group event>"
@@ -125,7 +122,7 @@ def _run(repo: GitRepo, base: str, name: str, text: bytes) -> tuple[int, str, fl
     repo.git("checkout", "-q", "-f", "--detach", base)
     repo.git("clean", "-q", "-fdx")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "CI_MERGE"))}
-    args = [sys.executable, "-m", "oracle_gate", "check", "--repo", str(repo.path)]
+    args = ["check", "--repo", str(repo.path)]
     if name == EVENT:
         event = repo.path.parent / "event.json"
         event.write_bytes(text)
@@ -137,19 +134,8 @@ def _run(repo: GitRepo, base: str, name: str, text: bytes) -> tuple[int, str, fl
     repo.git("add", "-A")
     repo.git("commit", "-q", "--no-verify", "-m", f"fuzz {name}")
     started = time.monotonic()
-    child = subprocess.Popen(
-        args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, text=True
-    )
-    # A watchdog instead of communicate(timeout=...): the child must stay unreaped
-    # until os.wait4, which gives its own peak RSS.
-    watchdog = threading.Timer(LIMIT_SECONDS * 3, child.kill)
-    watchdog.start()
-    assert child.stderr is not None
-    stderr = child.stderr.read()
-    _, status, usage = os.wait4(child.pid, 0)
-    watchdog.cancel()
-    child.returncode = os.waitstatus_to_exitcode(status)
-    return child.returncode, stderr, time.monotonic() - started, usage.ru_maxrss
+    done, peak_kib = run_measured(*args, env=env, timeout=LIMIT_SECONDS * 3)
+    return done.returncode, done.stderr, time.monotonic() - started, peak_kib
 
 
 def _report(record: dict[str, object]) -> None:
