@@ -309,7 +309,7 @@ def _graph_outcome(
         if native:
             patched.setattr(backend, "_load", lambda: ("native", _native))
         try:
-            return load_graph(GitTree(repo.path, commit)).packages
+            return dict(load_graph(GitTree(repo.path, commit)).packages)
         except ConfigError as error:
             return str(error)
 

@@ -21,8 +21,9 @@ import logging
 import posixpath
 import re
 from collections import defaultdict, deque
-from collections.abc import Callable, Container, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, KeysView, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar, overload
 
 from oracle_gate.bazel import starlark
 from oracle_gate.bazel.buildfile import (
@@ -38,7 +39,13 @@ from oracle_gate.bazel.glob import package_files
 from oracle_gate.bazel.labels import BUILD_NAMES, WORKSPACE_MARKERS, parse_label
 from oracle_gate.bazel.query import BAZEL_TIMEOUT_SECONDS, bazel_query_edges, bazel_workspace
 from oracle_gate.bazel.starlark import Evaluated
-from oracle_gate.config.matrix import MATRIX_FILE, gate_matrix, native_gate_matrix, parse_matrix
+from oracle_gate.config.matrix import (
+    MATRIX_FILE,
+    gate_matrix,
+    native_gate_deps,
+    native_gate_matrix,
+    parse_matrix,
+)
 from oracle_gate.errors import ConfigError
 from oracle_gate.frozen import quick_init
 from oracle_gate.model import Change, ChangeKind, Matrix, Package
@@ -53,6 +60,7 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 GRAPH_MODES = ("static", "bazel")
 # Files whose bytes (not only their presence) the graph is built from.
@@ -109,7 +117,7 @@ class _GateSource:
 class _Scan:
     """What one tree declares, before it becomes a graph."""
 
-    packages: dict[str, Package] = field(default_factory=dict)
+    packages: _Packages = field(default_factory=lambda: _Packages())
     nodes: set[str] = field(default_factory=set)
     # Reverse adjacency: target -> {source: why}, the first declaration of an edge kept.
     dependents: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -373,7 +381,8 @@ def _scan(tree: Tree) -> _Scan:
             blob = blob_ids.get(path) or ""
             source = _GateSource(read, path, package, workspace, blob, owned, native_matrix)
             scan.gates[directory] = source
-            scan.packages[directory] = source.package_object(directory)
+            lazy = native_matrix is not None
+            scan.packages.add(directory, source if lazy else source.package_object(directory))
     _add_bzl_labels(scan, tree, bzl_files, repositories, sorted_dirs)
     _add_built(scan, tree, files, repositories, sorted_dirs)
     if isinstance(tree, GitTree):
@@ -388,7 +397,7 @@ def _scan(tree: Tree) -> _Scan:
                 f"the package declares its matrix twice, here and in {other}; keep one", path
             )
         matrix = parse_matrix(contents[path], path)
-        scan.packages[directory] = Package(path=directory, matrix=matrix)
+        scan.packages.add(directory, Package(path=directory, matrix=matrix))
         scan.nodes.add(directory)
     return scan
 
@@ -621,7 +630,7 @@ def _evaluate(
     if not starlark.available():
         return {}, set(), []
     if isinstance(tree, GitTree):
-        linked |= {path for path in builds.values() if tree.is_link(path)}
+        linked |= {p for p in tree.links() if builds.get(posixpath.dirname(p)) == p}
     seen = [path for path in files if path not in not_utf8] if not_utf8 else list(files)
     paths = [path for path in builds.values() if path not in not_utf8]
     contents = read_builds(paths)
@@ -780,6 +789,61 @@ def _add_loads(
             scan.read_loads.setdefault(loaded, set()).add(directory)
 
 
+class _Packages(Mapping[str, Package]):
+    """Packages by directory, where a gate the native core read plainly right is built
+    on first look: a cold ``select`` needs the rows of the gates it selects only, and
+    building every gate's rows was a fifth of its time. Such a gate cannot fail to
+    build (the core found its matrix right), so no error waits for the first look.
+    """
+
+    def __init__(self, entries: Mapping[str, Package | _GateSource] | None = None) -> None:
+        self._entries: dict[str, Package | _GateSource] = dict(entries or {})
+
+    def __getitem__(self, directory: str) -> Package:
+        found = self._entries[directory]
+        if isinstance(found, _GateSource):
+            found = self._entries[directory] = found.package_object(directory)
+        return found
+
+    @overload
+    def get(self, directory: str, /) -> Package | None: ...
+    @overload
+    def get(self, directory: str, /, default: Package | _T) -> Package | _T: ...
+    def get(self, directory: str, /, default: object = None) -> object:
+        # Mapping's own get pays for a KeyError on each directory that is not a package.
+        return self[directory] if directory in self._entries else default
+
+    def __contains__(self, directory: object) -> bool:
+        return directory in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def keys(self) -> KeysView[str]:
+        return self._entries.keys()
+
+    def add(self, directory: str, found: Package | _GateSource) -> None:
+        self._entries[directory] = found
+
+    def copy(self) -> _Packages:
+        return _Packages(self._entries)
+
+    def declared_deps(self) -> Iterator[tuple[str, str, tuple[str, ...]]]:
+        """Each package's directory, matrix file and ``deps``, building no gate."""
+        for directory, found in self._entries.items():
+            if isinstance(found, _GateSource):
+                yield (
+                    directory,
+                    posixpath.basename(found.path),
+                    native_gate_deps(found.native_matrix),
+                )
+            else:
+                yield directory, found.matrix_file, found.matrix.deps
+
+
 # Gate matrices by (BUILD blob id, directory, workspace, the package's files):
 # everything a matrix depends on, so a hit is exact. Cleared with the parse cache's size.
 _GATES: dict[tuple[str, str, str, tuple[str, ...]], Package] = {}
@@ -799,7 +863,7 @@ def _gate_package(source: _GateSource, directory: str) -> Package:
     )
 
 
-def load_packages(tree: Tree) -> dict[str, Package]:
+def load_packages(tree: Tree) -> Mapping[str, Package]:
     """Every package of ``tree`` (invariants.yaml or a BUILD gate), keyed by its directory.
 
     Raises:
@@ -903,11 +967,12 @@ def derive_graph(
     )
 
 
-def _resolve_dep(package: Package, dep: str) -> str:
-    """A deps entry (``../codec``, ``//libs/codec``, ``//libs/codec:gate``) as a directory."""
+def _resolve_dep(directory: str, dep: str) -> str:
+    """A deps entry (``../codec``, ``//libs/codec``, ``//libs/codec:gate``) of the package
+    in ``directory``, as a directory."""
     if dep.startswith("//"):
         return dep[2:].split(":", 1)[0].strip("/")
-    joined = posixpath.normpath(posixpath.join(package.path or ".", dep))
+    joined = posixpath.normpath(posixpath.join(directory or ".", dep))
     return "" if joined == "." else joined
 
 
@@ -932,7 +997,7 @@ class PackageGraph:
         approximate: tuple[str, ...] = (),
         former: frozenset[str] = frozenset(),
     ) -> None:
-        self.packages = dict(packages)
+        self.packages = packages.copy() if isinstance(packages, _Packages) else _Packages(packages)
         # Why some edges over-approximate (a computed label, a loaded .bzl file's labels).
         self.approximate = approximate
         # Built statically from a commit with no symlinked BUILD or matrix file:
@@ -944,10 +1009,10 @@ class PackageGraph:
         # fresh process ~0.3 s. The caller's dicts are never changed: a ``deps`` edge
         # goes into a copy.
         self._dependents_of: dict[str, Mapping[str, str]] = dict(dependents or {})
-        for package in self.packages.values():
-            declared_in = package.join(package.matrix_file)
-            for dep in package.matrix.deps:
-                target = _resolve_dep(package, dep)
+        for directory, matrix_file, deps in self.packages.declared_deps():
+            declared_in = posixpath.join(directory, matrix_file)
+            for dep in deps:
+                target = _resolve_dep(directory, dep)
                 known = target in self.packages or target in former
                 if not known or target.startswith(".."):
                     raise ConfigError(
@@ -955,9 +1020,9 @@ class PackageGraph:
                         declared_in,
                     )
                 found = self._dependents_of.get(target, {})
-                if target != package.path and package.path not in found:
+                if target != directory and directory not in found:
                     why = f"{declared_in} deps {dep}"
-                    self._dependents_of[target] = {**found, package.path: why}
+                    self._dependents_of[target] = {**found, directory: why}
         self._nodes = {
             *self._owners,
             *self._dependents_of,
@@ -979,7 +1044,7 @@ class PackageGraph:
             if directory in self._gate_sources:
                 moved.setdefault(directory, set()).add(path)
         derived = copy.copy(self)
-        derived.packages = dict(self.packages)
+        derived.packages = self.packages.copy()
         derived._gate_sources = dict(self._gate_sources)
         for directory, paths in moved.items():
             source = self._gate_sources[directory]
@@ -990,7 +1055,7 @@ class PackageGraph:
             # The native core's matrix was for the old files: gate_matrix builds it anew.
             source = dataclasses.replace(source, owned=tuple(sorted(owned)), native_matrix=None)
             derived._gate_sources[directory] = source
-            derived.packages[directory] = source.package_object(directory)
+            derived.packages.add(directory, source.package_object(directory))
         return derived
 
     def package_of(self, path: str) -> Package | None:

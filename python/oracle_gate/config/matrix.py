@@ -26,7 +26,13 @@ from oracle_gate.config.schema import (
 from oracle_gate.errors import ConfigError, GateError
 from oracle_gate.model import Budget, Matrix, Row
 
-__all__ = ["MATRIX_FILE", "gate_matrix", "native_gate_matrix", "parse_matrix"]
+__all__ = [
+    "MATRIX_FILE",
+    "gate_matrix",
+    "native_gate_deps",
+    "native_gate_matrix",
+    "parse_matrix",
+]
 
 MATRIX_FILE = "invariants.yaml"
 SUPPORTED_VERSION = 1
@@ -329,6 +335,11 @@ def native_gate_matrix(found: object) -> tuple[Matrix, str]:
         ),
     )
     return matrix, name
+
+
+def native_gate_deps(found: object) -> tuple[str, ...]:
+    """The ``deps`` of ``native_gate_matrix(found)``'s matrix, building none of it."""
+    return cast("tuple[str, ...]", cast("tuple[object, ...]", found)[4])
 
 
 @functools.lru_cache(maxsize=1024)

@@ -306,6 +306,10 @@ class GitTree:
         """Whether ``path`` is committed as a symbolic link: its content is another blob's."""
         return path in self._listing[1]
 
+    def links(self) -> frozenset[str]:
+        """Every path committed as a symbolic link (``is_link``), to scan the few of them."""
+        return frozenset(self._listing[1])
+
     def link_targets(self) -> dict[str, str]:
         """Each symbolic link the commit holds, with the text it points to."""
         oids, links = self._listing
