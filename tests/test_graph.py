@@ -152,6 +152,21 @@ def test_bazelignore_hides_packages_as_bazel_does(repo: GitRepo) -> None:
     assert graph.nodes() == {"a"}
 
 
+def test_bazelignore_lines_are_read_as_bazel_reads_them(repo: GitRepo) -> None:
+    """Bazel 4.2.3 normalises each line as a path but never trims it (measured: `bazel
+    query //...` lists lib/a, lib/b and lib/h and no other package here)."""
+    lines = [" lib/a", "/lib/b", "lib/c/", "./lib/d", "lib//e", "lib/x/../f", "lib/g", "#lib/h"]
+    names = "abcdefgh"
+    graph = _graph(
+        repo,
+        {
+            ".bazelignore": "\n".join(lines[:-2]) + "\r\n" + "\r\n".join(lines[-2:]) + "\n",
+            **{f"lib/{name}/BUILD": _lib() for name in names},
+        },
+    )
+    assert graph.nodes() == {"lib/a", "lib/b", "lib/h"}
+
+
 def test_cycles_terminate_and_reach_around(repo: GitRepo) -> None:
     graph = _graph(repo, {"a/BUILD": _lib("//b"), "b/BUILD": _lib("//c"), "c/BUILD": _lib("//a")})
     assert graph.dependents(["a"]) == {"b", "c"}

@@ -486,3 +486,149 @@ def test_a_gate_is_not_selected_by_a_sibling_or_a_subpackage_of_another(repo: Gi
     selection = select_diff(repo.path, base, repo.commit("edit core"), TODAY)
     assert _rows(selection) == set()
     assert "jaxlibs/tools" in selection.affected
+
+
+# --- package boundaries a patch moves, and files reached through links ---------------------
+
+GLOBBED = 'filegroup(name = "l", srcs = glob(["**"]), visibility = ["//visibility:public"])\n'
+USER = LOAD + (
+    'filegroup(name = "a", srcs = ["//lib:l"])\n'
+    'oracle_gate(name = "oracle_gate", rows = [invariant(id = "all", globs = ["*"])])\n'
+)
+
+
+def _globbing_repo(repo: GitRepo, extra: dict[str, str] | None = None) -> str:
+    """``lib`` globs every file below it; the gate ``a`` names it."""
+    files = {"WORKSPACE": "", "lib/BUILD": GLOBBED, "lib/sub/x.txt": "1\n", "a/BUILD": USER}
+    for path, text in {**files, **(extra or {})}.items():
+        repo.write(path, text)
+    return repo.commit("lib globs its files; a names it")
+
+
+def _selected(repo: GitRepo, base: str, message: str) -> set[tuple[str, str]]:
+    return _rows(select_diff(repo.path, base, repo.commit(message), TODAY))
+
+
+def test_a_build_file_added_below_a_glob_selects_the_users_of_the_package_it_shrinks(
+    repo: GitRepo,
+) -> None:
+    """Adding lib/sub/BUILD takes sub/x.txt out of //lib:l: a's inputs changed."""
+    base = _globbing_repo(repo)
+    repo.write("lib/sub/BUILD", "")
+    assert _selected(repo, base, "a new package under lib") == {("a", "all")}
+
+
+def test_a_new_package_of_new_files_takes_nothing_from_the_package_around_it(
+    repo: GitRepo,
+) -> None:
+    base = _globbing_repo(repo)
+    repo.write("lib/fresh/BUILD", "")
+    repo.write("lib/fresh/y.txt", "1\n")
+    assert _selected(repo, base, "a new package of new files") == set()
+
+
+def test_a_build_file_deleted_below_a_glob_selects_the_users_of_the_package_it_grows(
+    repo: GitRepo,
+) -> None:
+    base = _globbing_repo(repo, {"lib/sub/BUILD": ""})
+    repo.remove("lib/sub/BUILD")
+    assert _selected(repo, base, "lib/sub joins lib") == {("a", "all")}
+
+
+def test_a_bazelignore_line_hiding_globbed_files_selects_the_users_of_their_package(
+    repo: GitRepo,
+) -> None:
+    base = _globbing_repo(repo, {"tools/gen/x.txt": "1\n"})
+    repo.write(".bazelignore", "lib/sub\n")
+    assert _selected(repo, base, "hide lib/sub") == {("a", "all")}
+    base = repo.commit("the base of the next patch")
+    repo.write(".bazelignore", "lib/sub\ntools/gen\n")  # in no package: no one's inputs
+    assert _selected(repo, base, "hide tools/gen too") == set()
+
+
+def test_an_edit_reached_through_a_link_out_of_every_package_selects_the_link_holder(
+    repo: GitRepo,
+) -> None:
+    """lib/f.txt -> ../data/f.txt: Bazel sees data/f.txt in lib, the patch edits data/."""
+    base = _globbing_repo(repo, {"data/f.txt": "1\n", "other/g.txt": "1\n"})
+    (repo.path / "lib" / "f.txt").symlink_to("../data/f.txt")
+    base = repo.commit("lib links a data file")
+    repo.write("other/g.txt", "2\n")
+    assert _selected(repo, base, "edit a file nothing links") == set()
+    base = repo.commit("the base of the next patch")
+    repo.write("data/f.txt", "2\n")
+    assert _selected(repo, base, "edit the linked file") == {("a", "all")}
+
+
+def test_a_build_file_linked_to_a_template_changes_with_the_template(repo: GitRepo) -> None:
+    template = 'filegroup(name = "l", srcs = {}, visibility = ["//visibility:public"])\n'
+    base = _globbing_repo(
+        repo, {"templates/lib.BUILD": template.format("[]"), "x/BUILD": GLOBBED}
+    )
+    repo.remove("lib/BUILD")
+    (repo.path / "lib" / "BUILD").symlink_to("../templates/lib.BUILD")
+    base = repo.commit("lib's BUILD file is a template")
+    repo.write("templates/lib.BUILD", template.format('["//x:l"]'))
+    assert _selected(repo, base, "the template names //x") == {("a", "all")}
+
+
+def test_a_bzl_file_loaded_through_a_link_changes_with_its_target(repo: GitRepo) -> None:
+    macro = "def grp(name):\n    native.filegroup(name = name, srcs = {})\n"
+    base = _globbing_repo(
+        repo,
+        {
+            "shared/defs.bzl": macro.format("[]"),
+            "tools/BUILD": "",
+            "x/BUILD": GLOBBED,
+            "b/BUILD": LOAD
+            + 'load("//tools:defs.bzl", "grp")\ngrp(name = "b")\n'
+            + 'oracle_gate(name = "oracle_gate", rows = [invariant(id = "all", globs = ["*"])])\n',
+        },
+    )
+    (repo.path / "tools" / "defs.bzl").symlink_to("../shared/defs.bzl")
+    base = repo.commit("tools/defs.bzl is shared/defs.bzl")
+    repo.write("shared/defs.bzl", macro.format('["//x:l"]'))
+    assert ("b", "all") in _selected(repo, base, "the macro names //x")
+
+
+def _vendored_repo(repo: GitRepo, workspace: str) -> str:
+    """@v's users: a names @v//u:u; tp/v1 and tp/v2 are two copies of @v, v2's naming lib."""
+    user = 'filegroup(name = "u", srcs = {}, visibility = ["//visibility:public"])\n'
+    files = {
+        "WORKSPACE": workspace,
+        "tp/v1/WORKSPACE": "",
+        "tp/v1/u/BUILD": user.format("[]"),
+        "tp/v2/WORKSPACE": "",
+        "tp/v2/u/BUILD": user.format('["@//lib:l"]'),
+        "tp/w/WORKSPACE": "",
+        "tp/w/x/BUILD": user.format('["@//lib:l"]').replace('"u"', '"x"', 1),
+        "lib/BUILD": GLOBBED,
+        "lib/f.txt": "1\n",
+        "a/BUILD": USER.replace("//lib:l", "@v//u:u"),
+        "other/BUILD": USER.replace("//lib:l", "@v//nothing"),
+    }
+    for path, text in files.items():
+        repo.write(path, text)
+    return repo.commit("a uses @v")
+
+
+def test_a_workspace_repointing_a_repository_selects_what_names_it(repo: GitRepo) -> None:
+    base = _vendored_repo(repo, 'local_repository(name = "v", path = "tp/v1")\n')
+    repo.write("WORKSPACE", 'local_repository(name = "v", path = "tp/v2")\n')
+    assert ("a", "all") in _selected(repo, base, "@v is tp/v2 now")
+    base = repo.commit("the base of the next patch")
+    repo.write("WORKSPACE", 'local_repository(name = "v", path = "tp/v2")\n# a comment\n')
+    assert _selected(repo, base, "a comment") == set()
+
+
+def test_a_repo_mapping_name_leads_to_the_repository_it_stands_for(repo: GitRepo) -> None:
+    """Inside @v, @dep is @w: a -> @v//u -> @dep//x (tp/w/x) -> lib."""
+    base = _vendored_repo(
+        repo,
+        'local_repository(name = "w", path = "tp/w")\n'
+        'local_repository(name = "v", path = "tp/v1", repo_mapping = {"@dep": "@w"})\n',
+    )
+    repo.write("tp/v1/u/BUILD", 'filegroup(name = "u", srcs = ["@dep//x:x"])\n')
+    base = repo.commit("@v uses @dep")
+    repo.write("lib/f.txt", "2\n")
+    assert _selected(repo, base, "edit lib") == {("a", "all")}

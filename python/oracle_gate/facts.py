@@ -2,20 +2,30 @@
 
 from __future__ import annotations
 
+import bisect
 import datetime
+import posixpath
 from dataclasses import dataclass
 from pathlib import Path
 
+from oracle_gate.bazel.labels import BUILD_NAMES, WORKSPACE_MARKERS
 from oracle_gate.config.notes import Notes, endorse, read_notes
 from oracle_gate.config.owners import CodeOwners, read_codeowners
 from oracle_gate.config.settings import Settings, read_settings
 from oracle_gate.globs import matches_any
-from oracle_gate.graph import PackageGraph, derive_graph, load_graph
+from oracle_gate.graph import BAZELIGNORE, PackageGraph, derive_graph, load_graph
 from oracle_gate.model import Change, ChangeKind, Diff, Finding, Lane, Package, Verdict
 from oracle_gate.repo.diff import read_diff
 from oracle_gate.repo.trees import GitTree
 
-__all__ = ["Facts", "LanedPath", "boundary_moves", "gather_facts", "rows_guarding"]
+__all__ = [
+    "Facts",
+    "LanedPath",
+    "bazel_boundary_moves",
+    "boundary_moves",
+    "gather_facts",
+    "rows_guarding",
+]
 
 
 @dataclass(frozen=True)
@@ -129,6 +139,65 @@ def boundary_moves(facts: Facts) -> dict[str, tuple[str, ...]]:
         if after is None or after.path != before.path:
             moved.setdefault(before.path, []).append(path)
     return {directory: tuple(paths) for directory, paths in sorted(moved.items())}
+
+
+def bazel_boundary_moves(facts: Facts) -> dict[str, str]:
+    """Bazel packages whose files changed with no diff entry of their own, each with the
+    change that moved them: a BUILD file the patch added or deleted, or a ``.bazelignore``
+    line, hands the files of that directory to another package (``glob(["**"])`` above
+    it sees them, or no longer does). Only files in both trees count: a new package of
+    new files takes nothing from the one around it.
+    """
+    parent, head = facts.parent_graph, facts.head_graph
+    causes: dict[str, str] = {}  # directory whose files may have moved -> the change
+    for change in facts.diff.changes:
+        if change.kind is ChangeKind.MODIFIED:
+            continue
+        for path in filter(None, (change.path, change.old_path)):
+            if posixpath.basename(path) in BUILD_NAMES:
+                causes.setdefault(posixpath.dirname(path), path)
+    for prefix in sorted(set(parent.ignored) ^ set(head.ignored)):
+        causes.setdefault(prefix.rstrip("/"), BAZELIGNORE)
+    moved = _repository_moves(facts)
+    files = facts.parent.files() if causes else ()
+    for directory, cause in sorted(causes.items()):
+        below = f"{directory}/" if directory else ""
+        for index in range(bisect.bisect_left(files, below), len(files)):
+            path = files[index]
+            if not path.startswith(below):
+                break
+            if facts.head.blob_id(path) is None:
+                continue  # deleted: judged as a deletion
+            before, after = parent.bazel_owner(path), head.bazel_owner(path)
+            if before != after:
+                for package in (before, after):
+                    if package is not None:
+                        moved.setdefault(package, cause)
+    return moved
+
+
+def _repository_moves(facts: Facts) -> dict[str, str]:
+    """The packages of each repository whose name now leads elsewhere (a WORKSPACE that
+    repoints ``local_repository(name = "v")``): what names ``@v`` names other code."""
+    parent, head = facts.parent_graph.repositories, facts.head_graph.repositories
+    roots = {
+        root
+        for name in parent.keys() | head.keys()
+        if parent.get(name) != head.get(name)
+        for root in (parent.get(name), head.get(name))
+        if root is not None
+    }
+    if not roots:
+        return {}
+    changed = [
+        c.path for c in facts.diff.changes if posixpath.basename(c.path) in WORKSPACE_MARKERS
+    ]
+    cause = min(changed, key=len, default="WORKSPACE")
+    return {
+        node: cause
+        for node in sorted(facts.head_graph.nodes())
+        if any(node == root or node.startswith(f"{root}/") or not root for root in roots)
+    }
 
 
 def gather_facts(

@@ -132,6 +132,10 @@ class _Scan:
     # Where edges over-approximate what the reader could not evaluate:
     # (the BUILD or .bzl file, why), for the report.
     approximate: set[tuple[str, str]] = field(default_factory=set)
+    # The directories .bazelignore hides (``_bazel_ignored``).
+    ignored: tuple[str, ...] = ()
+    # The root of each repository the main one names (``_Repositories.named``).
+    repositories: dict[str, str] = field(default_factory=dict)
 
     def add_edge(self, source: str, target: str, why: str) -> None:
         """``source`` depends on ``target`` because of ``why``, unless it already did."""
@@ -180,15 +184,30 @@ def _enclosing(directory: str, directories: Container[str]) -> str | None:
 
 
 def _bazel_ignored(tree: Tree, files: tuple[str, ...]) -> tuple[str, ...]:
-    """Directories ``.bazelignore`` at the root hides from Bazel, each ending in '/'."""
+    """Directories ``.bazelignore`` at the root hides from Bazel, each ending in '/'.
+
+    As Bazel 4.2.3 reads each line: a path, normalised (``lib/gen/``, ``./lib/gen``,
+    ``lib//gen`` all hide ``lib/gen``) but never trimmed (`` lib/gen`` hides a directory
+    whose name starts with a space), and an absolute one hides nothing.
+    """
     if BAZELIGNORE not in files:
         return ()
-    lines = tree.read(BAZELIGNORE).decode("utf-8", "replace").splitlines()
-    return tuple(
-        line.strip().strip("/") + "/"
-        for line in lines
-        if line.strip().strip("/") and not line.lstrip().startswith("#")
-    )
+    lines = _LINE_END.split(tree.read(BAZELIGNORE).decode("utf-8", "surrogateescape"))
+    found = (_ignored_directory(line) for line in lines)
+    return tuple(f"{directory}/" for directory in found if directory is not None)
+
+
+def _ignored_directory(line: str) -> str | None:
+    if not line or line.startswith(("#", "/")):
+        return None
+    directory = posixpath.normpath(line)
+    # "." would hide the whole tree and "../x" lies outside it: hiding less than Bazel
+    # might keeps packages it does not see, so the graph selects more, never less.
+    return None if directory == "." or directory.split("/")[0] == ".." else directory
+
+
+# Java's line reading, which Bazel's uses: \n, \r and \r\n end a line.
+_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True)
@@ -234,6 +253,7 @@ def _repositories(tree: Tree, markers: Mapping[str, list[str]]) -> _Repositories
     local: dict[str, set[str]] = {}  # path -> the names the root gives it
     names: dict[str, frozenset[str]] = {}
     built: list[_BuildFileRepository] = []
+    mapped: list[tuple[str, str]] = []  # (a name in a repository, the name it stands for)
     for root in sorted(markers):
         own: set[str] = set()
         for path in markers[root]:
@@ -245,18 +265,37 @@ def _repositories(tree: Tree, markers: Mapping[str, list[str]]) -> _Repositories
                         given |= _strings(call, ("name", "module_name"))
                         found = _built(call, path, where)
                         built.extend([found] if found else [])
+                    mapped += _repo_mapping(call)
         names[root] = frozenset(own)
     # A build_file repository needs no WORKSPACE of its own: Bazel writes one.
     roots = frozenset({""} | {root for root in markers if root in local})
     roots |= {repository.root for repository in built}
     named = {name: root for root in sorted(roots - {""}) for name in local[root]}
     named.update(dict.fromkeys(names.get("", ()), ""))
+    # ``repo_mapping = {"@dep": "@w"}``: inside that repository @dep is @w. Taken for the
+    # whole tree, which gives an edge wherever Bazel has it (and maybe more).
+    for alias, target in mapped:
+        known = target == "" or target in named  # "@" is the main repository
+        if alias and known:
+            named.setdefault(alias, named.get(target, ""))
     return _Repositories(
         roots=roots,
         names={root: names.get(root, frozenset()) for root in roots},
         named=named,
         built=tuple(built),
     )
+
+
+def _repo_mapping(call: Call) -> list[tuple[str, str]]:
+    """A repository rule's ``repo_mapping``, as (name, the name it stands for) pairs."""
+    mapping = call.get("repo_mapping")
+    if not isinstance(mapping, dict):
+        return []
+    return [
+        (alias.lstrip("@"), target.lstrip("@"))
+        for alias, target in mapping.items()
+        if isinstance(target, str)
+    ]
 
 
 def _built(call: Call, declared_in: str, root: str) -> _BuildFileRepository | None:
@@ -321,7 +360,7 @@ def _scan(tree: Tree) -> _Scan:
     # native core: it sees the others, the static reader reads such a BUILD file, and a
     # gate with such a file below it is built by gate_matrix, which sees them all.
     not_utf8 = frozenset(p for p in [p for p in files if not p.isascii()] if not _is_utf8(p))
-    scan = _Scan(nodes=set(builds))
+    scan = _Scan(nodes=set(builds), ignored=ignored, repositories=dict(repositories.named))
     build_dirs = frozenset(builds)
     sorted_dirs = sorted(build_dirs)
     evaluated, gate_files, computed = _evaluate(
@@ -466,13 +505,34 @@ def _add_links(
             inside += _at_or_under(target, sorted_dirs)
         holder = _enclosing(posixpath.dirname(link), build_dirs)
         if holder is not None:
+            if reached is None:
+                outside = target if is_dir else posixpath.dirname(target)
+                inside.append(_outside_node(scan, outside, holder))
             for package in inside:
                 scan.add_edge(holder, package, why)
+        _read_through(scan, link, target)
         if is_dir:
             for node in _at_or_under(link, named):
                 original = _enclosing(target + node[len(link) :], build_dirs)
                 if original is not None:
                     scan.add_edge(node, original, why)
+
+
+def _outside_node(scan: _Scan, directory: str, holder: str) -> str:
+    """A node for the files a link in ``holder`` leads to outside every Bazel package
+    (``lib/f.txt -> ../data/f.txt``): Bazel sees them in ``holder``, so an edit of them
+    (which need not touch the link) ripples from this node, as from a package's files."""
+    scan.nodes.add(directory)
+    scan.workspace_of.setdefault(directory, scan.workspace_of.get(holder, ""))
+    return directory
+
+
+def _read_through(scan: _Scan, link: str, target: str) -> None:
+    """Who loads a ``.bzl`` file (or reads a ``build_file``) through ``link`` reads its
+    target too: an edit of the target changes what they load."""
+    for alias in [path for path in scan.loads if path == link or path.startswith(f"{link}/")]:
+        real = target + alias[len(link) :]
+        scan.loads.setdefault(real, set()).update(scan.loads[alias])
 
 
 def _link_end(link: str, links: Mapping[str, str]) -> str | None:
@@ -928,6 +988,8 @@ def load_graph(
         bazel_packages=scan.workspace_of,
         approximate=tuple(why for _, why in sorted(approximate)),
         former=former,
+        ignored=scan.ignored,
+        repositories=scan.repositories,
     )
 
 
@@ -996,6 +1058,8 @@ class PackageGraph:
         bazel_packages: Iterable[str] = (),
         approximate: tuple[str, ...] = (),
         former: frozenset[str] = frozenset(),
+        ignored: tuple[str, ...] = (),
+        repositories: Mapping[str, str] | None = None,
     ) -> None:
         self.packages = packages.copy() if isinstance(packages, _Packages) else _Packages(packages)
         # Why some edges over-approximate (a computed label, a loaded .bzl file's labels).
@@ -1031,6 +1095,10 @@ class PackageGraph:
         self._loads = {path: frozenset(users) for path, users in (loads or {}).items()}
         self._gate_sources = dict(gate_sources or {})
         self._bazel_dirs = frozenset(bazel_packages)
+        # The directories .bazelignore hides, each ending in '/'.
+        self.ignored = ignored
+        # The root of each repository of the tree, by every name the main one gives it.
+        self.repositories = dict(repositories or {})
 
     def _with_paths_moved(self, added: set[str], removed: set[str]) -> PackageGraph:
         """This graph for a tree where ``added`` paths appeared and ``removed`` ones went.
@@ -1077,6 +1145,13 @@ class PackageGraph:
     def bazel_package_of(self, path: str) -> str | None:
         """The Bazel package (a directory with a BUILD file) holding ``path``, if any."""
         return _enclosing(posixpath.dirname(path), self._bazel_dirs)
+
+    def bazel_owner(self, path: str) -> str | None:
+        """The Bazel package whose globs can see ``path``: ``bazel_package_of``, or None
+        under a directory .bazelignore hides."""
+        if self.ignored and path.startswith(self.ignored):
+            return None
+        return self.bazel_package_of(path)
 
     def enclosing_package(self, node: str) -> Package | None:
         """The nearest package declaring a matrix at or above directory ``node``."""

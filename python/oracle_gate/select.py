@@ -26,7 +26,14 @@ from pathlib import Path
 
 from oracle_gate.classify import classify
 from oracle_gate.config.notes import CHANGELOG_FILE
-from oracle_gate.facts import Facts, LanedPath, boundary_moves, gather_facts, rows_guarding
+from oracle_gate.facts import (
+    Facts,
+    LanedPath,
+    bazel_boundary_moves,
+    boundary_moves,
+    gather_facts,
+    rows_guarding,
+)
 from oracle_gate.frozen import quick_init
 from oracle_gate.globs import matches_any
 from oracle_gate.model import ChangeKind, Lane, Package, Row
@@ -318,6 +325,10 @@ def select(laned: tuple[LanedPath, ...], facts: Facts) -> Selection:
     for directory, paths in boundary_moves(facts).items():
         reason = "files left the package's boundary; its rows still run on them"
         selector.pick_all(Selected(directory, None, paths[0], (directory,), reason))
+    for package, cause in bazel_boundary_moves(facts).items():
+        reason = f"{cause} moved files into or out of it"
+        selector.source(package, _Origin(cause, reason))
+        selector.pick_all(Selected(package, None, cause, (package,), reason))
     affected = selector.dependents()
     return selector.result(affected)
 
