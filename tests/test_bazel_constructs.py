@@ -569,6 +569,57 @@ WORKSPACES["str_of_select"] = _macro_choosing_by(
     'str(select({"//conditions:default": []})).startswith("select(")'
 )
 
+# The interpreter's builtins are typed and printed as Bazel's; a BUILD file lists its
+# rules with `existing_rules()` as a macro does with `native.existing_rules()`.
+WORKSPACES["type_of_a_builtin"] = {
+    "lib/BUILD": FG.format(name="l", srcs="[]"),
+    "a/BUILD": FG.format(
+        name="a", srcs='["//lib:l"] if type(len) == "builtin_function_or_method" else []'
+    ),
+}
+WORKSPACES["str_of_a_builtin"] = {
+    "lib/BUILD": FG.format(name="l", srcs="[]"),
+    "a/BUILD": FG.format(
+        name="a",
+        srcs='["//lib:l"] if "%s" % [len] == "[<built-in function len>]" '
+        'and "{}".format(print) == "<built-in function print>" else []',
+    ),
+}
+WORKSPACES["existing_rules_in_build"] = {
+    "lib/BUILD": FG.format(name="l", srcs="[]"),
+    "a/BUILD": FG.format(name="x", srcs="[]")
+    + FG.format(name="a", srcs='["//lib:l"] if existing_rules() and existing_rule("x") else []'),
+}
+
+
+def _build_choosing_by(condition: str) -> dict[str, str]:
+    """A BUILD file that names //lib:l only when ``condition`` holds, as it does in Bazel
+    4.2.3 and not in the interpreter: the file goes to the static reader, which keeps
+    both branches."""
+    return {
+        "lib/BUILD": FG.format(name="l", srcs="[]"),
+        "a/BUILD": FG.format(name="a", srcs=f'["//lib:l"] if {condition} else []'),
+    }
+
+
+# Its strings have methods Bazel 4.2.3 lacks, and newer Bazels differ again.
+WORKSPACES["hasattr_of_a_string"] = _build_choosing_by('not hasattr("", "removeprefix")')
+WORKSPACES["dir_of_a_string"] = _build_choosing_by('len(dir("")) == 30')
+WORKSPACES["str_of_a_bound_method"] = _build_choosing_by(
+    'str(getattr("", "upper")) == "<built-in method upper of string value>"'
+)
+WORKSPACES["str_of_a_depset"] = _build_choosing_by('str(depset([1])) == "depset([1])"')
+WORKSPACES["str_of_a_range"] = _build_choosing_by('str(range(3)) == "range(0, 3)"')
+# repr() prints DEL raw in Bazel, escaped in the interpreter.
+WORKSPACES["control_character"] = _build_choosing_by('len(repr("\\177")) == 3')
+# The interpreter shifts a small int within 32 bits.
+WORKSPACES["left_shift_past_31_bits"] = _build_choosing_by("-(1 << 31) < 0")
+WORKSPACES["float_printed"] = _build_choosing_by('str(7 / 2) == "3.5"')
+WORKSPACES["hasattr_of_a_string_in_macro"] = _macro_choosing_by('not hasattr("", "codepoints")')
+WORKSPACES["getattr_default_of_a_string"] = _macro_choosing_by(
+    'getattr("", "removesuffix", None) == None'
+)
+
 # Package edges (dependent, dependency) bazel query reports for each workspace.
 TRUTH: dict[str, set[tuple[str, str]]] = {
     "macro_adds_deps": {("a", "helpers")},
@@ -635,6 +686,19 @@ TRUTH: dict[str, set[tuple[str, str]]] = {
     "non_ascii_string": {("a", "lib")},
     "elems_is_a_list": {("a", "lib")},
     "non_ascii_documentation": {("a", "lib")},
+    "type_of_a_builtin": {("a", "lib")},
+    "str_of_a_builtin": {("a", "lib")},
+    "existing_rules_in_build": {("a", "lib")},
+    "hasattr_of_a_string": {("a", "lib")},
+    "dir_of_a_string": {("a", "lib")},
+    "str_of_a_bound_method": {("a", "lib")},
+    "str_of_a_depset": {("a", "lib")},
+    "str_of_a_range": {("a", "lib")},
+    "control_character": {("a", "lib")},
+    "left_shift_past_31_bits": {("a", "lib")},
+    "float_printed": {("a", "lib")},
+    "hasattr_of_a_string_in_macro": {("a", "lib")},
+    "getattr_default_of_a_string": {("a", "lib")},
 }
 
 # Where the evaluator knowingly finds more edges than Bazel 4.2.3 reports: a rule's
@@ -648,6 +712,8 @@ STATIC_FALLBACK = {
     "dir_of_native",
     "getattr_default_of_native",
     "str_of_select",
+    "hasattr_of_a_string_in_macro",
+    "getattr_default_of_a_string",
 }
 for _name in STATIC_FALLBACK - {"glob_with_directories"}:
     WIDER[_name] = {("a", "lib"), ("a", "tools")}

@@ -12,16 +12,21 @@ use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 use starlark::codemap::Span;
-use starlark::environment::{FrozenModule, Globals, GlobalsBuilder, LibraryExtension, Module};
+use starlark::environment::{FrozenModule, Globals, GlobalsBuilder, Module};
 use starlark::eval::{Evaluator, FileLoader};
-use starlark::syntax::ast::{ArgumentP, AstExpr, AstLiteral, AstStmt, Expr, Stmt};
+use starlark::syntax::ast::{
+    ArgumentP, AssignOp, AstExpr, AstLiteral, AstStmt, BinOp, Clause, Expr, Stmt,
+};
 use starlark::syntax::{AstModule, Dialect};
 
 use super::edges::Repositories;
 use super::gate::{bound_names, read_gates, top_level, Gates, GATE_FUNCTION};
 use super::guess;
 use super::plain::plain_records;
-use super::values::{Context, Magic, PackageFiles, Record, TreeFiles};
+use super::values::{
+    standard_globals, unlike_bazel_char, Context, Magic, PackageFiles, Record, TreeFiles,
+    EXTENSIONS,
+};
 
 /// One BUILD file to evaluate.
 #[derive(Clone, Copy)]
@@ -93,16 +98,20 @@ struct Loaded {
 }
 
 fn globals() -> Globals {
-    let extensions = [
-        LibraryExtension::StructType,
-        LibraryExtension::Map,
-        LibraryExtension::Filter,
-        LibraryExtension::Partial,
-        LibraryExtension::Json,
-        LibraryExtension::Print,
-        LibraryExtension::SetType,
-    ];
-    let mut builder = GlobalsBuilder::extended_by(&extensions);
+    let mut builder = GlobalsBuilder::extended_by(&EXTENSIONS);
+    // The interpreter's builtins, each wrapped: Bazel types and prints them otherwise
+    // (`type(len)` is "builtin_function_or_method" there, `str(len)` "<built-in
+    // function len>"), and a macro could choose its labels by the answer.
+    for (name, value) in standard_globals().iter() {
+        if value.to_value().get_type() == "function" {
+            builder.set(
+                name,
+                Magic::Standard {
+                    name: name.to_owned(),
+                },
+            );
+        }
+    }
     for name in [
         "glob",
         "select",
@@ -112,9 +121,16 @@ fn globals() -> Globals {
         "subrule",
         "exec_group",
         "package_name",
-        // Shadowing the standard ones: they note a look at a stand-in value (`guess.rs`).
+        // Bazel's in a BUILD file, as `native.existing_rule(s)` in a macro.
+        "existing_rules",
+        "existing_rule",
+        "depset",
+        // Shadowing the standard ones: they note a look at a stand-in value, or at
+        // attributes Bazel lists otherwise (`guess.rs`).
         "type",
         "getattr",
+        "hasattr",
+        "dir",
         "repository_name",
     ] {
         builder.set(
@@ -124,7 +140,7 @@ fn globals() -> Globals {
             },
         );
     }
-    for name in ["native", "attr"] {
+    for name in ["native", "attr", "json"] {
         builder.set(
             name,
             Magic::Namespace {
@@ -446,32 +462,189 @@ impl Run<'_> {
     }
 }
 
-/// What in `ast` this interpreter would compute otherwise than Bazel, whose strings are
-/// Latin-1 bytes (`len("é")` is 2 there) and whose `str.elems()` is a list; None if
-/// nothing. A macro could pick its labels by the difference. Documentation (a
-/// docstring, a `doc = ...` argument) computes nothing and may hold any text.
+/// What in `ast` this interpreter would compute otherwise than Bazel 4.2.3; None if
+/// nothing. A macro could pick its labels by the difference, so the file goes to the
+/// static reader. Documentation (a docstring, a `doc = ...` argument) computes nothing
+/// and may hold any text.
 fn unmodelled(ast: &AstModule, content: &str) -> Option<&'static str> {
-    let ascii = content.is_ascii();
     let mut docstrings = Vec::new();
     docstrings_of(ast.statement(), &mut docstrings);
+    let uses = Uses::of(ast);
     let mut found = None;
     ast.statement().visit_expr(|expression| {
         walk(expression, &mut |e| {
-            let text = match &e.node {
-                Expr::Literal(AstLiteral::String(text)) if !docstrings.contains(&e.span) => {
-                    Some(&text.node)
-                }
-                Expr::FString(f) => Some(&f.format.node),
-                _ => None,
-            };
-            if !ascii && text.is_some_and(|t| !t.is_ascii()) {
-                found = Some("a string holds characters outside ASCII, which Bazel reads as bytes");
-            } else if matches!(&e.node, Expr::Dot(_, name) if name.node == "elems") {
-                found = Some("str.elems() is a list in Bazel 4.2.3 and an iterable here");
+            if found.is_none() {
+                found = unmodelled_expression(e, content, &docstrings, &uses);
             }
         })
     });
-    found
+    found.or_else(|| unmodelled_statement(ast.statement()))
+}
+
+/// Why the interpreter computes `e` otherwise than Bazel, None if it does not.
+fn unmodelled_expression(
+    e: &AstExpr,
+    content: &str,
+    docstrings: &[Span],
+    uses: &Uses,
+) -> Option<&'static str> {
+    let text = match &e.node {
+        Expr::Literal(AstLiteral::String(text)) if !docstrings.contains(&e.span) => {
+            Some(text.node.as_str())
+        }
+        Expr::FString(f) => Some(f.format.node.as_str()),
+        _ => None,
+    };
+    match &e.node {
+        // Bazel's strings are Latin-1 bytes (`len("é")` is 2 there).
+        _ if !content.is_ascii() && text.is_some_and(|t| !t.is_ascii()) => {
+            Some("a string holds characters outside ASCII, which Bazel reads as bytes")
+        }
+        // `repr()` prints DEL raw in Bazel, escaped here; no BUILD file needs either.
+        _ if text.is_some_and(|t| t.chars().any(|c| c.is_ascii() && unlike_bazel_char(c))) => {
+            Some("a string holds a control character, which Bazel prints otherwise")
+        }
+        Expr::Dot(_, name) if name.node == "elems" => {
+            Some("str.elems() is a list in Bazel 4.2.3 and an iterable here")
+        }
+        // `"".upper` not called: Bazel types and prints a bound method otherwise.
+        Expr::Dot(_, name) if METHODS.contains(&name.node.as_str()) && !uses.called(e) => {
+            Some("a method taken as a value, which Bazel types and prints otherwise")
+        }
+        Expr::Op(_, BinOp::LeftShift, _) => Some(LEFT_SHIFT),
+        Expr::Op(_, BinOp::Divide, _) | Expr::Literal(AstLiteral::Float(_)) => Some(FLOAT),
+        Expr::Identifier(name) if name.node.ident == "range" && !uses.iterated_range(e) => {
+            Some("a range() kept as a value, which Bazel prints otherwise (range(0, 3))")
+        }
+        _ => None,
+    }
+}
+
+/// `x <<= n`, `x /= n` anywhere in `statement`: as their operators (`unmodelled_expression`).
+fn unmodelled_statement(statement: &AstStmt) -> Option<&'static str> {
+    let found = match &statement.node {
+        Stmt::AssignModify(_, AssignOp::LeftShift, _) => Some(LEFT_SHIFT),
+        Stmt::AssignModify(_, AssignOp::Divide, _) => Some(FLOAT),
+        _ => None,
+    };
+    let mut inner = None;
+    statement.visit_stmt(|s| inner = inner.or_else(|| unmodelled_statement(s)));
+    found.or(inner)
+}
+
+/// starlark-rust shifts a small int within 32 bits (`1 << 31` is -2147483648 there).
+const LEFT_SHIFT: &str = "`<<`, which this interpreter wraps at 2^31 and Bazel does not";
+/// Bazel 4.2.3 prints floats otherwise (`str(123456789.0)` keeps every digit there).
+const FLOAT: &str = "a float, which Bazel prints otherwise";
+
+/// The methods of Bazel's and this interpreter's strings, lists and dicts.
+const METHODS: [&str; 47] = [
+    "capitalize",
+    "codepoints",
+    "count",
+    "elems",
+    "endswith",
+    "find",
+    "format",
+    "index",
+    "isalnum",
+    "isalpha",
+    "isdigit",
+    "islower",
+    "isspace",
+    "istitle",
+    "isupper",
+    "join",
+    "lower",
+    "lstrip",
+    "partition",
+    "removeprefix",
+    "removesuffix",
+    "replace",
+    "rfind",
+    "rindex",
+    "rpartition",
+    "rsplit",
+    "rstrip",
+    "split",
+    "splitlines",
+    "startswith",
+    "strip",
+    "title",
+    "upper",
+    "append",
+    "clear",
+    "extend",
+    "insert",
+    "pop",
+    "remove",
+    "get",
+    "items",
+    "keys",
+    "popitem",
+    "setdefault",
+    "update",
+    "values",
+    "union",
+];
+
+/// Where in a file an expression's value is consumed on the spot.
+#[derive(Default)]
+struct Uses {
+    /// Functions called right away (`x.upper` in `x.upper()`).
+    called: HashSet<Span>,
+    /// `range` in a `range(...)` that is iterated (`for i in range(n)`, `i in range(n)`):
+    /// the range itself is never printed or kept.
+    iterated_ranges: HashSet<Span>,
+}
+
+impl Uses {
+    fn of(ast: &AstModule) -> Uses {
+        let mut uses = Uses::default();
+        let mut iterated: Vec<&AstExpr> = Vec::new();
+        for_iterables(ast.statement(), &mut iterated);
+        ast.statement().visit_expr(|expression| {
+            walk(expression, &mut |e| match &e.node {
+                Expr::Call(function, _) => {
+                    uses.called.insert(function.span);
+                }
+                Expr::Op(_, BinOp::In | BinOp::NotIn, over) => iterated.push(over),
+                Expr::ListComprehension(_, first, clauses)
+                | Expr::DictComprehension(_, first, clauses) => {
+                    iterated.push(&first.over);
+                    iterated.extend(clauses.iter().filter_map(|clause| match clause {
+                        Clause::For(clause) => Some(&clause.over),
+                        Clause::If(_) => None,
+                    }));
+                }
+                _ => {}
+            })
+        });
+        for over in iterated {
+            if let Expr::Call(function, _) = &over.node {
+                if matches!(&function.node, Expr::Identifier(name) if name.node.ident == "range") {
+                    uses.iterated_ranges.insert(function.span);
+                }
+            }
+        }
+        uses
+    }
+
+    fn called(&self, e: &AstExpr) -> bool {
+        self.called.contains(&e.span)
+    }
+
+    fn iterated_range(&self, e: &AstExpr) -> bool {
+        self.iterated_ranges.contains(&e.span)
+    }
+}
+
+/// What the `for` statements in `statement` iterate over.
+fn for_iterables<'a>(statement: &'a AstStmt, found: &mut Vec<&'a AstExpr>) {
+    if let Stmt::For(r#for) = &statement.node {
+        found.push(&r#for.over);
+    }
+    statement.visit_stmt(|inner| for_iterables(inner, found));
 }
 
 /// Where the docstrings of `statement` and the statements inside it are.
@@ -758,6 +931,88 @@ mod tests {
         // py_library (lines 2-5), native.filegroup (8) and the last call (11); not the
         // aliased or plain gate calls, nor a call that shares its line with a binding.
         assert_eq!(rule_only_lines(&ast), vec![(2, 5), (8, 8), (11, 11)]);
+    }
+
+    /// A BUILD file naming //lib:l when `condition` holds: its labels, or its error.
+    fn choosing_by(condition: &str) -> Result<Vec<String>, String> {
+        let build = format!("filegroup(name = 'x')\nfilegroup(name = 'a', srcs = ['//lib:l'] if {condition} else [])\n");
+        let out = run(&[], &[("a/BUILD", &build)]).remove(0);
+        match out.error.as_str() {
+            "" => Ok(out.records.into_iter().map(|r| r.label).collect()),
+            _ => Err(out.error),
+        }
+    }
+
+    #[test]
+    fn builtins_are_typed_and_printed_as_bazel_does() {
+        for condition in [
+            "type(len) == 'builtin_function_or_method'",
+            "str(len) == '<built-in function len>'",
+            "'%s' % [print] == '[<built-in function print>]'",
+            "'{}'.format(fail) == '<built-in function fail>'",
+            "type(json.encode) == 'builtin_function_or_method'",
+            "type(lambda: 1) == 'function'",
+            "existing_rules() and existing_rule('x')['name'] == 'x'",
+            "hasattr(struct(a = 1), 'a') and getattr(struct(a = 1), 'b', 2) == 2",
+            "hasattr(Label('//a:b'), 'workspace_root')",
+            "sorted(['bb', 'a'], key = len) == ['a', 'bb']",
+            "[i for i in range(3) if i in range(1, 3)] == [1, 2]",
+            "str(print('x')) == 'None'",
+            "json.decode('[1, \"a\"]') == [1, 'a']",
+            "-(1 >> 1) == 0",
+        ] {
+            assert_eq!(
+                choosing_by(condition),
+                Ok(vec!["//lib:l".to_owned()]),
+                "{condition}"
+            );
+        }
+    }
+
+    #[test]
+    fn what_bazel_computes_otherwise_is_not_trusted() {
+        for condition in [
+            "not hasattr('', 'removeprefix')",
+            "hasattr(1, 'real')",
+            "len(dir('')) == 30",
+            "dir(struct(a = 1)) == ['a', 'to_json', 'to_proto']",
+            "hasattr(struct(a = 1), 'to_json')",
+            "getattr([], 'clear', None) != None",
+            "getattr('', 'upper') != None",
+            "hasattr(Label('//a:b'), 'repo_name')",
+            "str(''.upper) == '<built-in method upper of string value>'",
+            "str({}.get) != None",
+            "str(json.encode) != None",
+            "type(json) == 'json'",
+            "str(depset([1])) == 'depset([1])'",
+            "type(depset([])) == 'depset'",
+            "str(range(3)) == 'range(0, 3)'",
+            "list(range(3)) == [0, 1, 2]",
+            "repr('\\177') == '\"\\177\"'",
+            "repr('\\x01') != None",
+            "repr(chr(127)) != None",
+            "json.decode('\"\\\\u007f\"') != None",
+            "json.decode('1.5') != None",
+            "-(1 << 31) < 0",
+            "str(7 / 2) == '3.5'",
+            "str(1.5) == '1.5'",
+            "str(float(1)) == '1.0'",
+        ] {
+            // Its reason names Bazel: no parse or evaluation error.
+            let error = choosing_by(condition).unwrap_err();
+            assert!(error.contains("Bazel"), "{condition}: {error}");
+        }
+        // As statements too.
+        for build in [
+            "X = 1\nX <<= 31\n",
+            "X = 1\nX /= 2\n",
+            "def f():\n    return range(3)\n",
+        ] {
+            assert!(
+                !run(&[], &[("a/BUILD", build)])[0].error.is_empty(),
+                "{build}"
+            );
+        }
     }
 
     #[test]

@@ -11,10 +11,12 @@ use std::cell::{OnceCell, RefCell};
 use std::collections::HashSet;
 use std::fmt;
 use std::hash::Hash;
+use std::sync::OnceLock;
 
 use allocative::Allocative;
 use starlark::any::ProvidesStaticType;
 use starlark::collections::StarlarkHasher;
+use starlark::environment::{Globals, GlobalsBuilder, LibraryExtension};
 use starlark::eval::{Arguments, Evaluator};
 use starlark::starlark_simple_value;
 use starlark::values::dict::DictRef;
@@ -129,6 +131,10 @@ pub enum Magic {
     LabelMethod { label: String, method: String },
     /// A rule `native.existing_rule(s)()` gives: its name and kind are known.
     ExistingRule { name: String, kind: String },
+    /// A builtin of Starlark itself (`len`, `str`, `json.encode`), called as the
+    /// interpreter's own: wrapped so that `type()` and `str()` of it give Bazel's answer
+    /// (`builtin_function_or_method`, `<built-in function len>`), not the interpreter's.
+    Standard { name: String },
 }
 starlark_simple_value!(Magic);
 
@@ -145,6 +151,7 @@ impl fmt::Display for Magic {
             Magic::Label { text } => write!(f, "{text}"),
             Magic::LabelMethod { method, .. } => write!(f, "<Label.{method}>"),
             Magic::ExistingRule { name, .. } => write!(f, "<existing rule {name}>"),
+            Magic::Standard { name } => write!(f, "<built-in function {name}>"),
         }
     }
 }
@@ -265,10 +272,24 @@ fn builtin<'v>(
             let value = args.positional1(heap)?;
             heap.alloc(match value.downcast_ref::<Magic>() {
                 Some(magic) => magic.bazel_type(),
+                // A `def` or lambda: "function" in Bazel too (the interpreter's own
+                // builtins are `Magic::Standard`; its bound methods never get here:
+                // `eval.rs` and `getattr()` stop them).
                 None => value.get_type(),
             })
         }
         "getattr" => getattr(args, heap)?,
+        "hasattr" => {
+            let [value, attribute] = args.positional(heap)?;
+            let attribute = attribute.unpack_str().unwrap_or_default();
+            heap.alloc(has_attr(value, attribute, heap))
+        }
+        "dir" => {
+            let value = args.positional1(heap)?;
+            guess_introspection("dir()", value);
+            heap.alloc(value.dir_attr())
+        }
+        "depset" => depset(args, heap)?,
         "rule" | "macro" => heap.alloc(Magic::Rule {
             kind: name.to_owned(),
             implicit: declared_labels(args, heap)?,
@@ -296,8 +317,13 @@ fn getattr<'v>(args: &Arguments<'v, '_>, heap: Heap<'v>) -> starlark::Result<Val
         }
     };
     let attribute = attribute.unpack_str().unwrap_or_default();
-    if let (Some(magic), Some(_)) = (value.downcast_ref::<Magic>(), default) {
-        magic.looked_at("getattr() with a default");
+    match value.downcast_ref::<Magic>() {
+        Some(magic) if default.is_some() => magic.looked_at("getattr() with a default"),
+        Some(_) => {}
+        // What a struct holds is exact; a string's or a list's attributes are methods,
+        // which Bazel has fewer of, prints and types otherwise.
+        None if is_struct(value) && !STRUCT_METHODS.contains(&attribute) => {}
+        None => guess_introspection("getattr()", value),
     }
     match (value.get_attr(attribute, heap)?, default) {
         (Some(found), _) => Ok(found),
@@ -338,6 +364,141 @@ fn existing_rules<'v>(
     Ok(heap.alloc(starlark::values::dict::AllocDict(
         rules.iter().map(|found| (found.0.clone(), rule(found))),
     )))
+}
+
+/// The methods Bazel 4.2.3 gives every struct, which the interpreter's structs lack.
+const STRUCT_METHODS: [&str; 2] = ["to_json", "to_proto"];
+
+/// The attributes of a `Label` in Bazel 4.2.3 (`repo_name` and `same_package_label`,
+/// which this evaluator also knows, came later).
+const LABEL_ATTRIBUTES: [&str; 5] = [
+    "name",
+    "package",
+    "relative",
+    "workspace_name",
+    "workspace_root",
+];
+
+/// Whether `value` is a struct of the file's own making (`struct(a = 1)`).
+fn is_struct(value: Value<'_>) -> bool {
+    value.get_type() == "struct"
+}
+
+/// `hasattr(value, attribute)`: exact of a struct's fields and of a label's attributes;
+/// of anything else the interpreter's answer, noted as a guess, since its strings,
+/// lists and dicts have methods Bazel 4.2.3 lacks (`removeprefix`, `codepoints`) and
+/// newer Bazels differ again.
+fn has_attr<'v>(value: Value<'v>, attribute: &str, heap: Heap<'v>) -> bool {
+    if value.downcast_ref::<Magic>().is_none()
+        && (!is_struct(value) || STRUCT_METHODS.contains(&attribute))
+    {
+        guess_introspection("hasattr()", value);
+    }
+    // A stand-in value notes its own guesses (`Magic::has_attr`).
+    value.has_attr(attribute, heap)
+}
+
+/// Notes that `how` looked at the attributes of `value`, which Bazel lists otherwise.
+fn guess_introspection(how: &str, value: Value<'_>) {
+    match value.downcast_ref::<Magic>() {
+        Some(magic) => magic.looked_at(how),
+        None => guessed(|| format!("{how} of a value of type {}", value.get_type())),
+    }
+}
+
+/// `depset(direct, transitive = ...)`: a value Bazel prints and types as its own; its
+/// labels are kept (a rule given one records them), any look at it is a guess.
+fn depset<'v>(args: &Arguments<'v, '_>, heap: Heap<'v>) -> starlark::Result<Value<'v>> {
+    Ok(heap.alloc(Magic::Opaque {
+        origin: "depset()".to_owned(),
+        strings: declared_labels(args, heap)?,
+    }))
+}
+
+/// The interpreter's own builtins, by name (`json.encode` for a namespace's member),
+/// which `Magic::Standard` calls: the globals `eval.rs` wraps.
+pub fn standard_globals() -> &'static Globals {
+    static STANDARD: OnceLock<Globals> = OnceLock::new();
+    STANDARD.get_or_init(|| GlobalsBuilder::extended_by(&EXTENSIONS).build())
+}
+
+/// The Starlark library a BUILD or `.bzl` file sees, besides Bazel's own builtins.
+pub const EXTENSIONS: [LibraryExtension; 7] = [
+    LibraryExtension::StructType,
+    LibraryExtension::Map,
+    LibraryExtension::Filter,
+    LibraryExtension::Partial,
+    LibraryExtension::Json,
+    LibraryExtension::Print,
+    LibraryExtension::SetType,
+];
+
+/// The builtin `name` (`len`, `json.encode`) of the interpreter, None if it has none.
+fn standard_function<'v>(name: &str, heap: Heap<'v>) -> starlark::Result<Option<Value<'v>>> {
+    let (outer, member) = match name.split_once('.') {
+        Some((outer, member)) => (outer, Some(member)),
+        None => (name, None),
+    };
+    let found = standard_globals()
+        .iter()
+        .find(|(global, _)| *global == outer)
+        .map(|(_, value)| value.to_value());
+    match (found, member) {
+        (Some(namespace), Some(member)) => namespace.get_attr(member, heap),
+        (found, _) => Ok(found),
+    }
+}
+
+/// Calls the interpreter's builtin `name`, noting a result Bazel would hold otherwise.
+fn call_standard<'v>(
+    name: &str,
+    args: &Arguments<'v, '_>,
+    eval: &mut Evaluator<'v, '_, '_>,
+) -> starlark::Result<Value<'v>> {
+    let heap = eval.heap();
+    let Some(function) = standard_function(name, heap)? else {
+        return Err(starlark::Error::new_value(std::io::Error::other(format!(
+            "no builtin {name}"
+        ))));
+    };
+    let positional: Vec<Value> = args.positions(heap)?.collect();
+    let named = args.names_map()?;
+    let named: Vec<(&str, Value)> = named.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    let result = eval.eval_function(function, &positional, &named)?;
+    if let Some(what) = unlike_bazel(result) {
+        guessed(|| format!("{what} {name}() gave"));
+    }
+    Ok(result)
+}
+
+/// What in a builtin's result Bazel 4.2.3 holds otherwise, None if nothing: a float
+/// (printed otherwise, `1.23456789e+08` there), or a string with a control or non-ASCII
+/// character (`chr(127)`, `json.decode`: Bazel's strings are Latin-1 bytes and its
+/// `repr()` escapes otherwise). Looks into `json.decode`'s lists and dicts.
+fn unlike_bazel(value: Value<'_>) -> Option<&'static str> {
+    if value.get_type() == "float" {
+        return Some("the float");
+    }
+    if let Some(text) = value.unpack_str() {
+        return text
+            .chars()
+            .any(unlike_bazel_char)
+            .then_some("the control or non-ASCII character");
+    }
+    if let Some(list) = ListRef::from_value(value) {
+        return list.iter().find_map(unlike_bazel);
+    }
+    let dict = DictRef::from_value(value)?;
+    let found = dict
+        .iter()
+        .find_map(|(key, item)| unlike_bazel(key).or_else(|| unlike_bazel(item)));
+    found
+}
+
+/// A character Bazel 4.2.3 reads or prints otherwise than this interpreter: control
+/// characters other than tab, newline and carriage return, DEL, and all of non-ASCII.
+pub fn unlike_bazel_char(c: char) -> bool {
+    !(c.is_ascii_graphic() || matches!(c, ' ' | '\t' | '\n' | '\r'))
 }
 
 /// The label-like strings of every argument of `rule()`, `aspect()` and the like
@@ -466,6 +627,7 @@ impl<'v> StarlarkValue<'v> for Magic {
                 Ok(eval.heap().alloc(Magic::Opaque { origin, strings }))
             }
             Magic::Builtin { name } => builtin(name, args, eval),
+            Magic::Standard { name } => call_standard(name, args, eval),
             Magic::Namespace { name } if name.starts_with("attr.") => attr(&name[5..], args, eval),
             Magic::LabelFn { package, repo } => {
                 let text = args.positional1(eval.heap())?;
@@ -501,6 +663,11 @@ impl<'v> StarlarkValue<'v> for Magic {
             Magic::Namespace { name } if name == "attr" => Some(heap.alloc(Magic::Namespace {
                 name: format!("attr.{attribute}"),
             })),
+            Magic::Namespace { name } if name == "json" => {
+                let name = format!("json.{attribute}");
+                let known = matches!(standard_function(&name, heap), Ok(Some(_)));
+                known.then(|| heap.alloc(Magic::Standard { name }))
+            }
             Magic::Opaque { origin, strings } => Some(heap.alloc(Magic::Opaque {
                 origin: format!("{origin}.{attribute}"),
                 strings: strings.clone(),
@@ -513,15 +680,19 @@ impl<'v> StarlarkValue<'v> for Magic {
     fn collect_repr(&self, collector: &mut String) {
         match self {
             Magic::Label { text } => collector.push_str(&format!("Label({text:?})")),
-            _ => {
-                self.looked_at("str() or repr()");
-                collector.push_str(&self.to_string());
-            }
+            _ => self.collect_str(collector),
         }
     }
 
     fn collect_str(&self, collector: &mut String) {
-        if !matches!(self, Magic::Label { .. }) {
+        // A top-level builtin prints as Bazel's does; a namespace's member
+        // (`<built-in method encode of json value>`) is not written out here.
+        let exact = match self {
+            Magic::Label { .. } => true,
+            Magic::Standard { name } => !name.contains('.'),
+            _ => false,
+        };
+        if !exact {
             self.looked_at("str() or repr()");
         }
         collector.push_str(&self.to_string());
@@ -553,7 +724,11 @@ impl<'v> StarlarkValue<'v> for Magic {
     }
 
     fn has_attr(&self, attribute: &str, heap: Heap<'v>) -> bool {
-        self.looked_at("hasattr()");
+        match self {
+            Magic::Label { .. } if LABEL_ATTRIBUTES.contains(&attribute) => {}
+            Magic::Label { .. } => guessed(|| format!("hasattr() of a label, {attribute}")),
+            _ => self.looked_at("hasattr()"),
+        }
         self.get_attr(attribute, heap).is_some()
     }
 
@@ -681,6 +856,7 @@ impl Magic {
             Magic::Label { .. } => "Label",
             Magic::Select { .. } => "select",
             Magic::ExistingRule { .. } => "dict",
+            Magic::Standard { .. } => "builtin_function_or_method",
             _ => {
                 self.looked_at("type()");
                 "unknown"
