@@ -1,13 +1,14 @@
 """Bazel BUILD files read statically: Starlark parsed as Python syntax, never executed.
 
 A BUILD file is parsed with ``ast`` and its top level is *evaluated symbolically*:
-literals, lists, dicts, ``+``, top-level variables, ``glob()``/``select()`` calls and
-the string operations a label can be made with (``%``, slices, ``format``, ``join``,
-``lower``...) become plain values; anything else (a macro's return value, a
-comprehension, a name from a ``load()``ed file) becomes ``Unknown`` and still gives
-up every string inside it, so label scanning over-approximates rather than misses a
-dependency. A string the reader cannot compute, made from a piece it knows that holds
-a ``/`` or ``:`` (``"%s/lib:l" % X``), may become any label: it names every package.
+literals, lists, dicts, ``+``, variables, conditionals, comprehensions, subscripts,
+list and dict changes, ``glob()``/``select()`` calls and the string operations a label
+can be made with (``%``, slices, ``format``, ``join``, ``lower``...) become values.
+What the reader cannot compute becomes an ``Unknown`` that keeps every string it may
+hold and the known start of every string it could not finish, so label scanning
+over-approximates rather than misses a dependency: ``"//libs/" + n`` names every
+package under ``libs/``, and a string whose start is unknown (``"%s/lib:l" % X``,
+``X + "/lib:l"``) may be any label: it names every package.
 
 What a BUILD file says depends on its bytes only (labels are resolved later,
 against the package's location), so ``parse_build`` results are cached in
@@ -18,11 +19,13 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import json
+import operator
 import re
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypeAlias, cast
+from typing import Any, TypeAlias, cast
 
 from oracle_gate.bazel.labels import label_ref
 from oracle_gate.errors import ConfigError
@@ -87,11 +90,24 @@ class Glob:
 
 @dataclass(frozen=True)
 class Unknown:
-    """An expression the static reader cannot evaluate, and every string inside it."""
+    """A value the static reader cannot compute, summarised by the strings it may hold.
+
+    ``strings`` are strings the value may be or hold, whole. Every other string it may
+    be or hold (one the reader could not finish) starts with one of ``starts``: ``""``
+    when nothing is known of it, ``"//libs/"`` for ``"//libs/" + n``, ``"."`` (a start
+    neither ``/`` nor ``@``) when it can be no absolute label. ``maybe_str`` is False for
+    a value that is surely no string (a list, a dict, a number): adding it makes no new
+    string. ``opaque`` marks a value whose labels are counted elsewhere (a loaded
+    ``.bzl`` file's, which the graph takes) or that names no package by itself
+    (``package_name()``): any string made from it may be any label.
+    """
 
     line: int
     text: str
     strings: tuple[str, ...]
+    starts: tuple[str, ...] = ()
+    maybe_str: bool = True
+    opaque: bool = False
 
 
 @dataclass(frozen=True)
@@ -133,8 +149,55 @@ Value: TypeAlias = (
 )
 
 
+# The start of a string that can be no absolute label (it starts neither with "/" nor
+# "@"), whatever follows: a file glob() finds, "lib_" + x, type(x).
+_RELATIVE = "."
+# Where a computed label's known part ends: a format marker ("%s", "{}").
+_MARKER = re.compile(r"[%{]")
+_REPO_NAME = re.compile(r"[A-Za-z0-9_.~+-]*")
+_PACKAGE = re.compile(r"[^:\s\\]*")
+# The most strings a computed value lists whole before only their starts are kept.
+_MOST_STRINGS = 256
+# The longest string or list the reader builds ("/" * 2 is computed, "/" * 10**9 is not).
+_LONGEST = 100_000
+# List and dict methods that change their receiver.
+_MUTATORS = frozenset(
+    {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem"}
+)
+# String methods whose result is a bool or an int: no string.
+_PREDICATES = frozenset(
+    {
+        "startswith",
+        "endswith",
+        "find",
+        "rfind",
+        "index",
+        "rindex",
+        "count",
+        "isalnum",
+        "isalpha",
+        "isdigit",
+        "islower",
+        "isspace",
+        "istitle",
+        "isupper",
+    }
+)
+# String methods that return a list of pieces of the receiver.
+_SPLITS = frozenset({"split", "rsplit", "partition", "rpartition", "splitlines", "elems"})
+# String methods that change case: "/" and "@" stay, no other character becomes one.
+_CASES = frozenset({"capitalize", "title", "swapcase"})
+# Built-in functions whose result holds only strings of their arguments.
+_CONTAINERS = frozenset({"depset", "struct", "Label", "existing_rule", "existing_rules"})
+_MISSING = object()
+
+
 def _strings_of(value: Value) -> Iterator[str]:
-    """Every string in ``value``, recursively (dict keys included: select() conditions)."""
+    """Every string in ``value``, recursively (dict keys included: select() conditions).
+
+    A call's ``name``, ``visibility``... (``_NOT_DEPS``) and the arguments of
+    ``package()``, ``load()``... (``_NOT_RULES``) are left out: they name no dependency.
+    """
     if isinstance(value, str):
         yield value
     elif isinstance(value, tuple):
@@ -145,165 +208,746 @@ def _strings_of(value: Value) -> Iterator[str]:
             yield key
             yield from _strings_of(item)
     elif isinstance(value, Call):
+        if value.function.rsplit(".", 1)[-1] in _NOT_RULES:
+            return
         for item in value.args:
             yield from _strings_of(item)
-        for _, item in value.kwargs:
-            yield from _strings_of(item)
+        for key, item in value.kwargs:
+            if key not in _NOT_DEPS:
+                yield from _strings_of(item)
     elif isinstance(value, Unknown):
         yield from value.strings
 
 
+def _starts_of(value: Value) -> Iterator[str]:
+    """The starts (``Unknown.starts``) of the strings in ``value`` the reader could not finish."""
+    if isinstance(value, Unknown):
+        yield from value.starts
+    elif isinstance(value, Glob):
+        yield _RELATIVE  # the files it finds: package-relative paths
+    elif isinstance(value, tuple):
+        for item in value:
+            yield from _starts_of(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _starts_of(item)
+    elif isinstance(value, Call):
+        if value.function.rsplit(".", 1)[-1] in _NOT_RULES:
+            return
+        for item in value.args:
+            yield from _starts_of(item)
+        for key, item in value.kwargs:
+            if key not in _NOT_DEPS:
+                yield from _starts_of(item)
+
+
+def _maybe_str(value: Value) -> bool:
+    """Whether ``value`` may be a string (a call's result may be anything)."""
+    return isinstance(value, (str, Call)) or (isinstance(value, Unknown) and value.maybe_str)
+
+
+def _opaque(value: Value) -> bool:
+    """Whether ``value`` holds something the reader does not know (``Unknown.opaque``)."""
+    if isinstance(value, Call):
+        return True
+    if isinstance(value, Unknown):
+        return value.opaque
+    if isinstance(value, tuple):
+        return any(_opaque(item) for item in value)
+    if isinstance(value, dict):
+        return any(_opaque(item) for item in value.values())
+    return False
+
+
+def _known_part(start: str) -> str:
+    """What a start surely begins with: up to its first format marker (``"//libs/%s"``
+    starts a string ``"%s" % x`` made, whose ``x`` is unknown)."""
+    marker = _MARKER.search(start)
+    return start[: marker.start()] if marker else start
+
+
+def _start(text: str) -> str:
+    """``text`` as the start of an unfinished string: the same, or ``_RELATIVE`` when no
+    string starting so can be an absolute label."""
+    known = _known_part(text)
+    if known in ("", "/") or known.startswith(("//", "@")):
+        return text
+    return _RELATIVE
+
+
+def _extend(known: str, start: str) -> str:
+    """The start of ``known`` followed by a string that starts with ``start``."""
+    if start == _RELATIVE and _known_part(known).startswith(("//", "@")):
+        return known
+    return _start(known + start)
+
+
+Texts: TypeAlias = tuple[frozenset[str], frozenset[str]]
+
+
+def _texts(value: Value) -> Texts | None:
+    """The strings ``value`` may be, whole, and the starts of the others; None when it
+    cannot be a string."""
+    if isinstance(value, str):
+        return frozenset({value}), frozenset()
+    if isinstance(value, Call):
+        return frozenset(), frozenset({""})
+    if isinstance(value, Unknown) and value.maybe_str:
+        starts = frozenset(value.starts) | (frozenset({""}) if value.opaque else frozenset())
+        return frozenset(value.strings), starts
+    return None
+
+
+def _concat(left: Texts, right: Texts) -> Texts:
+    """The strings ``left + right`` may be: whole when both are, else their starts."""
+    (left_whole, left_starts), (right_whole, right_starts) = left, right
+    whole: set[str] = set()
+    starts = set(left_starts)
+    if len(left_whole) * max(len(right_whole), len(right_starts)) > _MOST_STRINGS:
+        starts |= {_start(text) for text in left_whole}
+    else:
+        whole = {a + b for a in left_whole for b in right_whole}
+        starts |= {_extend(a, b) for a in left_whole for b in right_starts}
+    return frozenset(whole), frozenset(starts)
+
+
+def _unknown(
+    line: int,
+    text: str,
+    strings: Sequence[str],
+    starts: Sequence[str],
+    maybe_str: bool,
+    opaque: bool,
+) -> Unknown:
+    kept = {_start(start) for start in starts}
+    if "" in kept or len(kept) > _MOST_STRINGS:
+        kept = {""}
+    return Unknown(
+        line=line,
+        text=text,
+        strings=tuple(dict.fromkeys(strings)),
+        starts=tuple(sorted(kept)),
+        maybe_str=maybe_str,
+        opaque=opaque,
+    )
+
+
+def _replace(value: Value, old: Value, new: Value) -> Value:
+    """``value`` with ``old`` (the very object, a mutated list or dict) put as ``new``."""
+    if value is old:
+        return new
+    if isinstance(value, tuple):
+        items = tuple(_replace(item, old, new) for item in value)
+        changed = any(a is not b for a, b in zip(items, value, strict=True))
+        return items if changed else value
+    if isinstance(value, dict):
+        entries = {key: _replace(item, old, new) for key, item in value.items()}
+        return entries if any(entries[k] is not value[k] for k in value) else value
+    if isinstance(value, Call):
+        args = tuple(_replace(item, old, new) for item in value.args)
+        kwargs = tuple((key, _replace(item, old, new)) for key, item in value.kwargs)
+        if any(a is not b for a, b in zip(args, value.args, strict=True)) or any(
+            a[1] is not b[1] for a, b in zip(kwargs, value.kwargs, strict=True)
+        ):
+            return Call(value.function, value.line, args, kwargs, value.kwarg_lines)
+    return value
+
+
+def _holds_text(value: Value) -> bool:
+    """Whether ``value`` is or holds a string."""
+    if _texts(value) is not None:
+        return True
+    return any(True for _ in _strings_of(value)) or any(True for _ in _starts_of(value))
+
+
+def _truth(value: Value) -> bool | None:
+    """Starlark's truth of ``value``, or None when the reader does not know it."""
+    if isinstance(value, (Unknown, Call)):
+        return None
+    if isinstance(value, tuple) and any(isinstance(item, Glob) for item in value):
+        return None  # a glob may find nothing
+    return bool(value)
+
+
+def _known(value: Value) -> bool:
+    """Whether ``value`` is fully known: no Unknown, call or glob anywhere in it."""
+    if isinstance(value, (Unknown, Call, Glob)):
+        return False
+    if isinstance(value, tuple):
+        return all(_known(item) for item in value)
+    if isinstance(value, dict):
+        return all(_known(item) for item in value.values())
+    return True
+
+
+def _from_json(found: object) -> Value:
+    if isinstance(found, list):
+        return tuple(_from_json(item) for item in found)
+    if isinstance(found, dict):
+        return {str(key): _from_json(item) for key, item in found.items()}
+    return cast(Value, found)
+
+
+def _type_name(value: Value) -> str | None:
+    names = {str: "string", bool: "bool", int: "int", float: "float", tuple: "list", dict: "dict"}
+    if value is None:
+        return "NoneType"
+    return names.get(type(value))
+
+
 class _Evaluator:
-    """Evaluates the top level of one BUILD file without running anything."""
+    """Evaluates the top level of one BUILD file without running anything.
 
-    def __init__(self) -> None:
+    Every expression becomes a value; what the reader cannot compute becomes an
+    ``Unknown`` that keeps the strings it may hold and the starts of those it could not
+    finish, so that a label made in a way the reader does not follow still names the
+    packages it may (never fewer than Bazel).
+    """
+
+    def __init__(self, loaded: frozenset[str] = frozenset()) -> None:
         self.env: dict[str, Value] = {}
+        self.loaded = loaded  # the names load() binds
+        self.uncertain = 0  # inside a branch that may not run
+        self.looping = 0  # inside a comprehension, run any number of times
+        self.frames: list[dict[str, object]] = []  # bindings a comprehension shadows
 
-    def unknown(self, node: ast.AST) -> Unknown:
+    # --- building Unknowns
+
+    def unknown(
+        self,
+        node: ast.AST,
+        *parts: Value,
+        starts: Sequence[str] = (),
+        maybe_str: bool = True,
+        opaque: bool = False,
+        own_starts: bool = True,
+    ) -> Unknown:
+        """An Unknown holding ``parts`` (their strings, and their starts if ``own_starts``)."""
+        strings = [text for part in parts for text in _strings_of(part)]
+        found = [*starts]
+        if own_starts:
+            found.extend(start for part in parts for start in _starts_of(part))
+        opaque = opaque or any(_opaque(part) for part in parts)
+        return _unknown(self.line(node), self.text(node), strings, found, maybe_str, opaque)
+
+    def anything(self, node: ast.AST, *parts: Value) -> Unknown:
+        """A value that may be any string: ``parts`` made it in a way the reader does not follow."""
+        return self.unknown(node, *parts, starts=("",))
+
+    def union(self, node: ast.AST, *values: Value) -> Value:
+        """One of ``values``: the value itself when there is one."""
+        if len(values) == 1:
+            return values[0]
+        return self.unknown(node, *values, maybe_str=any(_maybe_str(v) for v in values))
+
+    def element(self, node: ast.AST, value: Value) -> Value:
+        """An item of ``value`` (a list, a dict's keys, a depset...): one the reader knows
+        when there is one, else an Unknown of them all."""
+        if isinstance(value, tuple):
+            items = [item for item in value if not isinstance(item, Glob)]
+            globs = [item for item in value if isinstance(item, Glob)]
+            if len(items) == 1 and not globs:
+                return items[0]
+            return self.unknown(
+                node,
+                *items,
+                starts=(_RELATIVE,) if globs else (),
+                maybe_str=bool(globs) or any(_maybe_str(item) for item in items),
+            )
+        if isinstance(value, dict):
+            return self.union(node, *value) if value else self.unknown(node, maybe_str=False)
+        if isinstance(value, (Unknown, Call)):
+            return self.unknown(node, value, opaque=_opaque(value))
+        return self.unknown(node, maybe_str=False)  # not iterable: Bazel fails
+
+    @staticmethod
+    def line(node: ast.AST) -> int:
+        return cast(int, getattr(node, "lineno", 0))
+
+    @staticmethod
+    def text(node: ast.AST) -> str:
+        text = ast.unparse(node)
+        return text[:57] + "..." if len(text) > 60 else text
+
+    def syntax(self, node: ast.AST) -> Unknown:
+        """Syntax the reader does not evaluate (and Bazel mostly refuses): any string,
+        holding every literal and every variable it names."""
         strings: list[str] = []
         for child in ast.walk(node):
             if isinstance(child, ast.Constant) and isinstance(child.value, str):
                 strings.append(child.value)
             elif isinstance(child, ast.Name) and child.id in self.env:
                 strings.extend(_strings_of(self.env[child.id]))
-        text = ast.unparse(node)
-        if len(text) > 60:
-            text = text[:57] + "..."
-        return Unknown(line=getattr(node, "lineno", 0), text=text, strings=tuple(strings))
+        return _unknown(self.line(node), self.text(node), strings, ("",), True, False)
+
+    # --- expressions
 
     def value(self, node: ast.expr) -> Value:
-        if isinstance(node, ast.Constant) and isinstance(
-            node.value, (str, int, float, bool, type(None))
-        ):
-            return node.value
+        if isinstance(node, ast.Constant):
+            if isinstance(node.value, (str, int, float, bool, type(None))):
+                return node.value
+            return self.syntax(node)
         if isinstance(node, (ast.List, ast.Tuple)):
+            if any(isinstance(item, ast.Starred) for item in node.elts):
+                return self.syntax(node)
             return tuple(self.value(item) for item in node.elts)
         if isinstance(node, ast.Dict):
-            result: dict[str, Value] = {}
-            for key_node, value_node in zip(node.keys, node.values, strict=True):
-                key = self.value(key_node) if key_node is not None else None
-                if not isinstance(key, str):
-                    return self.unknown(node)
-                result[key] = self.value(value_node)
-            return result
+            return self.dict_display(node)
         if isinstance(node, ast.Name):
-            return self.env.get(node.id, self.unknown(node))
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-            left, right = self.value(node.left), self.value(node.right)
-            if isinstance(left, tuple) and isinstance(right, tuple):
-                return left + right
-            if isinstance(left, str) and isinstance(right, str):
-                return left + right
-            return self.unknown(node)
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
-            return self.formatted(node)
+            return self.name(node)
+        if isinstance(node, ast.BinOp):
+            return self.binop(node, node.op, self.value(node.left), self.value(node.right))
+        if isinstance(node, ast.BoolOp):
+            return self.boolop(node)
+        if isinstance(node, ast.UnaryOp):
+            return self.unaryop(node)
+        if isinstance(node, ast.Compare):
+            return self.compare(node)
+        if isinstance(node, ast.IfExp):
+            return self.conditional(node)
         if isinstance(node, ast.Subscript):
             return self.subscript(node)
         if isinstance(node, ast.Call):
             return self.call(node)
-        return self.unknown(node)
+        if isinstance(node, ast.Attribute):
+            return self.attribute(node)
+        if isinstance(node, (ast.ListComp, ast.DictComp)):
+            return self.comprehension(node)
+        return self.syntax(node)  # a lambda, a set, an f-string...
 
-    def transformed(self, node: ast.expr, *known: Value) -> Unknown:
-        """A string the reader cannot compute, made from the ``known`` values and others.
+    def name(self, node: ast.Name) -> Value:
+        if node.id in self.env:
+            return self.env[node.id]
+        # A loaded .bzl file's value: the graph takes every label that file names. (Any
+        # other name is undefined, and Bazel refuses the file: no label at all.)
+        return _unknown(node.lineno, node.id, (), (), True, True)
 
-        The others' strings are scanned as they are. Only a known piece holding a ``/``
-        or ``:`` can become part of another package's label (``"%s/lib:l" % X``, or
-        ``"//LIB:L".capitalize()``): then the string may be any label, and names every
-        package. Without one (``"%s_test" % name``) it is read like any ``Unknown``.
-        """
-        unknown = self.unknown(node)
-        pieces = [text for value in known for text in _strings_of(value)]
-        if not any("/" in piece or ":" in piece for piece in pieces):
-            return unknown
-        return Unknown(unknown.line, unknown.text, (*unknown.strings, ANY_PACKAGE))
+    def dict_display(self, node: ast.Dict) -> Value:
+        result: dict[str, Value] = {}
+        others: list[Value] = []
+        for key_node, value_node in zip(node.keys, node.values, strict=True):
+            if key_node is None:  # {**d}
+                spliced = self.value(value_node)
+                if isinstance(spliced, dict):
+                    result.update(spliced)
+                else:
+                    others.append(spliced)
+                continue
+            key, item = self.value(key_node), self.value(value_node)
+            if isinstance(key, str):
+                result[key] = item
+            else:
+                others.extend((key, item))
+        if others:
+            return self.unknown(node, result, *others, maybe_str=False)
+        return result
 
-    def formatted(self, node: ast.BinOp) -> Value:
+    def binop(self, node: ast.AST, op: ast.operator, left: Value, right: Value) -> Value:
+        if isinstance(op, ast.Add):
+            return self.add(node, left, right)
+        if isinstance(op, ast.Mod) and not isinstance(left, int):
+            return self.formatted(node, left, right)
+        if isinstance(op, ast.Mult):
+            return self.repeated(node, left, right)
+        if type(left) is int and type(right) is int:
+            operations: dict[type[ast.operator], Callable[[int, int], int]] = {
+                ast.Sub: lambda a, b: a - b,
+                ast.FloorDiv: lambda a, b: a // b,
+                ast.Mod: lambda a, b: a % b,
+                ast.BitAnd: lambda a, b: a & b,
+                ast.BitOr: lambda a, b: a | b,
+                ast.BitXor: lambda a, b: a ^ b,
+                ast.RShift: lambda a, b: a >> b,
+            }
+            operation = operations.get(type(op))
+            if operation is not None:
+                try:
+                    return operation(left, right)
+                except ArithmeticError:
+                    pass
+        if isinstance(op, ast.BitOr) and isinstance(left, dict) and isinstance(right, dict):
+            return {**left, **right}
+        # Numbers, or a union of dicts: no new string.
+        return self.unknown(node, left, right, maybe_str=False)
+
+    def add(self, node: ast.AST, left: Value, right: Value) -> Value:
+        if isinstance(left, tuple) and isinstance(right, tuple):
+            return tuple([*left, *right])  # a new list, never an alias of either
+        if isinstance(left, str) and isinstance(right, str):
+            return left + right
+        if type(left) is int and type(right) is int:
+            return left + right
+        left_texts, right_texts = _texts(left), _texts(right)
+        if left_texts is None or right_texts is None:
+            # A list (or dict, or number) is added: its items, no new string.
+            return self.unknown(node, left, right, maybe_str=False)
+        whole, starts = _concat(left_texts, right_texts)
+        if isinstance(left, str) or isinstance(right, str):  # a string: its pieces are not
+            return self.unknown(node, *sorted(whole), starts=tuple(starts))
+        # Either side may be a list (select() + select()): its strings stay scanned.
+        return self.unknown(node, left, right, *sorted(whole), starts=tuple(starts))
+
+    def repeated(self, node: ast.AST, left: Value, right: Value) -> Value:
+        """``"/" * 2``, ``[x] * 3``, ``2 * 3``."""
+        if isinstance(left, int) and not isinstance(right, int):
+            left, right = right, left
+        if type(right) is int:
+            if type(left) is int:
+                return left * right
+            if isinstance(left, str) and len(left) * max(right, 0) <= _LONGEST:
+                return left * right
+            if isinstance(left, tuple) and len(left) * max(right, 0) <= _LONGEST:
+                return tuple(list(left) * right)
+        texts = _texts(left) if not isinstance(left, tuple) else None
+        if texts is not None:  # a string repeated: it starts as the string does, or is ""
+            whole, starts = texts
+            return self.unknown(node, "", starts=(*whole, *starts))
+        return self.unknown(node, left, right, maybe_str=False)
+
+    def formatted(self, node: ast.AST, template: Value, values: Value) -> Value:
         """``template % values``: computed when both are known and the template holds
-        only ``%s``, ``%d`` and ``%%``; a template that starts a label keeps its prefix."""
-        template, values = self.value(node.left), self.value(node.right)
-        if not isinstance(template, str):
-            return self.unknown(node)
+        only ``%s``, ``%d`` and ``%%``; else the string starts as the template does."""
         arguments = values if isinstance(values, tuple) else (values,)
-        if _SIMPLE_PERCENT.fullmatch(template) and all(_is_scalar(a) for a in arguments):
+        simple = isinstance(template, str) and _SIMPLE_PERCENT.fullmatch(template) is not None
+        if isinstance(template, str) and simple and all(_is_scalar(a) for a in arguments):
             try:
                 return template % arguments
             except (TypeError, ValueError):
                 pass
-        if label_ref(template) is not None:
-            return self.unknown(node)  # the literal part names the packages it can reach
-        return self.transformed(node, template, values)
+        texts = _texts(template)
+        if texts is None:
+            return self.unknown(node, template, values, maybe_str=False)
+        whole, starts = texts
+        # A template's start is cut at its first marker when it becomes a dependency.
+        return self.unknown(node, starts=(*whole, *starts))
+
+    def boolop(self, node: ast.BoolOp) -> Value:
+        """``a or b`` is one of its operands: the one the reader knows is picked, or any."""
+        results: list[Value] = []
+        for index, operand in enumerate(node.values):
+            if results and _truth(results[-1]) is None:
+                self.uncertain += 1
+                try:
+                    rest = [self.value(item) for item in node.values[index:]]
+                finally:
+                    self.uncertain -= 1
+                return self.union(node, *results, *rest)
+            value = self.value(operand)
+            truth = _truth(value)
+            if truth is not None and truth is isinstance(node.op, ast.Or):
+                return value  # decides the result
+            results = [value] if truth is not None else [*results, value]
+        return self.union(node, *results) if results else None
+
+    def unaryop(self, node: ast.UnaryOp) -> Value:
+        operand = self.value(node.operand)
+        if isinstance(node.op, ast.Not):
+            truth = _truth(operand)
+            return self.unknown(node, maybe_str=False) if truth is None else not truth
+        if type(operand) is int:
+            if isinstance(node.op, ast.USub):
+                return -operand
+            if isinstance(node.op, ast.UAdd):
+                return operand
+            return ~operand
+        if isinstance(operand, float) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            return -operand if isinstance(node.op, ast.USub) else operand
+        return self.unknown(node, maybe_str=False)
+
+    def compare(self, node: ast.Compare) -> Value:
+        values = [self.value(node.left), *(self.value(item) for item in node.comparators)]
+        if not all(_known(value) for value in values):
+            return self.unknown(node, maybe_str=False)
+        result = True
+        for op, left, right in zip(node.ops, values, values[1:], strict=False):
+            try:
+                if isinstance(op, ast.Eq):
+                    holds = type(left) is type(right) and left == right
+                elif isinstance(op, ast.NotEq):
+                    holds = not (type(left) is type(right) and left == right)
+                elif isinstance(op, (ast.In, ast.NotIn)):
+                    if isinstance(right, str) and not isinstance(left, str):
+                        return self.unknown(node, maybe_str=False)
+                    found = left in cast("str | tuple[Value, ...] | dict[str, Value]", right)
+                    holds = found is isinstance(op, ast.In)
+                elif type(left) is type(right) and type(op) in _ORDERS:
+                    holds = bool(_ORDERS[type(op)](left, right))
+                else:
+                    return self.unknown(node, maybe_str=False)
+            except (TypeError, KeyError):
+                return self.unknown(node, maybe_str=False)
+            result = result and holds
+        return result
+
+    def conditional(self, node: ast.IfExp) -> Value:
+        truth = _truth(self.value(node.test))
+        if truth is not None:
+            return self.value(node.body if truth else node.orelse)
+        self.uncertain += 1
+        try:
+            return self.union(node, self.value(node.body), self.value(node.orelse))
+        finally:
+            self.uncertain -= 1
 
     def subscript(self, node: ast.Subscript) -> Value:
-        """An item of a list (its strings are still scanned), or a slice of a string."""
+        """An item or a slice of a list, a string, a dict."""
         value = self.value(node.value)
-        if not isinstance(value, str):
-            return self.unknown(node)
-        bounds = node.slice
-        if isinstance(bounds, ast.Slice):
-            parts = (bounds.lower, bounds.upper, bounds.step)
-            known = [None if part is None else self.value(part) for part in parts]
-            if all(part is None or type(part) is int for part in known) and known[2] != 0:
-                lower, upper, step = cast("list[int | None]", known)
-                return value[lower:upper:step]
-        return self.transformed(node, value)
+        if isinstance(node.slice, ast.Slice):
+            parts = (node.slice.lower, node.slice.upper, node.slice.step)
+            bounds = [None if part is None else self.value(part) for part in parts]
+            known = all(b is None or type(b) is int for b in bounds) and bounds[2] != 0
+            return self.sliced(node, value, cast("list[int | None]", bounds) if known else None)
+        key = self.value(node.slice)
+        if isinstance(value, tuple) and not any(isinstance(item, Glob) for item in value):
+            if type(key) is int:
+                return value[key] if -len(value) <= key < len(value) else self.unknown(node)
+            return self.element(node, value)
+        if isinstance(value, dict):
+            if isinstance(key, str):
+                return value[key] if key in value else self.unknown(node)
+            return self.union(node, *value.values()) if value else self.unknown(node)
+        if isinstance(value, str):
+            # Bazel indexes the UTF-8 bytes of a string outside ASCII: not its characters.
+            if type(key) is int and value.isascii():
+                return value[key] if -len(value) <= key < len(value) else self.unknown(node)
+            return self.unknown(node, *sorted(set(value)))  # one of its characters
+        if isinstance(value, (tuple, Unknown, Call)):
+            texts = _texts(value)
+            chars = {char for text in texts[0] for char in text} if texts else set()
+            # An item (its strings, their starts), or a character of a string the reader
+            # could not finish: any character.
+            anything = ("",) if isinstance(value, Unknown) and value.starts else ()
+            element = self.element(node, value)
+            return self.unknown(node, element, *sorted(chars), starts=anything)
+        return self.unknown(node)  # Bazel fails
 
-    def string_method(self, node: ast.Call, receiver: str) -> Value:
-        """``"//LIB:L".lower()``: computed for a method Starlark shares with Python
-        when every argument is known; any other method can make any label."""
-        assert isinstance(node.func, ast.Attribute)
-        name = node.func.attr
-        method = _STRING_METHODS.get(name)
-        args = [self.value(arg) for arg in node.args]
-        kwargs = {str(k.arg): self.value(k.value) for k in node.keywords if k.arg is not None}
-        # Only join takes a list: Python and Starlark write a list inside a string apart.
-        known = (
-            len(args) == 1 and not kwargs and _is_strings(args[0])
-            if name == "join"
-            else all(_is_scalar(value) for value in (*args, *kwargs.values()))
-        )
-        pieces = (receiver, *args, *kwargs.values())
-        if method is None or len(kwargs) != len(node.keywords) or not known:
-            return self.transformed(node, *pieces)
+    def sliced(self, node: ast.AST, value: Value, bounds: list[int | None] | None) -> Value:
+        if isinstance(value, str):
+            if bounds is not None and value.isascii():
+                return value[bounds[0] : bounds[1] : bounds[2]]
+            # A piece of a known string: it starts with one of its characters, or is "".
+            starts = {char if char in "/@" else _RELATIVE for char in value}
+            return self.unknown(node, "", starts=tuple(starts))
+        if isinstance(value, tuple):
+            if bounds is not None:
+                return tuple(list(value)[bounds[0] : bounds[1] : bounds[2]])
+            return self.unknown(node, value, maybe_str=False)
+        texts = _texts(value)
+        if texts is None or not (texts[0] or texts[1]):
+            return self.unknown(node, value, maybe_str=False)  # a list: no new string
+        return self.anything(node, value)
+
+    def attribute(self, node: ast.Attribute) -> Value:
+        root = node.value
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if isinstance(root, ast.Name) and root.id not in self.env:
+            if root.id in self.loaded:  # a member of a loaded struct
+                return _unknown(node.lineno, self.text(node), (), (), True, True)
+            return self.syntax(node)
+        owner = self.value(node.value)
+        if isinstance(owner, Call) and owner.function == "struct" and owner.get(node.attr):
+            return owner.get(node.attr)
+        if isinstance(owner, Call) or (isinstance(owner, Unknown) and owner.opaque):
+            return self.unknown(node, owner, opaque=True)
+        return self.anything(node, owner)
+
+    def comprehension(self, node: ast.ListComp | ast.DictComp) -> Value:
+        """Evaluated once, each loop variable standing for any item of what it loops over."""
+        names = {
+            child.id
+            for generator in node.generators
+            for child in ast.walk(generator.target)
+            if isinstance(child, ast.Name)
+        }
+        saved: dict[str, object] = {name: self.env.get(name, _MISSING) for name in names}
+        self.frames.append(saved)
+        self.uncertain += 1
+        self.looping += 1
         try:
-            result = method(receiver, *args, **kwargs)
-        except (TypeError, ValueError, IndexError, KeyError):
-            return self.transformed(node, *pieces)
-        return result if isinstance(result, str) else self.transformed(node, *pieces)
+            for generator in node.generators:
+                iterated = self.value(generator.iter)
+                self.assign(generator.target, self.element(generator.iter, iterated))
+                for condition in generator.ifs:
+                    self.value(condition)
+            if isinstance(node, ast.ListComp):
+                items: tuple[Value, ...] = (self.value(node.elt),)
+            else:
+                items = (self.value(node.key), self.value(node.value))
+        finally:
+            self.uncertain -= 1
+            self.looping -= 1
+            self.frames.pop()
+            for name, before in saved.items():
+                if before is _MISSING:
+                    self.env.pop(name, None)
+                else:
+                    self.env[name] = cast(Value, before)
+        return self.unknown(node, *items, maybe_str=False)
 
-    def string_receiver(self, func: ast.expr) -> str | None:
-        """The string a method is called on (``"//a".lower()``), or None (``native.rule``)."""
-        if not isinstance(func, ast.Attribute):
-            return None
-        # A name is looked up, not evaluated: ``native`` or a loaded struct is no string.
-        owner = func.value
-        found = self.env.get(owner.id) if isinstance(owner, ast.Name) else self.value(owner)
-        return found if isinstance(found, str) else None
+    # --- calls
+
+    def arguments(
+        self, node: ast.Call
+    ) -> tuple[list[Value], list[tuple[str, Value]], list[tuple[str, int]], list[Value]]:
+        """Positional and keyword arguments, ``*args`` and ``**kwargs`` spliced in when
+        known; the unknown ones last."""
+        args: list[Value] = []
+        kwargs: list[tuple[str, Value]] = []
+        lines: list[tuple[str, int]] = []
+        unknown: list[Value] = []
+        for arg in node.args:
+            if isinstance(arg, ast.Starred):
+                spliced = self.value(arg.value)
+                if isinstance(spliced, tuple):
+                    args.extend(spliced)
+                else:
+                    unknown.append(spliced)
+            else:
+                args.append(self.value(arg))
+        for keyword in node.keywords:
+            value = self.value(keyword.value)
+            if keyword.arg is not None:
+                kwargs.append((keyword.arg, value))
+                lines.append((keyword.arg, keyword.value.lineno))
+            elif isinstance(value, dict):
+                kwargs.extend(value.items())
+                lines.extend((key, keyword.value.lineno) for key in value)
+            else:
+                unknown.append(value)
+        return args, kwargs, lines, unknown
 
     def call(self, node: ast.Call) -> Value:
-        receiver = self.string_receiver(node.func)
-        if receiver is not None:
-            return self.string_method(node, receiver)
-        function = _function_name(node.func)
-        if function is None or any(isinstance(arg, ast.Starred) for arg in node.args):
-            return self.unknown(node)
-        if any(keyword.arg is None for keyword in node.keywords):
-            return self.unknown(node)
-        args = tuple(self.value(arg) for arg in node.args)
-        kwargs = tuple((str(k.arg), self.value(k.value)) for k in node.keywords)
-        lines = tuple((str(k.arg), k.value.lineno) for k in node.keywords)
-        if function in ("glob", "native.glob"):
-            return self.glob(node, args, dict(kwargs))
-        if function in ("select", "native.select"):
-            # Every branch may be taken: a dependency in any of them is a dependency.
-            return self.unknown(node)
-        return Call(function, node.lineno, args, kwargs, lines)
+        func = node.func
+        root = func
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if isinstance(func, ast.Attribute) and not (
+            isinstance(root, ast.Name) and root.id not in self.env
+        ):
+            owner = self.value(func.value)  # a method of a value: "//a".lower(), L.append
+            args, kwargs, _, unknown = self.arguments(node)
+            return self.method(node, func.value, owner, func.attr, args, dict(kwargs), unknown)
+        function = _function_name(func)
+        if function is None or function.split(".")[0] in self.env:
+            # A function the file computes (a lambda, an alias): its result may be anything.
+            callee = self.value(func)
+            args, kwargs, _, unknown = self.arguments(node)
+            return self.anything(node, callee, *args, *(v for _, v in kwargs), *unknown)
+        args, kwargs, lines, unknown = self.arguments(node)
+        if function.split(".")[0] not in self.loaded:
+            builtin = self.builtin(node, function.removeprefix("native."), args, kwargs, unknown)
+            if builtin is not _MISSING:
+                return cast(Value, builtin)
+        every = (*args, *unknown)  # an unknown *args or **kwargs is still scanned
+        return Call(function, node.lineno, every, tuple(kwargs), tuple(lines))
+
+    def builtin(
+        self,
+        node: ast.Call,
+        function: str,
+        args: list[Value],
+        kwargs: list[tuple[str, Value]],
+        unknown: list[Value],
+    ) -> object:
+        """A Starlark built-in function's result, or ``_MISSING`` for a rule or a macro."""
+        named = dict(kwargs)
+        parts = (*args, *named.values(), *unknown)
+        first: Value = args[0] if args else None
+        if function == "glob":
+            return self.glob(node, tuple(args), named) if not unknown else self.globbed(node, parts)
+        if function == "select":
+            branches = first if isinstance(first, dict) else None
+            maybe = any(map(_maybe_str, branches.values())) if branches is not None else True
+            return self.unknown(node, *parts, maybe_str=maybe)
+        if unknown and function in _BUILTINS:
+            return self.anything(node, *parts)
+        if function in ("package_name", "repository_name"):
+            # The package is known only where the file sits; it names no other package.
+            return _unknown(node.lineno, self.text(node), (), (), True, True)
+        if function == "str" and len(args) == 1:
+            if isinstance(first, (str, int)) or first is None:
+                return str(first)
+            return self.anything(node, *parts)
+        if function == "repr" and len(args) == 1:
+            if isinstance(first, str) and first.isascii() and first.isprintable():
+                return f'"{first}"' if not {'"', "\\"} & set(first) else self.anything(node, *parts)
+            if isinstance(first, int) or first is None:
+                return str(first)
+            return self.anything(node, *parts)
+        if function == "len":
+            # Bazel's strings are Latin-1 bytes: len("é") is 2 there.
+            countable = isinstance(first, dict) or (isinstance(first, str) and first.isascii())
+            countable = countable or (isinstance(first, tuple) and _known(first))
+            if len(args) == 1 and countable:
+                return len(cast("str | dict[str, Value] | tuple[Value, ...]", first))
+            return self.unknown(node, maybe_str=False)
+        if function == "type" and len(args) == 1:
+            name = _type_name(first)
+            return name if name is not None else self.unknown(node, starts=(_RELATIVE,))
+        if function in ("list", "tuple") and len(args) == 1:
+            if isinstance(first, tuple) and _known(first):
+                return tuple(list(first))
+            if isinstance(first, dict):
+                return tuple(first)
+            return self.unknown(node, self.element(node, first), maybe_str=False)
+        if function == "dict" and len(args) <= 1:
+            if first is None or isinstance(first, dict):
+                return {**(first or {}), **named}
+            return self.unknown(node, *parts, maybe_str=False)
+        if function == "reversed" and len(args) == 1 and isinstance(first, tuple) and _known(first):
+            return tuple(reversed(first))
+        if function == "range" and all(type(a) is int for a in args) and 1 <= len(args) <= 3:
+            try:
+                numbers = range(*cast("list[int]", args))
+            except ValueError:
+                return self.unknown(node, maybe_str=False)
+            if len(numbers) <= _LONGEST:
+                return tuple(numbers)
+        if function in ("min", "max", "sorted", "reversed", "enumerate", "zip", "list", "tuple"):
+            items = first if len(args) == 1 else tuple(args)
+            element = self.element(node, items)
+            return self.unknown(node, element, maybe_str=function in ("min", "max"))
+        if function == "getattr" and len(args) >= 2 and isinstance(args[1], str):
+            owner = first
+            if isinstance(owner, Call) and owner.function == "struct":
+                found = owner.get(args[1])
+                if found is not None:
+                    return found
+            if isinstance(owner, Call) or (isinstance(owner, Unknown) and owner.opaque):
+                return self.unknown(node, *parts, opaque=True)
+            return self.anything(node, *parts)
+        if function in ("print", "fail"):
+            return None
+        if function in ("int", "bool", "hash", "hasattr", "any", "all", "float"):
+            if function == "bool" and len(args) == 1 and _truth(first) is not None:
+                return _truth(first)
+            if function == "int" and len(args) == 1 and type(first) is int:
+                return first
+            return self.unknown(node, maybe_str=False)
+        if function == "dir":
+            return self.unknown(node, starts=(_RELATIVE,), maybe_str=False)
+        if function == "json.decode" and len(args) == 1 and isinstance(first, str):
+            try:
+                return _from_json(json.loads(first))
+            except ValueError:
+                return self.unknown(node)
+        if function in _CONTAINERS:
+            return _MISSING  # a Call, whose arguments are scanned
+        if function in _BUILTINS:
+            return self.anything(node, *parts)  # json.encode(), ...: any string
+        return _MISSING
+
+    def globbed(self, node: ast.AST, parts: Sequence[Value]) -> Value:
+        """A glob() the reader cannot read: package-relative paths, no label."""
+        return self.unknown(node, *parts, starts=(_RELATIVE,), maybe_str=False, own_starts=False)
 
     def glob(self, node: ast.Call, args: tuple[Value, ...], kwargs: dict[str, Value]) -> Value:
         include = args[0] if args else kwargs.get("include", ())
         exclude = args[1] if len(args) > 1 else kwargs.get("exclude", ())
         directories = kwargs.get("exclude_directories", 1)
         if not (_is_strings(include) and _is_strings(exclude)) or not isinstance(directories, int):
-            return self.unknown(node)
+            return self.globbed(node, (*args, *kwargs.values()))
         assert isinstance(include, tuple) and isinstance(exclude, tuple)
         glob = Glob(
             include=tuple(str(p) for p in include),
@@ -312,6 +956,353 @@ class _Evaluator:
             line=node.lineno,
         )
         return (glob,)
+
+    def method(
+        self,
+        node: ast.Call,
+        owner_node: ast.expr,
+        owner: Value,
+        name: str,
+        args: list[Value],
+        kwargs: dict[str, Value],
+        unknown: list[Value],
+    ) -> Value:
+        parts = (*args, *kwargs.values(), *unknown)
+        if isinstance(owner, str):
+            return self.string_method(node, owner, name, args, kwargs, unknown)
+        if isinstance(owner, (tuple, dict)) and not unknown:
+            return self.container_method(node, owner_node, owner, name, args, kwargs)
+        if name in _MUTATORS:
+            self.mutate(node, owner_node, owner, self.unknown(node, owner, *parts), parts)
+            return self.element(node, owner) if name in ("pop", "popitem", "setdefault") else None
+        if isinstance(owner, Call) and owner.function.split(".")[0] in self.loaded:
+            return self.unknown(node, owner, *parts, opaque=True)  # a loaded struct's function
+        if name in _PREDICATES:
+            return self.unknown(node, maybe_str=False)
+        if name in ("get", "keys", "values", "items") and not (
+            isinstance(owner, Unknown) and owner.maybe_str
+        ):
+            return self.unknown(node, owner, *parts, maybe_str=name == "get")
+        texts = _texts(owner)
+        if texts is not None and name in ("lower", "upper") and not parts:
+            whole, starts = texts
+            change = str.lower if name == "lower" else str.upper
+            return self.unknown(
+                node, *sorted(change(t) for t in whole), starts=[change(s) for s in starts]
+            )
+        if isinstance(owner, Unknown) and owner.opaque and name not in _STRING_NAMES:
+            return self.unknown(node, owner, *parts, opaque=True)  # a loaded struct's function
+        return self.anything(node, owner, *parts)
+
+    def string_method(
+        self,
+        node: ast.Call,
+        receiver: str,
+        name: str,
+        args: list[Value],
+        kwargs: dict[str, Value],
+        unknown: list[Value],
+    ) -> Value:
+        """``"//LIB:L".lower()``: computed for a method Starlark shares with Python when
+        every argument is known; else the string starts as far as the reader knows."""
+        parts = (*args, *kwargs.values(), *unknown)
+        if not receiver.isascii() or not all(text.isascii() for text in _strings_of(parts)):
+            # Bazel's strings are Latin-1 bytes: outside ASCII, its methods differ.
+            if name in _PREDICATES:
+                return self.unknown(node, maybe_str=False)
+            return self.anything(node, *parts)
+        if name in _PREDICATES:
+            if not unknown and all(_is_scalar(a) or _is_strings(a) for a in parts):
+                method = getattr(receiver, name)
+                try:
+                    found = method(*(tuple(a) if isinstance(a, tuple) else a for a in args))
+                except (TypeError, ValueError):
+                    return self.unknown(node, maybe_str=False)
+                return cast(Value, found)
+            return self.unknown(node, maybe_str=False)
+        if name in _CASES:
+            if not receiver:
+                return ""
+            return self.unknown(node, starts=(_start(receiver[0]),))
+        if not unknown and name in _SPLITS and all(_is_scalar(a) for a in parts):
+            try:
+                if name == "elems":
+                    return tuple(receiver) if not parts else self.unknown(node)
+                pieces = getattr(receiver, name)(*args, **kwargs)
+            except (TypeError, ValueError):
+                return self.unknown(node)
+            return tuple(pieces)
+        method = _STRING_METHODS.get(name)
+        # Only join takes a list: Python and Starlark write a list inside a string apart.
+        known = not unknown and (
+            len(args) == 1 and not kwargs and _is_strings(args[0])
+            if name == "join"
+            else all(_is_scalar(value) for value in parts)
+        )
+        if method is not None and known:
+            try:
+                result = method(receiver, *args, **kwargs)
+            except (TypeError, ValueError, IndexError, KeyError):
+                return self.unknown(node)  # Bazel fails too
+            if isinstance(result, str):
+                return result
+        if name == "join" and len(args) == 1 and not kwargs and not unknown:
+            return self.joined(node, receiver, args[0])
+        if name == "format":
+            # "{}/lib:l".format(x): the known text up to the first field.
+            return self.unknown(node, starts=(receiver,))
+        if name in _SPLITS:
+            return self.unknown(node, *parts, starts=("",), maybe_str=False)
+        return self.anything(node, *parts)
+
+    def joined(self, node: ast.AST, separator: str, items: Value) -> Value:
+        """``separator.join(items)`` with items the reader does not all know."""
+        if isinstance(items, tuple) and not any(isinstance(i, Glob) for i in items):
+            texts: Texts = (frozenset({""}), frozenset())
+            for index, item in enumerate(items):
+                item_texts = _texts(item)
+                if item_texts is None:
+                    return self.unknown(node, items)  # Bazel fails
+                if index:
+                    texts = _concat(texts, (frozenset({separator}), frozenset()))
+                texts = _concat(texts, item_texts)
+            whole, starts = texts
+            return self.unknown(node, *sorted(whole), starts=tuple(starts))
+        element = self.element(node, items)
+        texts_of = _texts(element)
+        whole, starts = texts_of if texts_of is not None else (frozenset(), frozenset())
+        return self.unknown(node, "", starts=(*whole, *starts))
+
+    def container_method(
+        self,
+        node: ast.Call,
+        owner_node: ast.expr,
+        owner: tuple[Value, ...] | dict[str, Value],
+        name: str,
+        args: list[Value],
+        kwargs: dict[str, Value],
+    ) -> Value:
+        """A method of a list or a dict the reader knows: computed, changes included."""
+        parts = (*args, *kwargs.values())
+        first: Value = args[0] if args else None
+        if isinstance(owner, tuple):
+            items = list(owner)
+            result: Value = None
+            if name == "append" and len(args) == 1:
+                items.append(first)
+            elif name == "extend" and len(args) == 1 and isinstance(first, tuple):
+                items.extend(first)
+            elif name == "insert" and len(args) == 2 and type(first) is int:
+                items.insert(first, args[1])
+            elif name == "pop" and len(args) <= 1 and type(first or -1) is int:
+                index = -1 if first is None else cast(int, first)
+                if not -len(items) <= index < len(items):
+                    return self.unknown(node)  # Bazel fails
+                result = items.pop(index)
+            elif name == "clear" and not args:
+                items.clear()
+            elif name == "remove" and len(args) == 1 and _known(owner) and first in items:
+                items.remove(first)
+            elif name == "index":
+                return self.unknown(node, maybe_str=False)
+            elif name in _MUTATORS:
+                new = self.unknown(node, owner, *parts, maybe_str=False)
+                self.mutate(node, owner_node, owner, new, parts)
+                return self.element(node, owner) if name == "pop" else None
+            else:
+                return self.anything(node, owner, *parts)
+            self.mutate(node, owner_node, owner, tuple(items), parts)
+            return result
+        entries = dict(owner)
+        key = first
+        if name == "get" and 1 <= len(args) <= 2 and isinstance(key, str):
+            return owner.get(key, args[1] if len(args) == 2 else None)
+        if name in ("keys", "values", "items") and not args:
+            if name == "keys":
+                return tuple(owner)
+            if name == "values":
+                return tuple(owner.values())
+            return tuple((key, item) for key, item in owner.items())
+        result = None
+        if name == "update" and len(args) <= 1 and isinstance(first or {}, dict):
+            entries.update(cast("dict[str, Value]", first or {}), **kwargs)
+        elif name == "setdefault" and 1 <= len(args) <= 2 and isinstance(key, str):
+            result = entries.setdefault(key, args[1] if len(args) == 2 else None)
+        elif name == "pop" and 1 <= len(args) <= 2 and isinstance(key, str):
+            if key not in entries and len(args) == 1:
+                return self.unknown(node)  # Bazel fails
+            result = entries.pop(key, args[1] if len(args) == 2 else None)
+        elif name == "clear" and not args:
+            entries.clear()
+        elif name in _MUTATORS:
+            new = self.unknown(node, owner, *parts, maybe_str=False)
+            self.mutate(node, owner_node, owner, new, parts)
+            return self.unknown(node, owner, *parts)
+        elif name in ("get", "keys", "values", "items"):
+            return self.unknown(node, owner, *parts, maybe_str=name == "get")
+        else:
+            return self.anything(node, owner, *parts)
+        self.mutate(node, owner_node, owner, entries, parts)
+        return result
+
+    # --- changes to lists and dicts
+
+    def mutate(
+        self,
+        node: ast.AST,
+        owner_node: ast.expr | None,
+        old: Value,
+        new: Value,
+        added: Sequence[Value],
+    ) -> None:
+        """``old`` (a list or dict) became ``new``: every variable holding it sees it."""
+        if self.looping and any(_holds_text(value) for value in added):
+            # Run any number of times, each run building on the last: any string.
+            new = self.unknown(node, old, new, *added, starts=("",), maybe_str=_maybe_str(old))
+        elif self.uncertain:
+            new = self.union(node, old, new)
+        direct = owner_node.id if isinstance(owner_node, ast.Name) else None
+        # The empty list is one object to Python: another () is not the same list.
+        shared = new if old != () else self.union(node, old, new)
+        extra = self.unknown(node, *added)
+        scopes = [cast("dict[str, object]", self.env), *self.frames]
+        for scope in scopes:
+            for key, value in list(scope.items()):
+                if value is _MISSING:
+                    continue
+                current = cast(Value, value)
+                if key == direct and scope is self.env:
+                    scope[key] = new
+                    continue
+                replaced = _replace(current, old, shared)
+                if replaced is not current:
+                    scope[key] = replaced
+                elif isinstance(current, Unknown) and not current.opaque:
+                    # A summary may hold the changed list: it holds what was added too.
+                    scope[key] = _unknown(
+                        current.line,
+                        current.text,
+                        (*current.strings, *extra.strings),
+                        (*current.starts, *extra.starts),
+                        current.maybe_str,
+                        current.opaque or extra.opaque,
+                    )
+
+    # --- statements
+
+    def assign(self, target: ast.expr, value: Value) -> None:
+        if isinstance(target, ast.Name):
+            self.env[target.id] = value
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            if isinstance(value, tuple) and len(value) == len(target.elts):
+                starred = any(isinstance(item, ast.Starred) for item in target.elts)
+                if not starred and not any(isinstance(item, Glob) for item in value):
+                    for item_target, item in zip(target.elts, value, strict=True):
+                        self.assign(item_target, item)
+                    return
+            element = self.element(target, value)
+            for item_target in target.elts:
+                self.assign(item_target, element)
+        elif isinstance(target, ast.Starred):
+            self.assign(target.value, self.unknown(target, value, maybe_str=False))
+        elif isinstance(target, ast.Subscript):
+            container = self.value(target.value)
+            key = self.value(target.slice) if not isinstance(target.slice, ast.Slice) else None
+            new: Value
+            if (
+                isinstance(container, tuple)
+                and type(key) is int
+                and not isinstance(target.slice, ast.Slice)
+            ):
+                if not -len(container) <= key < len(container):
+                    return  # Bazel fails
+                items = list(container)
+                items[key] = value
+                new = tuple(items)
+            elif isinstance(container, dict) and isinstance(key, str):
+                new = {**container, key: value}
+            else:
+                new = self.unknown(target, container, key, value, maybe_str=False)
+            self.mutate(target, target.value, container, new, (value,))
+        # An attribute cannot be set in Starlark (Bazel fails): nothing changes.
+
+    def statement(self, statement: ast.stmt) -> Iterator[Value]:
+        """Evaluates one top-level statement; yields the values to scan for labels."""
+        if isinstance(statement, ast.Expr):
+            if not isinstance(statement.value, ast.Constant):  # a docstring
+                yield self.value(statement.value)
+        elif isinstance(statement, ast.Assign):
+            value = self.value(statement.value)
+            for target in statement.targets:
+                self.assign(target, value)
+        elif isinstance(statement, ast.AugAssign):
+            target = statement.target
+            if isinstance(target, ast.Attribute):
+                return  # Bazel fails
+            current = self.value(target)
+            if isinstance(target, ast.Name) and target.id not in self.env:
+                current = self.syntax(target)
+            added = self.value(statement.value)
+            new = self.binop(statement, statement.op, current, added)
+            if isinstance(target, ast.Name) and isinstance(current, (tuple, dict, Unknown)):
+                # ``x += [...]`` extends the very list x holds: its aliases see it.
+                self.mutate(statement, target, current, new, (added,))
+            else:
+                self.assign(target, new)
+        elif not isinstance(statement, ast.Pass):
+            # def/for/if... are not allowed in BUILD files (Bazel refuses the file); read
+            # as any label at all, every name they bind included.
+            for child in ast.walk(statement):
+                if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
+                    self.env[child.id] = self.syntax(statement)
+                elif isinstance(child, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)):
+                    self.env[child.name] = self.syntax(statement)
+            yield self.syntax(statement)
+
+
+_ORDERS: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+}
+_STRING_NAMES = frozenset(
+    {*_STRING_METHODS, *_PREDICATES, *_SPLITS, *_CASES, "codepoints", "elem_ords", "format"}
+)
+# Built-in functions a BUILD file may call: any other name is a rule (or fails).
+_BUILTINS = frozenset(
+    {
+        "all",
+        "any",
+        "bool",
+        "dict",
+        "dir",
+        "enumerate",
+        "fail",
+        "float",
+        "getattr",
+        "hasattr",
+        "hash",
+        "int",
+        "json.decode",
+        "json.encode",
+        "json.encode_indent",
+        "json.indent",
+        "len",
+        "list",
+        "max",
+        "min",
+        "print",
+        "range",
+        "repr",
+        "reversed",
+        "sorted",
+        "str",
+        "tuple",
+        "type",
+        "zip",
+    }
+)
 
 
 def _is_strings(value: Value) -> bool:
@@ -387,46 +1378,57 @@ def _loads(call: ast.Call) -> tuple[str, tuple[tuple[str, str], ...]] | None:
 def _top_level_values(module: ast.Module, evaluator: _Evaluator) -> Iterator[Value]:
     """Each top-level statement's value, binding variables as it goes."""
     for statement in module.body:
-        if isinstance(statement, ast.Expr):
-            if isinstance(statement.value, ast.Constant):
-                continue  # a docstring
-            yield evaluator.value(statement.value)
-        elif isinstance(statement, ast.Assign):
-            value = evaluator.value(statement.value)
-            for target in statement.targets:
-                if isinstance(target, ast.Name):
-                    evaluator.env[target.id] = value
-                else:
-                    yield evaluator.unknown(statement)
-        elif isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):
-            current = evaluator.env.get(statement.target.id, ())
-            added = evaluator.value(statement.value)
-            if isinstance(current, tuple) and isinstance(added, tuple):
-                evaluator.env[statement.target.id] = current + added
-            else:
-                evaluator.env[statement.target.id] = evaluator.unknown(statement)
-        else:
-            # def/for/if are not allowed in BUILD files; Bazel rejects them, and we
-            # still read every string inside so no dependency is lost.
-            yield evaluator.unknown(statement)
+        try:
+            yield from evaluator.statement(statement)
+        except (ArithmeticError, RecursionError, MemoryError, ValueError, TypeError):
+            yield evaluator.syntax(statement)  # too deep or too big to follow: any label
 
 
-def _dep_strings(value: Value) -> Iterator[tuple[str, int]]:
-    """(string, line) pairs that may be labels of other packages, in ``value``."""
+def _pieces(value: Value, line: int) -> Iterator[tuple[str, int, bool]]:
+    for text in _strings_of(value):
+        yield text, line, False
+    for start in _starts_of(value):
+        yield start, line, True
+
+
+def _dep_strings(value: Value) -> Iterator[tuple[str, int, bool]]:
+    """(string, line, is a start) triples that may be labels of other packages, in
+    ``value``: the whole strings, and the starts of those the reader could not finish."""
     if isinstance(value, Call):
         if value.function.rsplit(".", 1)[-1] in _NOT_RULES:
             return
         for item in value.args:
-            yield from ((text, value.line) for text in _strings_of(item))
+            yield from _pieces(item, value.line)
         for key, item in value.kwargs:
             if key not in _NOT_DEPS:
-                line = value.line_of(key)
-                yield from ((text, line) for text in _strings_of(item))
+                yield from _pieces(item, value.line_of(key))
     elif isinstance(value, Unknown):
-        yield from ((text, value.line) for text in value.strings)
+        yield from _pieces(value, value.line)
     elif isinstance(value, tuple):
         for item in value:
             yield from _dep_strings(item)
+
+
+def _start_dep(start: str, line: int) -> Dep | None:
+    """The packages a string starting with ``start`` may name: those under the known
+    part's package prefix (``"//libs/"``), one package (``"//lib:"``), every package of
+    the workspace (``""``, ``"/"``, ``"@"``: the label's package is not known at all),
+    or None (it can be no absolute label)."""
+    known = _known_part(start)
+    if known == "/":
+        return Dep("", ANY_PACKAGE, line, "", prefix=True)
+    if known == "" or (known.startswith("@") and "//" not in known):
+        # Perhaps another repository's label: every package of every repository of the
+        # tree (``@//`` is the main one, whose packages hold the others' directories).
+        return Dep("", f"@{ANY_PACKAGE}", line, "", prefix=True)
+    if not known.startswith(("//", "@")):
+        return None
+    repo, _, rest = known.lstrip("@").partition("//") if known[0] == "@" else ("", "", known[2:])
+    package, colon, _ = rest.partition(":")
+    if _REPO_NAME.fullmatch(repo) is None or _PACKAGE.fullmatch(package) is None:
+        return None
+    label = start if start != known or known.endswith((":", "/")) else f"{start}..."
+    return Dep(package, label, line, repo, prefix=not colon)
 
 
 def parse_build(text: bytes, path: str) -> BuildFile:
@@ -449,7 +1451,6 @@ def parse_build(text: bytes, path: str) -> BuildFile:
         raise ConfigError(
             f"BUILD file does not parse as Starlark: {error.msg}", path, error.lineno
         ) from None
-    evaluator = _Evaluator()
     calls: list[Call] = []
     loads: list[tuple[str, tuple[tuple[str, str], ...]]] = []
     deps: dict[str, Dep] = {}
@@ -462,10 +1463,16 @@ def parse_build(text: bytes, path: str) -> BuildFile:
             loaded = _loads(statement.value)
             if loaded is not None:
                 loads.append(loaded)
+    evaluator = _Evaluator(frozenset(local for _, symbols in loads for local, _ in symbols))
     for value in _top_level_values(module, evaluator):
         if isinstance(value, Call):
             calls.append(value)
-        for string, line in _dep_strings(value):
+        for string, line, start in _dep_strings(value):
+            if start:
+                dep = _start_dep(string, line)
+                if dep is not None and dep.label not in deps:
+                    deps[dep.label] = dep
+                continue
             if not string.startswith(("//", "@")) or string in deps:
                 continue
             ref = label_ref(string)
