@@ -620,8 +620,16 @@ WORKSPACES["getattr_default_of_a_string"] = _macro_choosing_by(
     'getattr("", "removesuffix", None) == None'
 )
 
+# .bazelignore lines as Bazel reads them: normalised, never trimmed, absolute ones ignored.
+WORKSPACES["bazelignore_lines"] = {
+    ".bazelignore": " lib/a\n/lib/b\nlib/c/\n./lib/d\nlib//e\nlib/x/../f\r\n#lib/h\n",
+    **{f"lib/{name}/BUILD": FG.format(name=name, srcs='["//x:x"]') for name in "abcdefh"},
+    "x/BUILD": FG.format(name="x", srcs="[]"),
+}
+
 # Package edges (dependent, dependency) bazel query reports for each workspace.
 TRUTH: dict[str, set[tuple[str, str]]] = {
+    "bazelignore_lines": {("lib/a", "x"), ("lib/b", "x"), ("lib/h", "x")},
     "macro_adds_deps": {("a", "helpers")},
     "loaded_constant": {("a", "common")},
     "transitive_load": {("a", "deep")},

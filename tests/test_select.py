@@ -562,9 +562,7 @@ def test_an_edit_reached_through_a_link_out_of_every_package_selects_the_link_ho
 
 def test_a_build_file_linked_to_a_template_changes_with_the_template(repo: GitRepo) -> None:
     template = 'filegroup(name = "l", srcs = {}, visibility = ["//visibility:public"])\n'
-    base = _globbing_repo(
-        repo, {"templates/lib.BUILD": template.format("[]"), "x/BUILD": GLOBBED}
-    )
+    base = _globbing_repo(repo, {"templates/lib.BUILD": template.format("[]"), "x/BUILD": GLOBBED})
     repo.remove("lib/BUILD")
     (repo.path / "lib" / "BUILD").symlink_to("../templates/lib.BUILD")
     base = repo.commit("lib's BUILD file is a template")
