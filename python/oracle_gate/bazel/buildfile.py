@@ -193,11 +193,8 @@ _MISSING = object()
 
 
 def _strings_of(value: Value) -> Iterator[str]:
-    """Every string in ``value``, recursively (dict keys included: select() conditions).
-
-    A call's ``name``, ``visibility``... (``_NOT_DEPS``) and the arguments of
-    ``package()``, ``load()``... (``_NOT_RULES``) are left out: they name no dependency.
-    """
+    """Every string in ``value``, recursively (dict keys included: select() conditions),
+    but in a call's arguments that name no dependency (``_dependency_arguments``)."""
     if isinstance(value, str):
         yield value
     elif isinstance(value, tuple):
@@ -208,15 +205,19 @@ def _strings_of(value: Value) -> Iterator[str]:
             yield key
             yield from _strings_of(item)
     elif isinstance(value, Call):
-        if value.function.rsplit(".", 1)[-1] in _NOT_RULES:
-            return
-        for item in value.args:
+        for item in _dependency_arguments(value):
             yield from _strings_of(item)
-        for key, item in value.kwargs:
-            if key not in _NOT_DEPS:
-                yield from _strings_of(item)
     elif isinstance(value, Unknown):
         yield from value.strings
+
+
+def _dependency_arguments(call: Call) -> Iterator[Value]:
+    """The arguments of ``call`` that may name dependencies: none of ``package()``,
+    ``load()``... (``_NOT_RULES``), nor a ``name``, ``visibility``... (``_NOT_DEPS``)."""
+    if call.function.rsplit(".", 1)[-1] in _NOT_RULES:
+        return
+    yield from call.args
+    yield from (item for key, item in call.kwargs if key not in _NOT_DEPS)
 
 
 def _starts_of(value: Value) -> Iterator[str]:
@@ -232,13 +233,8 @@ def _starts_of(value: Value) -> Iterator[str]:
         for item in value.values():
             yield from _starts_of(item)
     elif isinstance(value, Call):
-        if value.function.rsplit(".", 1)[-1] in _NOT_RULES:
-            return
-        for item in value.args:
+        for item in _dependency_arguments(value):
             yield from _starts_of(item)
-        for key, item in value.kwargs:
-            if key not in _NOT_DEPS:
-                yield from _starts_of(item)
 
 
 def _maybe_str(value: Value) -> bool:
