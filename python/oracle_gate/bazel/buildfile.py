@@ -183,6 +183,8 @@ _PREDICATES = frozenset(
         "isupper",
     }
 )
+# The predicates that take a start and an end after what they look for.
+_BOUNDED = frozenset({"startswith", "endswith", "find", "rfind", "index", "rindex", "count"})
 # String methods that return a list of pieces of the receiver.
 _SPLITS = frozenset({"split", "rsplit", "partition", "rpartition", "splitlines", "elems"})
 # String methods that change case: "/" and "@" stay, no other character becomes one.
@@ -384,8 +386,23 @@ def _from_json(found: object) -> Value:
     return cast(Value, found)
 
 
+def _holds_sequence(value: Value) -> bool:
+    """Whether ``value`` is or holds a tuple here: a Starlark list or tuple, unknown which."""
+    if isinstance(value, tuple):
+        return True
+    return isinstance(value, dict) and any(map(_holds_sequence, value.values()))
+
+
+def _is_tuple_display(node: ast.AST) -> bool:
+    """Whether ``node`` is ``template % (a, b)`` (or ``x %= (a, b)``): a tuple written as one."""
+    right = node.right if isinstance(node, ast.BinOp) else getattr(node, "value", None)
+    return isinstance(right, ast.Tuple)
+
+
 def _type_name(value: Value) -> str | None:
-    names = {str: "string", bool: "bool", int: "int", float: "float", tuple: "list", dict: "dict"}
+    """``type(value)`` as Bazel says it, None if unknown: a tuple here stands for a
+    Starlark list, tuple or range alike."""
+    names = {str: "string", bool: "bool", int: "int", float: "float", dict: "dict"}
     if value is None:
         return "NoneType"
     return names.get(type(value))
@@ -605,7 +622,9 @@ class _Evaluator:
         only ``%s``, ``%d`` and ``%%``; else the string starts as the template does."""
         arguments = values if isinstance(values, tuple) else (values,)
         simple = isinstance(template, str) and _SIMPLE_PERCENT.fullmatch(template) is not None
-        if isinstance(template, str) and simple and all(_is_scalar(a) for a in arguments):
+        # A list here is a tuple too: only a tuple written as one is surely a tuple.
+        written = not isinstance(values, tuple) or _is_tuple_display(node)
+        if isinstance(template, str) and simple and written and all(map(_is_scalar, arguments)):
             try:
                 return template % arguments
             except (TypeError, ValueError):
@@ -657,10 +676,11 @@ class _Evaluator:
         result = True
         for op, left, right in zip(node.ops, values, values[1:], strict=False):
             try:
-                if isinstance(op, ast.Eq):
-                    holds = type(left) is type(right) and left == right
-                elif isinstance(op, ast.NotEq):
-                    holds = not (type(left) is type(right) and left == right)
+                if isinstance(op, (ast.Eq, ast.NotEq)):
+                    same = type(left) is type(right) and left == right
+                    if same and _holds_sequence(left):
+                        return self.unknown(node, maybe_str=False)  # [] == () is False
+                    holds = same is isinstance(op, ast.Eq)
                 elif isinstance(op, (ast.In, ast.NotIn)):
                     if isinstance(right, str) and not isinstance(left, str):
                         return self.unknown(node, maybe_str=False)
@@ -1008,7 +1028,9 @@ class _Evaluator:
                 return self.unknown(node, maybe_str=False)
             return self.anything(node, *parts)
         if name in _PREDICATES:
-            if not unknown and all(_is_scalar(a) or _is_strings(a) for a in parts):
+            # A start past the end is the end in Bazel ("abc".find("", 5) is 3), not here.
+            bounded = name in _BOUNDED and len(args) + len(kwargs) > 1
+            if not unknown and not bounded and all(_is_scalar(a) or _is_strings(a) for a in parts):
                 method = getattr(receiver, name)
                 try:
                     found = method(*(tuple(a) if isinstance(a, tuple) else a for a in args))

@@ -374,7 +374,7 @@ impl Run<'_> {
                 gates,
             });
         }
-        if let Some(what) = unmodelled(&ast, content) {
+        if let Some(what) = unmodelled(&ast) {
             return Err(format!("{path}: {what}"));
         }
         let directory = path.rsplit_once('/').map_or("", |(d, _)| d);
@@ -466,7 +466,7 @@ impl Run<'_> {
 /// nothing. A macro could pick its labels by the difference, so the file goes to the
 /// static reader. Documentation (a docstring, a `doc = ...` argument) computes nothing
 /// and may hold any text.
-fn unmodelled(ast: &AstModule, content: &str) -> Option<&'static str> {
+fn unmodelled(ast: &AstModule) -> Option<&'static str> {
     let mut docstrings = Vec::new();
     docstrings_of(ast.statement(), &mut docstrings);
     let uses = Uses::of(ast);
@@ -474,7 +474,7 @@ fn unmodelled(ast: &AstModule, content: &str) -> Option<&'static str> {
     ast.statement().visit_expr(|expression| {
         walk(expression, &mut |e| {
             if found.is_none() {
-                found = unmodelled_expression(e, content, &docstrings, &uses);
+                found = unmodelled_expression(e, &docstrings, &uses);
             }
         })
     });
@@ -482,12 +482,7 @@ fn unmodelled(ast: &AstModule, content: &str) -> Option<&'static str> {
 }
 
 /// Why the interpreter computes `e` otherwise than Bazel, None if it does not.
-fn unmodelled_expression(
-    e: &AstExpr,
-    content: &str,
-    docstrings: &[Span],
-    uses: &Uses,
-) -> Option<&'static str> {
+fn unmodelled_expression(e: &AstExpr, docstrings: &[Span], uses: &Uses) -> Option<&'static str> {
     let text = match &e.node {
         Expr::Literal(AstLiteral::String(text)) if !docstrings.contains(&e.span) => {
             Some(text.node.as_str())
@@ -496,8 +491,9 @@ fn unmodelled_expression(
         _ => None,
     };
     match &e.node {
-        // Bazel's strings are Latin-1 bytes (`len("é")` is 2 there).
-        _ if !content.is_ascii() && text.is_some_and(|t| !t.is_ascii()) => {
+        // Bazel's strings are Latin-1 bytes (`len("é")` is 2 there), and it neither
+        // escapes nor upper-cases "\303\251" as this interpreter does.
+        _ if text.is_some_and(|t| !t.is_ascii()) => {
             Some("a string holds characters outside ASCII, which Bazel reads as bytes")
         }
         // `repr()` prints DEL raw in Bazel, escaped here; no BUILD file needs either.
@@ -510,6 +506,13 @@ fn unmodelled_expression(
         // `"".upper` not called: Bazel types and prints a bound method otherwise.
         Expr::Dot(_, name) if METHODS.contains(&name.node.as_str()) && !uses.called(e) => {
             Some("a method taken as a value, which Bazel types and prints otherwise")
+        }
+        // `"abc".find("", 5)` is 3 in Bazel (a start past the end is the end), -1 here.
+        Expr::Call(function, arguments)
+            if arguments.args.len() > 1
+                && matches!(&function.node, Expr::Dot(_, name) if BOUNDED.contains(&name.node.as_str())) =>
+        {
+            Some("a string search given a start or an end, which Bazel bounds otherwise")
         }
         Expr::Op(_, BinOp::LeftShift, _) => Some(LEFT_SHIFT),
         Expr::Op(_, BinOp::Divide, _) | Expr::Literal(AstLiteral::Float(_)) => Some(FLOAT),
@@ -536,6 +539,17 @@ fn unmodelled_statement(statement: &AstStmt) -> Option<&'static str> {
 const LEFT_SHIFT: &str = "`<<`, which this interpreter wraps at 2^31 and Bazel does not";
 /// Bazel 4.2.3 prints floats otherwise (`str(123456789.0)` keeps every digit there).
 const FLOAT: &str = "a float, which Bazel prints otherwise";
+
+/// The string methods that take a start and an end after what they look for.
+const BOUNDED: [&str; 7] = [
+    "find",
+    "rfind",
+    "index",
+    "rindex",
+    "count",
+    "startswith",
+    "endswith",
+];
 
 /// The methods of Bazel's and this interpreter's strings, lists and dicts.
 const METHODS: [&str; 47] = [
@@ -997,6 +1011,14 @@ mod tests {
             "str(7 / 2) == '3.5'",
             "str(1.5) == '1.5'",
             "str(float(1)) == '1.0'",
+            "'abc'.find('', 5) == 3",
+            "'abc'.endswith('c', 0, 9)",
+            "repr('\\303\\251') == '\"\\303\\251\"'",
+            "str(struct(a = 1)) == 'struct(a = 1)'",
+            "repr([struct()]) != ''",
+            "str(lambda: 1) != ''",
+            "json.encode({'b': 1, 'a': 2}) == '{\"a\":2,\"b\":1}'",
+            "str(json.decode('{\"b\": 1, \"a\": 2}')) != ''",
         ] {
             // Its reason names Bazel: no parse or evaluation error.
             let error = choosing_by(condition).unwrap_err();

@@ -16,7 +16,7 @@ use starlark::syntax::ast::{ArgumentP, AstExpr, AstLiteral, BinOp, Expr, Stmt};
 use starlark::syntax::AstModule;
 
 use super::gate::top_level;
-use super::values::{Record, NOT_DEPS, NOT_RULES};
+use super::values::{unlike_bazel_char, Record, NOT_DEPS, NOT_RULES};
 
 /// A value as far as records go (`values::strings_of`).
 enum Plain {
@@ -92,8 +92,14 @@ struct Reader<'a> {
 impl Reader<'_> {
     fn value(&mut self, expression: &AstExpr) -> Option<Plain> {
         Some(match &expression.node {
+            // What `eval.rs`'s `unmodelled` refuses is refused here too, so a file reads the
+            // same either way: a float, a string Bazel holds as other bytes.
+            Expr::Literal(AstLiteral::String(text)) if text.node.chars().any(unlike_bazel_char) => {
+                return None
+            }
             Expr::Literal(AstLiteral::String(text)) => Plain::Str(text.node.clone()),
-            Expr::Literal(AstLiteral::Int(_) | AstLiteral::Float(_)) => Plain::Nothing,
+            Expr::Literal(AstLiteral::Float(_)) => return None,
+            Expr::Literal(AstLiteral::Int(_)) => Plain::Nothing,
             Expr::Identifier(name) => match name.node.ident.as_str() {
                 "True" | "False" | "None" if !self.opaque.contains_key(&name.node.ident) => {
                     Plain::Nothing

@@ -464,11 +464,61 @@ fn call_standard<'v>(
     let positional: Vec<Value> = args.positions(heap)?.collect();
     let named = args.names_map()?;
     let named: Vec<(&str, Value)> = named.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    if matches!(name, "str" | "repr" | "print" | "json.encode") {
+        let sorted = name == "json.encode";
+        if let Some(what) = positional
+            .iter()
+            .find_map(|v| printed_unlike_bazel(*v, sorted))
+        {
+            guessed(|| format!("{name}() of {what}"));
+        }
+    }
     let result = eval.eval_function(function, &positional, &named)?;
     if let Some(what) = unlike_bazel(result) {
         guessed(|| format!("{what} {name}() gave"));
+    } else if name == "json.decode" && holds_ordered_dict(result) {
+        // Bazel keeps a decoded object's keys in the document's order, this one sorts them.
+        guessed(|| "json.decode() of an object with several keys".to_owned());
     }
     Ok(result)
+}
+
+/// What in `value` Bazel prints otherwise, None if nothing: a struct (`struct(a = 1)`,
+/// fields sorted, there), a `def` or lambda (named with its `.bzl` file there), and, for
+/// `json.encode` (`sorted`), a dict of several keys, whose keys Bazel sorts. `%` and
+/// `format()` print them too, out of this evaluator's sight (docs/selection.md).
+fn printed_unlike_bazel(value: Value<'_>, sorted: bool) -> Option<&'static str> {
+    match value.get_type() {
+        "struct" => return Some("a struct"),
+        "function" => return Some("a def or lambda"),
+        _ => {}
+    }
+    let inside = |v: Value<'_>| printed_unlike_bazel(v, sorted);
+    if let Some(list) = ListRef::from_value(value) {
+        return list.iter().find_map(inside);
+    }
+    if let Some(tuple) = TupleRef::from_value(value) {
+        return tuple.content().iter().copied().find_map(inside);
+    }
+    let dict = DictRef::from_value(value)?;
+    if sorted && dict.len() > 1 {
+        return Some("a dict of several keys");
+    }
+    let found = dict
+        .iter()
+        .find_map(|(key, item)| inside(key).or_else(|| inside(item)));
+    found
+}
+
+/// Whether `value` is or holds a dict of more than one key.
+fn holds_ordered_dict(value: Value<'_>) -> bool {
+    if let Some(list) = ListRef::from_value(value) {
+        return list.iter().any(holds_ordered_dict);
+    }
+    let Some(dict) = DictRef::from_value(value) else {
+        return false;
+    };
+    dict.len() > 1 || dict.iter().any(|(_, item)| holds_ordered_dict(item))
 }
 
 /// What in a builtin's result Bazel 4.2.3 holds otherwise, None if nothing: a float
@@ -856,6 +906,8 @@ impl Magic {
             Magic::Label { .. } => "Label",
             Magic::Select { .. } => "select",
             Magic::ExistingRule { .. } => "dict",
+            // Bazel's `struct` is a provider.
+            Magic::Standard { name } if name == "struct" => "Provider",
             Magic::Standard { .. } => "builtin_function_or_method",
             _ => {
                 self.looked_at("type()");
