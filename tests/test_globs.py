@@ -1,7 +1,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from oracle_gate.bazel.glob import starting_with
 from oracle_gate.globs import matches_any, validate_glob
 
 
@@ -36,3 +39,14 @@ def test_invalid_globs_are_explained(pattern: str) -> None:
 
 def test_valid_glob_has_no_complaint() -> None:
     assert validate_glob("tests/**/test_*.py") is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.text(alphabet="ab/0\U0010ffff", max_size=5)),
+    st.text(alphabet="ab/0\U0010ffff", max_size=3),
+)
+def test_starting_with_is_the_sorted_filter(texts: list[str], prefix: str) -> None:
+    # The bisect bound is the prefix's successor; the last code point has none.
+    ordered = sorted(texts)
+    assert list(starting_with(ordered, prefix)) == [t for t in ordered if t.startswith(prefix)]

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import bisect
 import datetime
 import posixpath
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from oracle_gate.bazel.glob import starting_with
 from oracle_gate.bazel.labels import BUILD_NAMES, WORKSPACE_MARKERS
 from oracle_gate.config.notes import Notes, endorse, read_notes
 from oracle_gate.config.owners import CodeOwners, read_codeowners
@@ -129,16 +130,28 @@ def boundary_moves(facts: Facts) -> dict[str, tuple[str, ...]]:
     parent, head = facts.parent_graph, facts.head_graph
     if parent.packages.keys() == head.packages.keys():
         return {}
-    in_head = set(facts.head.files())
     moved: dict[str, list[str]] = {}
-    for path in facts.parent.files():
-        before = parent.package_of(path)
-        if before is None or path not in in_head:
-            continue
-        after = head.package_of(path)
-        if after is None or after.path != before.path:
-            moved.setdefault(before.path, []).append(path)
+    for path, before, _ in _owner_changes(facts, facts.parent.files(), _package_path):
+        if before is not None:
+            moved.setdefault(before, []).append(path)
     return {directory: tuple(paths) for directory, paths in sorted(moved.items())}
+
+
+def _package_path(graph: PackageGraph, path: str) -> str | None:
+    package = graph.package_of(path)
+    return None if package is None else package.path
+
+
+def _owner_changes(
+    facts: Facts, paths: Iterable[str], owner: Callable[[PackageGraph, str], str | None]
+) -> Iterator[tuple[str, str | None, str | None]]:
+    """Each of ``paths`` still in the head whose ``owner`` differs between the trees,
+    with its owner before and after (a deleted file is judged as a deletion)."""
+    for path in paths:
+        if facts.head.blob_id(path) is not None:
+            before, after = owner(facts.parent_graph, path), owner(facts.head_graph, path)
+            if before != after:
+                yield path, before, after
 
 
 def bazel_boundary_moves(facts: Facts) -> dict[str, str]:
@@ -161,18 +174,11 @@ def bazel_boundary_moves(facts: Facts) -> dict[str, str]:
     moved = _repository_moves(facts)
     files = facts.parent.files() if causes else ()
     for directory, cause in sorted(causes.items()):
-        below = f"{directory}/" if directory else ""
-        for index in range(bisect.bisect_left(files, below), len(files)):
-            path = files[index]
-            if not path.startswith(below):
-                break
-            if facts.head.blob_id(path) is None:
-                continue  # deleted: judged as a deletion
-            before, after = parent.bazel_owner(path), head.bazel_owner(path)
-            if before != after:
-                for package in (before, after):
-                    if package is not None:
-                        moved.setdefault(package, cause)
+        below = starting_with(files, f"{directory}/" if directory else "")
+        for _, before, after in _owner_changes(facts, below, PackageGraph.bazel_owner):
+            for package in (before, after):
+                if package is not None:
+                    moved.setdefault(package, cause)
     return moved
 
 

@@ -35,7 +35,7 @@ from oracle_gate.bazel.buildfile import (
     parse_build_cached,
 )
 from oracle_gate.bazel.bzl import BzlFile, scan_bzl
-from oracle_gate.bazel.glob import package_files
+from oracle_gate.bazel.glob import package_files, starting_with
 from oracle_gate.bazel.labels import BUILD_NAMES, WORKSPACE_MARKERS, parse_label
 from oracle_gate.bazel.query import BAZEL_TIMEOUT_SECONDS, bazel_query_edges, bazel_workspace
 from oracle_gate.bazel.starlark import Evaluated
@@ -497,8 +497,7 @@ def _add_links(
             continue  # outside the repository, or a loop: no change of ours reaches it
         scan.linked = True
         why = f"{link} is a symbolic link to {target}"
-        start = bisect.bisect_left(files, f"{target}/")
-        is_dir = start < len(files) and files[start].startswith(f"{target}/")
+        is_dir = bool(starting_with(files, f"{target}/"))
         reached = _enclosing(target if is_dir else posixpath.dirname(target), build_dirs)
         inside = [reached] if reached is not None else []
         if is_dir:
@@ -556,13 +555,8 @@ def _outside_tree(path: str) -> bool:
 
 def _at_or_under(directory: str, ordered: list[str]) -> list[str]:
     """The paths of ``ordered`` (sorted) that are ``directory`` or lie below it."""
-    found = [directory] if _listed(ordered, directory) else []
-    first = bisect.bisect_left(ordered, f"{directory}/")
-    for path in itertools.islice(ordered, first, None):
-        if not path.startswith(f"{directory}/"):
-            break
-        found.append(path)
-    return found
+    below = list(starting_with(ordered, f"{directory}/"))
+    return [directory, *below] if _listed(ordered, directory) else below
 
 
 def _is_utf8(path: str) -> bool:
@@ -775,13 +769,7 @@ def _label_targets(package: str, prefix: bool, workspace: str, sorted_dirs: list
         return [target]
     # A bare "//" prefix under a nested workspace starts at the workspace's root.
     start = f"{workspace}/" if workspace and not package else target
-    first = bisect.bisect_left(sorted_dirs, start)
-    found = []
-    for directory in itertools.islice(sorted_dirs, first, None):
-        if not directory.startswith(start):
-            break
-        found.append(directory)
-    return found or [target.rstrip("/")]
+    return list(starting_with(sorted_dirs, start)) or [target.rstrip("/")]
 
 
 def _written_repo(text: str, repo: str) -> str | None:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import bisect
 import posixpath
+import sys
 from collections.abc import Iterable, Sequence, Set
 
 from oracle_gate.bazel.buildfile import Glob
 from oracle_gate.errors import ConfigError
 from oracle_gate.globs import compile_glob, validate_glob
 
-__all__ = ["evaluate_glob", "package_files"]
+__all__ = ["evaluate_glob", "package_files", "starting_with"]
 
 
 def package_files(
@@ -24,16 +25,11 @@ def package_files(
     skip the per-file check.
     """
     prefix = f"{package}/" if package else ""
-    start = bisect.bisect_left(files, prefix)
-    # Every path under "pkg/" sorts before "pkg0" ('0' follows '/').
-    end = bisect.bisect_left(files, f"{package}0", lo=start) if package else len(files)
-    if sorted_dirs:
-        inner = bisect.bisect_left(sorted_dirs, prefix)
-        if inner == len(sorted_dirs) or not sorted_dirs[inner].startswith(prefix):
-            return [path[len(prefix) :] for path in files[start:end]]
+    below = starting_with(files, prefix)
+    if sorted_dirs and not starting_with(sorted_dirs, prefix):
+        return [path[len(prefix) :] for path in below]
     owned: list[str] = []
-    for index in range(start, end):
-        path = files[index]
+    for path in below:
         directory = posixpath.dirname(path)
         inside_subpackage = False
         while directory != package and len(directory) > len(package):
@@ -44,6 +40,18 @@ def package_files(
         if not inside_subpackage:
             owned.append(path[len(prefix) :])
     return owned
+
+
+def starting_with(ordered: Sequence[str], prefix: str) -> Sequence[str]:
+    """The strings of ``ordered`` (sorted) that start with ``prefix``."""
+    if not prefix:
+        return ordered
+    start = bisect.bisect_left(ordered, prefix)
+    last = ord(prefix[-1])
+    if last == sys.maxunicode:  # no successor character to bound the slice with
+        return [text for text in ordered[start:] if text.startswith(prefix)]
+    # Every string starting with "pkg/" sorts before "pkg0", the next prefix.
+    return ordered[start : bisect.bisect_left(ordered, prefix[:-1] + chr(last + 1), lo=start)]
 
 
 def _directories(files: Iterable[str]) -> set[str]:
