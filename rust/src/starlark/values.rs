@@ -8,7 +8,7 @@
 //! label-like string it is given, flagged as an over-approximation.
 
 use std::cell::{OnceCell, RefCell};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::hash::Hash;
 use std::sync::OnceLock;
@@ -22,7 +22,9 @@ use starlark::starlark_simple_value;
 use starlark::values::dict::DictRef;
 use starlark::values::list::ListRef;
 use starlark::values::tuple::TupleRef;
-use starlark::values::{starlark_value, Heap, NoSerialize, StarlarkValue, Value, ValueLike};
+use starlark::values::{
+    starlark_value, FrozenValue, Heap, NoSerialize, StarlarkValue, Value, ValueLike,
+};
 
 use super::guess::guessed;
 use super::matrix::{expand_glob, package_files};
@@ -439,10 +441,9 @@ fn standard_function<'v>(name: &str, heap: Heap<'v>) -> starlark::Result<Option<
         Some((outer, member)) => (outer, Some(member)),
         None => (name, None),
     };
-    let found = standard_globals()
-        .iter()
-        .find(|(global, _)| *global == outer)
-        .map(|(_, value)| value.to_value());
+    static BY_NAME: OnceLock<HashMap<&'static str, FrozenValue>> = OnceLock::new();
+    let by_name = BY_NAME.get_or_init(|| standard_globals().iter().collect());
+    let found = by_name.get(outer).map(|value| value.to_value());
     match (found, member) {
         (Some(namespace), Some(member)) => namespace.get_attr(member, heap),
         (found, _) => Ok(found),
@@ -488,37 +489,20 @@ fn call_standard<'v>(
 /// `json.encode` (`sorted`), a dict of several keys, whose keys Bazel sorts. `%` and
 /// `format()` print them too, out of this evaluator's sight (docs/selection.md).
 fn printed_unlike_bazel(value: Value<'_>, sorted: bool) -> Option<&'static str> {
-    match value.get_type() {
-        "struct" => return Some("a struct"),
-        "function" => return Some("a def or lambda"),
-        _ => {}
-    }
-    let inside = |v: Value<'_>| printed_unlike_bazel(v, sorted);
-    if let Some(list) = ListRef::from_value(value) {
-        return list.iter().find_map(inside);
-    }
-    if let Some(tuple) = TupleRef::from_value(value) {
-        return tuple.content().iter().copied().find_map(inside);
-    }
-    let dict = DictRef::from_value(value)?;
-    if sorted && dict.len() > 1 {
-        return Some("a dict of several keys");
-    }
-    let found = dict
-        .iter()
-        .find_map(|(key, item)| inside(key).or_else(|| inside(item)));
-    found
+    find_held(value, &|v: Value<'_>| match v.get_type() {
+        "struct" => Some("a struct"),
+        "function" => Some("a def or lambda"),
+        _ => (sorted && several_keys(v)).then_some("a dict of several keys"),
+    })
 }
 
 /// Whether `value` is or holds a dict of more than one key.
 fn holds_ordered_dict(value: Value<'_>) -> bool {
-    if let Some(list) = ListRef::from_value(value) {
-        return list.iter().any(holds_ordered_dict);
-    }
-    let Some(dict) = DictRef::from_value(value) else {
-        return false;
-    };
-    dict.len() > 1 || dict.iter().any(|(_, item)| holds_ordered_dict(item))
+    find_held(value, &|v: Value<'_>| several_keys(v).then_some(())).is_some()
+}
+
+fn several_keys(value: Value<'_>) -> bool {
+    DictRef::from_value(value).is_some_and(|dict| dict.len() > 1)
 }
 
 /// What in a builtin's result Bazel 4.2.3 holds otherwise, None if nothing: a float
@@ -526,23 +510,35 @@ fn holds_ordered_dict(value: Value<'_>) -> bool {
 /// character (`chr(127)`, `json.decode`: Bazel's strings are Latin-1 bytes and its
 /// `repr()` escapes otherwise). Looks into `json.decode`'s lists and dicts.
 fn unlike_bazel(value: Value<'_>) -> Option<&'static str> {
-    if value.get_type() == "float" {
-        return Some("the float");
-    }
-    if let Some(text) = value.unpack_str() {
-        return text
-            .chars()
+    find_held(value, &|v: Value<'_>| {
+        if v.get_type() == "float" {
+            return Some("the float");
+        }
+        let text = v.unpack_str()?;
+        text.chars()
             .any(unlike_bazel_char)
-            .then_some("the control or non-ASCII character");
+            .then_some("the control or non-ASCII character")
+    })
+}
+
+/// The first thing `found` finds in `value` or in what it holds: the items of lists
+/// and tuples, the keys and values of dicts, at any depth.
+fn find_held<T>(value: Value<'_>, found: &impl Fn(Value<'_>) -> Option<T>) -> Option<T> {
+    if let Some(hit) = found(value) {
+        return Some(hit);
     }
+    let inside = |v: Value<'_>| find_held(v, found);
     if let Some(list) = ListRef::from_value(value) {
-        return list.iter().find_map(unlike_bazel);
+        return list.iter().find_map(inside);
+    }
+    if let Some(tuple) = TupleRef::from_value(value) {
+        return tuple.content().iter().copied().find_map(inside);
     }
     let dict = DictRef::from_value(value)?;
-    let found = dict
+    let hit = dict
         .iter()
-        .find_map(|(key, item)| unlike_bazel(key).or_else(|| unlike_bazel(item)));
-    found
+        .find_map(|(key, item)| inside(key).or_else(|| inside(item)));
+    hit
 }
 
 /// A character Bazel 4.2.3 reads or prints otherwise than this interpreter: control
