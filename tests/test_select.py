@@ -630,3 +630,82 @@ def test_a_repo_mapping_name_leads_to_the_repository_it_stands_for(repo: GitRepo
     base = repo.commit("@v uses @dep")
     repo.write("lib/f.txt", "2\n")
     assert _selected(repo, base, "edit lib") == {("a", "all")}
+
+
+def _configured_repo(repo: GitRepo) -> str:
+    """Three gates, none at the root: a (naming lib, which globs lib/sub), sub/b, tools/c."""
+    gate = USER.replace('filegroup(name = "a", srcs = ["//lib:l"])\n', "")
+    files = {
+        "WORKSPACE": "",
+        ".bazelrc": "import %workspace%/tools/ci.bazelrc\n",
+        "tools/ci.bazelrc": "build --color=no\n",
+        "requirements.txt": "attrs==23.1.0\n",
+        "CODEOWNERS": "* @team\n",
+        "lib/BUILD": GLOBBED,
+        "lib/sub/BUILD": "",
+        "lib/sub/x.txt": "1\n",
+        "a/BUILD": USER,
+        "sub/b/BUILD": gate,
+        "sub/conftest.py": "import pytest\n",
+        "tools/c/BUILD": gate,
+    }
+    for path, text in files.items():
+        repo.write(path, text)
+    return repo.commit("three gates; harness files at the root and in sub")
+
+
+EVERY_GATE = {("a", "all"), ("sub/b", "all"), ("tools/c", "all")}
+
+
+@pytest.mark.parametrize(
+    ("edits", "expected"),
+    [
+        # A conftest.py at the root reaches every test below it, though no gate owns it.
+        ({"conftest.py": "def pytest_runtest_call(item): pass\n"}, EVERY_GATE),
+        ({"sub/conftest.py": "import pytest\nimport os\n"}, {("sub/b", "all")}),
+        ({"sub/conftest.py": None, "conftest.py": "import pytest\n"}, EVERY_GATE),
+        # Bazel 4.2.3 then reads lib/sub/x.txt as //lib's: a's input changed.
+        ({".bazelrc": "build --deleted_packages=lib/sub\n"}, EVERY_GATE),
+        ({"tools/ci.bazelrc": "build --define=x=1\n"}, EVERY_GATE),
+        ({"requirements.txt": "attrs==24.1.0\n"}, EVERY_GATE),
+        ({"tools/bazel": '#!/bin/sh\nexec bazel-real --noremote "$@"\n'}, EVERY_GATE),
+        ({"WORKSPACE": 'workspace(name = "w")\n'}, EVERY_GATE),
+        # The honest neighbours: comments, who reviews, documentation.
+        ({"sub/conftest.py": "import pytest  # the fixtures live in plugins\n"}, set()),
+        ({".bazelrc": "# CI adds its own flags\nimport %workspace%/tools/ci.bazelrc\n"}, set()),
+        ({"WORKSPACE": "# the main repository\n"}, set()),
+        ({"CODEOWNERS": "* @team @other\n"}, set()),
+        ({"README.md": "# docs\n"}, set()),
+    ],
+)
+def test_a_harness_file_selects_every_package_below_it(
+    repo: GitRepo, edits: dict[str, str | None], expected: set[tuple[str, str]]
+) -> None:
+    base = _configured_repo(repo)
+    for path, text in edits.items():
+        if text is None:
+            repo.remove(path)
+        else:
+            repo.write(path, text)
+    assert _selected(repo, base, "a harness change") == expected
+
+
+@pytest.mark.parametrize(
+    ("rc", "expected"),
+    [
+        ("build:ci --deleted_packages=lib/other,lib/sub\n", {("a", "all")}),
+        ("query --deleted_packages //lib/sub\n", {("a", "all")}),
+        # The honest neighbour: lib/sub is a package of its own, which a does not name.
+        ("build --color=no\n", set()),
+        ("build --deleted_packages=lib/subpackage\n", set()),
+    ],
+)
+def test_a_package_the_bazelrc_deletes_belongs_to_the_package_around_it(
+    repo: GitRepo, rc: str, expected: set[tuple[str, str]]
+) -> None:
+    """With lib/sub deleted (in an imported rc file), lib/sub/x.txt is //lib's: a reads it."""
+    _configured_repo(repo)
+    repo.write("tools/ci.bazelrc", rc)
+    base = repo.commit("the rc file imported by .bazelrc")
+    repo.write("lib/sub/x.txt", "2\n")
+    assert _selected(repo, base, "edit a file of lib/sub") == expected

@@ -21,11 +21,21 @@ import logging
 import posixpath
 import re
 from collections import defaultdict, deque
-from collections.abc import Callable, Container, Iterable, Iterator, KeysView, Mapping, Sequence
+from collections.abc import (
+    Callable,
+    Container,
+    Iterable,
+    Iterator,
+    KeysView,
+    Mapping,
+    Sequence,
+    Set,
+)
 from dataclasses import dataclass, field
 from typing import TypeVar, overload
 
 from oracle_gate.bazel import starlark
+from oracle_gate.bazel.bazelrc import deleted_packages
 from oracle_gate.bazel.buildfile import (
     GATE_FUNCTION,
     BuildFile,
@@ -71,8 +81,10 @@ _SCANNED_NAMES = (*BUILD_NAMES, *WORKSPACE_MARKERS, MATRIX_FILE, ".bzl")
 
 
 def _graph_input(path: str) -> bool:
-    """Whether the graph reads ``path``'s bytes: a ``.bzl`` file's labels and macros count."""
-    return posixpath.basename(path) in _GRAPH_INPUTS or path.endswith(".bzl")
+    """Whether the graph reads ``path``'s bytes: a ``.bzl`` file's labels and macros count,
+    and a ``.bazelrc``'s ``--deleted_packages``."""
+    name = posixpath.basename(path)
+    return name in _GRAPH_INPUTS or name.endswith(".bzl") or ".bazelrc" in name
 
 
 def _gates_of(read: BuildFile | Evaluated) -> BuildFile | None:
@@ -376,6 +388,7 @@ def _scan(tree: Tree) -> _Scan:
         linked,
     )
     _add_computed(scan, computed, sorted_dirs)
+    _add_deleted(scan, tree, files, build_dirs)
     # The static reader reads what was not evaluated, and every gate's matrix
     # (an evaluated file without its other rule calls: the evaluation has their edges).
     read_whole = {p for p in builds.values() if p not in evaluated or evaluated[p].error}
@@ -515,6 +528,21 @@ def _add_links(
                 original = _enclosing(target + node[len(link) :], build_dirs)
                 if original is not None:
                     scan.add_edge(node, original, why)
+
+
+def _add_deleted(scan: _Scan, tree: Tree, files: tuple[str, ...], build_dirs: Set[str]) -> None:
+    """A package the root ``.bazelrc`` deletes (``--deleted_packages``) is a directory of
+    the package around it, whose globs then see its files: that package depends on it,
+    and reads the rc files as it reads its BUILD file."""
+    deleted, rc_files = deleted_packages(
+        lambda path: tree.read(path) if _listed(files, path) else None
+    )
+    for directory in sorted(deleted & build_dirs):
+        holder = _enclosing(posixpath.dirname(directory), build_dirs) if directory else None
+        if holder is not None:
+            scan.add_edge(holder, directory, f".bazelrc deletes the package {directory}")
+            for path in rc_files:
+                scan.loads.setdefault(path, set()).add(holder)
 
 
 def _outside_node(scan: _Scan, directory: str, holder: str) -> str:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from oracle_gate.classify import classify
+from oracle_gate.classify.harness import harness_scope, same_meaning
 from oracle_gate.config.notes import CHANGELOG_FILE
 from oracle_gate.facts import (
     Facts,
@@ -204,6 +205,8 @@ class _Selector:
                     self.pick_row(Selected(package.path, row, laned.path, (package.path,), reason))
         if laned.lane not in _PROPAGATING_LANES:
             return
+        if laned.lane is Lane.HARNESS:
+            self.harness(laned)
         origin = _Origin(laned.path, f"{lane} path changed")
         if in_head:
             self.source(self.head.node_of(change.path), origin)
@@ -212,6 +215,31 @@ class _Selector:
         if package is not None:
             self.source(package.path, origin)
         self.read_by_builds(laned)
+
+    def harness(self, laned: LanedPath) -> None:
+        """A harness file configures every package below its scope (``harness_scope``):
+        a root ``conftest.py``, ``.bazelrc`` or ``requirements.txt`` reaches them all,
+        though none owns it. A change of comments alone reaches none."""
+        change = laned.change
+        if change.kind is ChangeKind.MODIFIED and same_meaning(
+            change.path, *self.facts.read_pair(change)
+        ):
+            return
+        for path in sorted({change.path, change.old_path or change.path}):
+            scope = harness_scope(path)
+            if scope is not None:
+                self.configured(scope, laned.path, f"{path} configures every package below")
+
+    def configured(self, scope: str, path: str, reason: str) -> None:
+        """Every node at or below directory ``scope`` changed, and so all their rows run."""
+        reason = f"{reason} {scope or 'the root'}"
+        below = f"{scope}/" if scope else ""
+        for node in sorted(self.head.nodes()):
+            if node == scope or node.startswith(below):
+                self.source(node, _Origin(path, reason))
+                selected = Selected(node, None, path, (node,), reason)
+                self.pick_all(selected)
+                self.enclosing_gate(node, selected)
 
     def read_by_builds(self, laned: LanedPath) -> None:
         """A file BUILD files read (a ``.bzl`` they load, a repository's ``build_file``)

@@ -8,14 +8,23 @@ pyproject.toml is harness unless only its inert parts moved, and any file a
 
 from __future__ import annotations
 
+import io
 import posixpath
 import re
+import tokenize
 from typing import Any
 
+from oracle_gate.bazel.bazelrc import RC_IMPORT, import_target
 from oracle_gate.config.settings import SETTINGS_FILE, load_toml
 from oracle_gate.repo.trees import GitTree
 
-__all__ = ["bazelrc_imports", "harness_by_name", "pyproject_is_harness"]
+__all__ = [
+    "bazelrc_imports",
+    "harness_by_name",
+    "harness_scope",
+    "pyproject_is_harness",
+    "same_meaning",
+]
 
 _NAMES = frozenset(
     {
@@ -67,6 +76,8 @@ _NAMES = frozenset(
     }
 )
 _SUFFIXES = (".bzl", ".bazelrc", ".pth", ".lock")
+_STARLARK_NAMES = frozenset({"WORKSPACE", "WORKSPACE.bazel", "WORKSPACE.bzlmod", "MODULE.bazel"})
+_GRAPH_SCOPED = frozenset({"BUILD", "BUILD.bazel", ".bazelignore", "CODEOWNERS"})
 _DIRS = (
     ".ci/",
     ".github/workflows/",
@@ -83,8 +94,6 @@ _MANIFEST = re.compile(
 )
 # Bazel's wrapper: ``tools/bazel`` at a workspace root runs instead of bazel itself.
 _BAZEL_WRAPPER = re.compile(r"(^|/)tools/bazel(\.exe)?$")
-_RC_IMPORT = re.compile(r"^[ \t]*(?:try-)?import[ \t]+(\S+)", re.MULTILINE)
-_WORKSPACE_TOKEN = "%workspace%"
 
 # pyproject.toml parts that change neither what is installed nor how tests
 # run: package metadata and the configuration of linters and formatters.
@@ -136,6 +145,56 @@ def harness_by_name(path: str) -> bool:
     )
 
 
+def harness_scope(path: str) -> str | None:
+    """The directory whose every package a harness change can make run otherwise: the
+    tree below a ``conftest.py``, a ``.bazelrc``, a ``WORKSPACE``, a manifest or CI file;
+    the whole repository for what may be loaded from anywhere (a ``.bazelrc`` variant or
+    import, a module binding pytest hooks). None for the files the package graph already
+    scopes (BUILD files, ``.bzl`` files a BUILD loads, ``.bazelignore``) and CODEOWNERS,
+    which changes who reviews, not what runs.
+    """
+    name = posixpath.basename(path)
+    if name in _GRAPH_SCOPED or name.endswith(".bzl"):
+        return None
+    wrapper = _BAZEL_WRAPPER.search(path)
+    if wrapper is not None:
+        return path[: wrapper.start()]
+    if name in (".bazelrc", "pyproject.toml") or (harness_by_name(path) and ".bazelrc" not in name):
+        return posixpath.dirname(path)
+    return ""
+
+
+def same_meaning(path: str, before: bytes | None, after: bytes | None) -> bool:
+    """Whether a harness file changed only in comments and blank lines, where that can be
+    told: Starlark and Python files by their tokens, ``.bazelrc`` files by their lines."""
+    if before is None or after is None:
+        return before == after
+    name = posixpath.basename(path)
+    if name.endswith(".py") or name in _STARLARK_NAMES:
+        return _tokens(before) == _tokens(after) is not None
+    if ".bazelrc" in name:
+        return _rc_lines(before) == _rc_lines(after)
+    return before == after
+
+
+def _tokens(text: bytes) -> list[tuple[int, str]] | None:
+    """The tokens of Python-like source but comments and blank lines; None if it does
+    not tokenize."""
+    try:
+        return [
+            (token.type, token.string)
+            for token in tokenize.tokenize(io.BytesIO(text).readline)
+            if token.type not in (tokenize.COMMENT, tokenize.NL)
+        ]
+    except (tokenize.TokenError, SyntaxError, UnicodeDecodeError):
+        return None
+
+
+def _rc_lines(text: bytes) -> list[bytes]:
+    lines = (line.strip() for line in text.splitlines())
+    return [line for line in lines if line and not line.startswith(b"#")]
+
+
 def _without_inert(document: dict[str, Any]) -> dict[str, Any]:
     meaning = dict(document)
     project = meaning.get("project")
@@ -165,17 +224,6 @@ def pyproject_is_harness(before: bytes | None, after: bytes | None) -> bool:
     return _pyproject_meaning(before) != _pyproject_meaning(after)
 
 
-def _import_target(line: str, workspace: str) -> str | None:
-    """The repo-relative file a ``.bazelrc`` import names, None when outside the repository."""
-    target = line.strip('"')
-    if target.startswith(_WORKSPACE_TOKEN):
-        target = target[len(_WORKSPACE_TOKEN) :].lstrip("/")
-    elif target.startswith("/"):
-        return None
-    joined = posixpath.normpath(posixpath.join(workspace, target))
-    return None if joined.startswith("..") else joined
-
-
 def bazelrc_imports(tree: GitTree) -> frozenset[str]:
     """Every ``.bazelrc`` of the tree and every file they import, transitively.
 
@@ -197,8 +245,8 @@ def bazelrc_imports(tree: GitTree) -> frozenset[str]:
         text = tree.read_optional(path)
         if text is None:
             continue
-        for target in _RC_IMPORT.findall(text.decode("utf-8", "replace")):
-            found = _import_target(target, workspace)
+        for target in RC_IMPORT.findall(text.decode("utf-8", "replace")):
+            found = import_target(target, workspace)
             if found is not None:
                 todo.append((found, workspace))
     return frozenset(seen)
