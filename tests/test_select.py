@@ -268,15 +268,20 @@ def test_file_moved_between_packages_selects_both(repo: GitRepo) -> None:
     assert moved_out.reason == "libs/a/src/a.py moved out of this package"
 
 
-def test_test_only_change_selects_its_package_but_no_rows_or_dependents(repo: GitRepo) -> None:
+def test_test_only_change_selects_no_rows_of_its_package_but_its_bazel_dependents(
+    repo: GitRepo,
+) -> None:
+    """Its own rows judge the test through the lock; a rule of libs/a may read the file
+    (a ``glob``), so what depends on libs/a runs again."""
     base = _bazel_repo(repo, {"apps/web": (["libs/a"], ["all"]), "libs/a": ([], ["all"])})
     repo.replace("libs/a/BUILD.bazel", "rows = [", 'tests = glob(["tests/test_*.py"]), rows = [')
     repo.write("libs/a/tests/test_a.py", "def test_a():\n    assert True\n")
     base = repo.commit("add a test")
     repo.write("libs/a/tests/test_a.py", "def test_a():\n    assert 1 == 1\n")
     selection = select_diff(repo.path, base, repo.commit("edit the test"), TODAY)
-    assert [p.path for p in selection.packages] == ["libs/a"]
-    assert selection.rows == ()
+    assert [p.path for p in selection.packages] == ["apps/web", "libs/a"]
+    assert _rows(selection) == {("apps/web", "all")}
+    assert selection.rows[0].reason == "depends on libs/a, where test path changed"
 
 
 def test_changed_bzl_selects_the_packages_that_load_it(repo: GitRepo) -> None:
@@ -709,3 +714,50 @@ def test_a_package_the_bazelrc_deletes_belongs_to_the_package_around_it(
     base = repo.commit("the rc file imported by .bazelrc")
     repo.write("lib/sub/x.txt", "2\n")
     assert _selected(repo, base, "edit a file of lib/sub") == expected
+
+
+def _gated_lib_repo(repo: GitRepo, user: str) -> str:
+    """lib is a gate whose filegroup ``l`` globs every file; a's BUILD is ``user``;
+    lib/sub is a matrix package with no BUILD file, so its files are //lib's."""
+    lib = LOAD + (
+        'filegroup(name = "l", srcs = glob(["**"]), visibility = ["//visibility:public"])\n'
+        'oracle_gate(name = "oracle_gate", tests = glob(["tests/test_*.py"]), rows = [\n'
+        '    invariant(id = "core", globs = ["core.py"], properties = ["props.py:prop_x"]),\n'
+        "])\n"
+    )
+    sub = (
+        'version: 1\nowners: ["@sub"]\nrows:\n  - id: r\n    globs: ["*.py"]\n'
+        '    properties: ["props.py:prop_y"]\n'
+    )
+    files = {
+        "WORKSPACE": "",
+        "lib/BUILD": lib,
+        "lib/core.py": "X = 1\n",
+        "lib/props.py": "def prop_x(x):\n    return True\n",
+        "lib/tests/test_core.py": "def test_core():\n    assert True\n",
+        "lib/seeds.jsonl": "",
+        "lib/sub/invariants.yaml": sub,
+        "lib/sub/props.py": "def prop_y(y):\n    return True\n",
+        "lib/sub/m.py": "Y = 1\n",
+        "a/BUILD": user,
+    }
+    for path, text in files.items():
+        repo.write(path, text)
+    return repo.commit("lib's gate, a matrix below it, and a")
+
+
+@pytest.mark.parametrize(
+    "path", ["lib/tests/test_core.py", "lib/props.py", "lib/seeds.jsonl", "lib/sub/m.py"]
+)
+@pytest.mark.parametrize(
+    ("names_lib", "user"), [(True, USER), (False, USER.replace('["//lib:l"]', "[]"))]
+)
+def test_any_file_of_a_bazel_package_reaches_its_dependents_whatever_its_lane(
+    repo: GitRepo, path: str, names_lib: bool, user: str
+) -> None:
+    """A test, oracle module or ledger of lib, or a file of the matrix package lib/sub,
+    is an input of //lib:l (Bazel: rdeps(//..., //lib:<path>) holds //a:a when a names
+    //lib:l); the honest neighbour: an a that names nothing is not selected."""
+    base = _gated_lib_repo(repo, user)
+    repo.append(path, "\n# edited\n")
+    assert (("a", "all") in _selected(repo, base, f"edit {path}")) is names_lib

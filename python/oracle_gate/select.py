@@ -9,7 +9,9 @@ Touched paths map to their packages. Selected are
 - every row of a package that lost files to another package (or to none) in
   the head: a new nested matrix does not take them out of its reach,
 - every row of every package that transitively depends on a package whose
-  production code, fixtures or build changed.
+  production code, fixtures or build changed, or on the Bazel package holding
+  any other changed file (a rule there may read it),
+- every row of every package below a harness file's directory.
 
 A production path no row covers selects nothing; it is listed as unmeasured,
 and the production lane rejects it (fail closed). Never run this module as a
@@ -60,8 +62,8 @@ def is_quiet(laned: LanedPath) -> bool:
     return laned.lane in QUIET_LANES or posixpath.basename(laned.path) == CHANGELOG_FILE
 
 
-# Changes that can change what a dependent package builds or runs against.
-# Tests, locks, ledgers and oracle modules are read by their own package only.
+# Changes that reach the dependents of the package owning them. Tests, locks, ledgers
+# and oracle modules reach only those of the Bazel package holding them (``bazel_file``).
 _PROPAGATING_LANES = frozenset({Lane.PRODUCTION, Lane.FIXTURE, Lane.HARNESS, Lane.MATRIX})
 
 
@@ -203,18 +205,18 @@ class _Selector:
                 reason = _own_row_reason(laned, package, row)
                 if reason:
                     self.pick_row(Selected(package.path, row, laned.path, (package.path,), reason))
+        origin = _Origin(laned.path, f"{lane} path changed")
+        self.bazel_file(laned, origin)
         if laned.lane not in _PROPAGATING_LANES:
             return
         if laned.lane is Lane.HARNESS:
             self.harness(laned)
-        origin = _Origin(laned.path, f"{lane} path changed")
         if in_head:
             self.source(self.head.node_of(change.path), origin)
         if change.kind is not ChangeKind.ADDED:
             self.source(self.facts.parent_graph.node_of(old_path), origin)
         if package is not None:
             self.source(package.path, origin)
-        self.read_by_builds(laned)
 
     def harness(self, laned: LanedPath) -> None:
         """A harness file configures every package below its scope (``harness_scope``):
@@ -252,8 +254,9 @@ class _Selector:
                 self.loaded(loader, path, laned.path)
 
     def bazel_file(self, laned: LanedPath, origin: _Origin) -> None:
-        """A doc or unlisted file (``.s``, ``.proto``, no suffix) inside a Bazel package can
-        be an input of any rule there (``srcs``, ``data``, a ``glob``): dependents see it."""
+        """Any file inside a Bazel package, whatever its lane (a test, a ledger, a ``.s``,
+        a file of a matrix package below the BUILD file), can be an input of any rule
+        there (``srcs``, ``data``, a ``glob``): dependents of that package see it."""
         change = laned.change
         if change.kind is not ChangeKind.DELETED:
             self.source(self.head.bazel_package_of(change.path), origin)
