@@ -621,6 +621,34 @@ WORKSPACES["getattr_default_of_a_string"] = _macro_choosing_by(
 )
 
 # .bazelignore lines as Bazel reads them: normalised, never trimmed, absolute ones ignored.
+# Labels of the main repository, however written, are one label in Bazel 4.2.3.
+WORKSPACES["main_repository_label_equal"] = _macro_choosing_by(
+    'Label("//lib:l") == Label("@//lib:l")'
+)
+WORKSPACES["main_repository_label_printed"] = _macro_choosing_by(
+    'str(Label("@//lib:l")) == "//lib:l"'
+)
+WORKSPACES["own_name_label_workspace_root"] = {
+    **_macro_choosing_by('Label("@mono//lib:l").workspace_root == ""'),
+    "WORKSPACE": 'workspace(name = "mono")\n',
+}
+# This interpreter prints a label through % and format() as Label("//lib:l"), Bazel as
+# //lib:l: the file goes to the static reader.
+WORKSPACES["label_printed_by_percent"] = {
+    "tools/BUILD": "",
+    "tools/defs.bzl": (
+        'def grp(name):\n    native.filegroup(name = name, srcs = ["%s" % Label("//lib:l")])\n'
+    ),
+    "lib/BUILD": FG.format(name="l", srcs="[]"),
+    "a/BUILD": 'load("//tools:defs.bzl", "grp")\ngrp(name = "a")\n',
+}
+WORKSPACES["label_printed_by_format"] = {
+    **WORKSPACES["label_printed_by_percent"],
+    "tools/defs.bzl": (
+        "def grp(name):\n"
+        '    native.filegroup(name = name, srcs = ["{}".format(Label("//lib:l"))])\n'
+    ),
+}
 WORKSPACES["bazelignore_lines"] = {
     ".bazelignore": " lib/a\n/lib/b\nlib/c/\n./lib/d\nlib//e\nlib/x/../f\r\n#lib/h\n",
     **{f"lib/{name}/BUILD": FG.format(name=name, srcs='["//x:x"]') for name in "abcdefh"},
@@ -707,6 +735,11 @@ TRUTH: dict[str, set[tuple[str, str]]] = {
     "float_printed": {("a", "lib")},
     "hasattr_of_a_string_in_macro": {("a", "lib")},
     "getattr_default_of_a_string": {("a", "lib")},
+    "main_repository_label_equal": {("a", "lib")},
+    "main_repository_label_printed": {("a", "lib")},
+    "own_name_label_workspace_root": {("a", "lib")},
+    "label_printed_by_percent": {("a", "lib")},
+    "label_printed_by_format": {("a", "lib")},
 }
 
 # Where the evaluator knowingly finds more edges than Bazel 4.2.3 reports: a rule's
@@ -722,6 +755,8 @@ STATIC_FALLBACK = {
     "str_of_select",
     "hasattr_of_a_string_in_macro",
     "getattr_default_of_a_string",
+    "label_printed_by_percent",
+    "label_printed_by_format",
 }
 for _name in STATIC_FALLBACK - {"glob_with_directories"}:
     WIDER[_name] = {("a", "lib"), ("a", "tools")}

@@ -405,6 +405,7 @@ impl Run<'_> {
                 module.heap().alloc(Magic::LabelFn {
                     package: package.to_owned(),
                     repo: repo.clone(),
+                    main_names: self.repositories.own.get("").cloned().unwrap_or_default(),
                 }),
             );
             guess::take(); // a note an earlier file's failed run left on this thread

@@ -126,7 +126,11 @@ pub enum Magic {
     Builtin { name: String },
     /// `Label(...)` as seen from one file's package, in its repository (`@name`, or ""
     /// for the main one).
-    LabelFn { package: String, repo: String },
+    LabelFn {
+        package: String,
+        repo: String,
+        main_names: Vec<String>,
+    },
     /// What `Label(...)` returns: the label, canonical (`//pkg:name`, `@repo//pkg:name`).
     Label { text: String },
     /// `label.relative` or `label.same_package_label`, bound to its label.
@@ -675,10 +679,16 @@ impl<'v> StarlarkValue<'v> for Magic {
             Magic::Builtin { name } => builtin(name, args, eval),
             Magic::Standard { name } => call_standard(name, args, eval),
             Magic::Namespace { name } if name.starts_with("attr.") => attr(&name[5..], args, eval),
-            Magic::LabelFn { package, repo } => {
+            Magic::LabelFn {
+                package,
+                repo,
+                main_names,
+            } => {
                 let text = args.positional1(eval.heap())?;
                 let label = in_repository(canonical_label(&label_text(text), package), repo);
-                Ok(eval.heap().alloc(Magic::Label { text: label }))
+                Ok(eval.heap().alloc(Magic::Label {
+                    text: main_label(label, main_names),
+                }))
             }
             Magic::LabelMethod { label, method } => {
                 let text = label_text(args.positional1(eval.heap())?);
@@ -687,7 +697,7 @@ impl<'v> StarlarkValue<'v> for Magic {
                     _ => text,
                 };
                 Ok(eval.heap().alloc(Magic::Label {
-                    text: relative_label(label, &text),
+                    text: main_label(relative_label(label, &text), &[]),
                 }))
             }
             _ => Ok(Value::new_none()),
@@ -725,7 +735,12 @@ impl<'v> StarlarkValue<'v> for Magic {
 
     fn collect_repr(&self, collector: &mut String) {
         match self {
-            Magic::Label { text } => collector.push_str(&format!("Label({text:?})")),
+            Magic::Label { text } => {
+                // This interpreter's `%s` and `"{}".format()` print a label this way too,
+                // where Bazel prints `//lib:l`; `str()` is exact (`collect_str`).
+                guessed(|| "a label printed by repr(), % or format()".to_owned());
+                collector.push_str(&format!("Label({text:?})"));
+            }
             _ => self.collect_str(collector),
         }
     }
@@ -822,6 +837,23 @@ fn in_repository(label: String, repo: &str) -> String {
     }
 }
 
+/// `label` as Bazel 4.2.3 holds a label of the main repository: `@//lib:l`, and
+/// `@<main_names>//lib:l` (`workspace(name = ...)`), are `//lib:l` (equal to it, printed
+/// as it, with an empty `workspace_root`).
+fn main_label(label: String, main_names: &[String]) -> String {
+    let Some((repo, rest)) = label
+        .strip_prefix('@')
+        .and_then(|stripped| stripped.split_once("//"))
+    else {
+        return label;
+    };
+    if repo.is_empty() || main_names.iter().any(|name| name == repo) {
+        format!("//{rest}")
+    } else {
+        label
+    }
+}
+
 /// The text `Label()` was given: a string, or another label.
 fn label_text(value: Value<'_>) -> String {
     match value.downcast_ref::<Magic>() {
@@ -859,7 +891,7 @@ fn label_parts(text: &str) -> (&str, &str, &str) {
 /// `Label(base).relative(text)`: an absolute `text` as it is, else in `base`'s package
 /// and repository.
 fn relative_label(base: &str, text: &str) -> String {
-    if text.starts_with("//") || text.starts_with('@') {
+    if text.starts_with('@') {
         return canonical_label(text, "");
     }
     let (repo, package, _) = label_parts(base);
@@ -868,6 +900,7 @@ fn relative_label(base: &str, text: &str) -> String {
     } else {
         format!("@{repo}")
     };
+    // `//z:y` stays in the base's repository: `@v//:x` relative to it is `@v//z:y`.
     format!("{prefix}{}", canonical_label(text, package))
 }
 
