@@ -761,3 +761,25 @@ def test_any_file_of_a_bazel_package_reaches_its_dependents_whatever_its_lane(
     base = _gated_lib_repo(repo, user)
     repo.append(path, "\n# edited\n")
     assert (("a", "all") in _selected(repo, base, f"edit {path}")) is names_lib
+
+
+@pytest.mark.parametrize(
+    ("actual", "reaches_a"), [("//lib:l", True), ("@//lib:l", True), ("//other:o", False)]
+)
+def test_a_label_of_the_external_package_names_what_the_workspace_binds(
+    repo: GitRepo, actual: str, reaches_a: bool
+) -> None:
+    """bind(name = "x", actual = ...) in WORKSPACE: //external:x is ``actual`` (Bazel 4.2.3:
+    rdeps(//..., //lib:all) holds //a:a through //external:x)."""
+    files = {
+        "WORKSPACE": f'bind(name = "x", actual = "{actual}")\n',
+        "lib/BUILD": GLOBBED,
+        "lib/f.txt": "1\n",
+        "other/BUILD": 'filegroup(name = "o", visibility = ["//visibility:public"])\n',
+        "a/BUILD": USER.replace("//lib:l", "//external:x"),
+    }
+    for path, text in files.items():
+        repo.write(path, text)
+    base = repo.commit("a names //external:x")
+    repo.write("lib/f.txt", "2\n")
+    assert (("a", "all") in _selected(repo, base, "edit lib")) is reaches_a

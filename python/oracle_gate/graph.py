@@ -243,6 +243,8 @@ class _Repositories:
     # path)``), and its own names, each with its root: ``@vendored//lib`` from any of them.
     named: Mapping[str, str] = field(default_factory=dict)
     built: tuple[_BuildFileRepository, ...] = ()
+    # The root WORKSPACE's ``bind(name, actual)`` calls: ``//external:name`` is ``actual``.
+    binds: tuple[tuple[str, str], ...] = ()
 
     def root_of(self, repo: str | None, workspace: str) -> str | None:
         """The root of the repository a label of ``workspace`` names, or None: one not in
@@ -266,6 +268,7 @@ def _repositories(tree: Tree, markers: Mapping[str, list[str]]) -> _Repositories
     names: dict[str, frozenset[str]] = {}
     built: list[_BuildFileRepository] = []
     mapped: list[tuple[str, str]] = []  # (a name in a repository, the name it stands for)
+    binds: list[tuple[str, str]] = []
     for root in sorted(markers):
         own: set[str] = set()
         for path in markers[root]:
@@ -278,6 +281,10 @@ def _repositories(tree: Tree, markers: Mapping[str, list[str]]) -> _Repositories
                         found = _built(call, path, where)
                         built.extend([found] if found else [])
                     mapped += _repo_mapping(call)
+                if root == "" and call.function == "bind":
+                    binds += itertools.product(
+                        _strings(call, ("name",)), _strings(call, ("actual",))
+                    )
         names[root] = frozenset(own)
     # A build_file repository needs no WORKSPACE of its own: Bazel writes one.
     roots = frozenset({""} | {root for root in markers if root in local})
@@ -295,6 +302,7 @@ def _repositories(tree: Tree, markers: Mapping[str, list[str]]) -> _Repositories
         names={root: names.get(root, frozenset()) for root in roots},
         named=named,
         built=tuple(built),
+        binds=tuple(binds),
     )
 
 
@@ -328,6 +336,8 @@ def _built(call: Call, declared_in: str, root: str) -> _BuildFileRepository | No
 _NAME_KEYS = {"workspace": ("name",), "module": ("name", "repo_name")}
 
 
+# The package Bazel gives the root WORKSPACE's ``bind()`` targets.
+_EXTERNAL = "external"
 _LOCAL_REPOSITORY_CALLS = frozenset(
     {"local_repository", "new_local_repository", "local_path_override"}
 )
@@ -389,6 +399,7 @@ def _scan(tree: Tree) -> _Scan:
     )
     _add_computed(scan, computed, sorted_dirs)
     _add_deleted(scan, tree, files, build_dirs)
+    _add_binds(scan, repositories)
     # The static reader reads what was not evaluated, and every gate's matrix
     # (an evaluated file without its other rule calls: the evaluation has their edges).
     read_whole = {p for p in builds.values() if p not in evaluated or evaluated[p].error}
@@ -528,6 +539,21 @@ def _add_links(
                 original = _enclosing(target + node[len(link) :], build_dirs)
                 if original is not None:
                     scan.add_edge(node, original, why)
+
+
+def _add_binds(scan: _Scan, repositories: _Repositories) -> None:
+    """``//external:x`` names what ``bind(name = "x", actual = ...)`` in the root WORKSPACE
+    binds: the package ``external`` stands for every bound package of the tree."""
+    for name, actual in repositories.binds:
+        try:
+            label = parse_label(actual, "")
+        except ValueError:
+            continue  # Bazel refuses the WORKSPACE
+        root = repositories.root_of(label.repo if actual.startswith("@") else None, "")
+        if root is not None:
+            scan.nodes.add(_EXTERNAL)
+            target = _join(root, label.package)
+            scan.add_edge(_EXTERNAL, target, f"WORKSPACE binds //{_EXTERNAL}:{name} to {actual}")
 
 
 def _add_deleted(scan: _Scan, tree: Tree, files: tuple[str, ...], build_dirs: Set[str]) -> None:
