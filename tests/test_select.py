@@ -783,3 +783,69 @@ def test_a_label_of_the_external_package_names_what_the_workspace_binds(
     base = repo.commit("a names //external:x")
     repo.write("lib/f.txt", "2\n")
     assert (("a", "all") in _selected(repo, base, "edit lib")) is reaches_a
+
+
+HIDDEN_V = {
+    "computed path": 'local_repository(name = "v", path = __workspace_dir__ + "/third_party/v")\n',
+    "absolute path": 'local_repository(name = "v", path = "/src/mono/third_party/v")\n',
+    "comprehension": '[local_repository(name = n, path = "third_party/v") for n in ["v"]]\n',
+    "macro": 'load("//tools:repos.bzl", "repos")\nrepos()\n',
+    "loaded path": 'load("//tools:repos.bzl", "V")\nlocal_repository(name = "v", path = V)\n',
+}
+
+
+@pytest.mark.parametrize("how", sorted(HIDDEN_V))
+def test_a_repository_the_workspace_declares_out_of_sight_may_be_any_package(
+    repo: GitRepo, how: str
+) -> None:
+    """@v is third_party/v in Bazel 4.2.3 (rdeps holds //a:a), however the WORKSPACE
+    declares it; where this reader cannot tell, a label of @v names every package."""
+    files = {
+        "WORKSPACE": HIDDEN_V[how],
+        "tools/BUILD": "",
+        "tools/repos.bzl": (
+            'V = "third_party/v"\n\n'
+            "def repos():\n"
+            '    native.local_repository(name = "v", path = "third_party/v")\n'
+        ),
+        "third_party/v/WORKSPACE": 'workspace(name = "v")\n',
+        "third_party/v/BUILD": GLOBBED.replace('"l"', '"x"'),
+        "third_party/v/f.txt": "1\n",
+        "a/BUILD": USER.replace("//lib:l", "@v//:x"),
+        "b/BUILD": USER.replace("//lib:l", "@rules_x//:y"),
+    }
+    for path, text in files.items():
+        repo.write(path, text)
+    base = repo.commit("a names @v")
+    repo.write("third_party/v/f.txt", "2\n")
+    selection = select_diff(repo.path, base, repo.commit("edit @v"), TODAY)
+    assert ("a", "all") in _rows(selection)
+    assert selection.approximate
+
+
+@pytest.mark.parametrize(
+    "workspace",
+    [
+        'local_repository(name = "v", path = "third_party/v")\n',
+        'load("@bazel_tools//tools/build_defs/repo:http.bzl", "http_archive")\n'
+        'local_repository(name = "v", path = "./third_party/v/")\n'
+        'http_archive(name = "rules_x", urls = ["https://example.com/x.zip"])\n',
+    ],
+)
+def test_a_plainly_declared_repository_is_exact(repo: GitRepo, workspace: str) -> None:
+    """The honest neighbour: @v is read where it is; @rules_x is outside the tree."""
+    files = {
+        "WORKSPACE": workspace,
+        "third_party/v/WORKSPACE": 'workspace(name = "v")\n',
+        "third_party/v/BUILD": GLOBBED.replace('"l"', '"x"'),
+        "third_party/v/f.txt": "1\n",
+        "a/BUILD": USER.replace("//lib:l", "@v//:x"),
+        "b/BUILD": USER.replace("//lib:l", "@rules_x//:y"),
+    }
+    for path, text in files.items():
+        repo.write(path, text)
+    base = repo.commit("a names @v, b @rules_x")
+    repo.write("third_party/v/f.txt", "2\n")
+    selection = select_diff(repo.path, base, repo.commit("edit @v"), TODAY)
+    assert _rows(selection) == {("a", "all")}
+    assert selection.approximate == ()

@@ -209,6 +209,7 @@ def evaluate_build_files(
     files: list[str] | None = None,
     interpret_all: bool = False,
     named: list[tuple[str, str]] = ...,
+    unknown: str = "",
 ) -> NativeEvaluation:
     """BUILD files evaluated as Starlark with the repository's own .bzl files, in parallel
     with the GIL released. No pure-Python twin: the fallback reads BUILD files statically.
@@ -226,6 +227,8 @@ def evaluate_build_files(
         named: ``(name, root)``: the names the main repository gives the tree's
             other repositories (``local_repository(name, path)``), and its own
             names, so ``@name//`` labels and loads resolve into them.
+        unknown: why a repository name not in ``named`` may lie in the tree ("" if
+            it cannot): a label of one is then an edge to every package.
         interpret_all: run every file in the interpreter. By default a plain
             file (loads from repositories not in ``bzl`` only, rule calls with
             literal arguments) is read from its syntax tree, with the same

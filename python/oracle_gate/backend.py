@@ -151,6 +151,7 @@ def evaluate_build_files(
     own_names: list[tuple[str, list[str]]],
     files: list[str] | None = None,
     named: list[tuple[str, str]] | None = None,
+    unknown: str = "",
 ) -> NativeEvaluation:
     """BUILD files evaluated as Starlark (native core only; see ``_native.pyi``).
 
@@ -161,6 +162,6 @@ def evaluate_build_files(
     if name != "native":
         raise BackendError("evaluating BUILD files as Starlark needs the native core")
     found: NativeEvaluation = module.evaluate_build_files(
-        builds, bzl, own_names, files, named=named or []
+        builds, bzl, own_names, files, named=named or [], unknown=unknown
     )
     return found

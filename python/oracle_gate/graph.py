@@ -12,6 +12,7 @@ Everything else asks ``PackageGraph``; its edges are plain dicts of sets.
 
 from __future__ import annotations
 
+import ast
 import bisect
 import copy
 import dataclasses
@@ -245,6 +246,9 @@ class _Repositories:
     built: tuple[_BuildFileRepository, ...] = ()
     # The root WORKSPACE's ``bind(name, actual)`` calls: ``//external:name`` is ``actual``.
     binds: tuple[tuple[str, str], ...] = ()
+    # Why a repository name this reader does not know may still lie in the tree ("" when
+    # the root WORKSPACE declares every repository of the tree plainly).
+    unknown: str = ""
 
     def root_of(self, repo: str | None, workspace: str) -> str | None:
         """The root of the repository a label of ``workspace`` names, or None: one not in
@@ -269,13 +273,18 @@ def _repositories(tree: Tree, markers: Mapping[str, list[str]]) -> _Repositories
     built: list[_BuildFileRepository] = []
     mapped: list[tuple[str, str]] = []  # (a name in a repository, the name it stands for)
     binds: list[tuple[str, str]] = []
+    unknown = ""
     for root in sorted(markers):
         own: set[str] = set()
         for path in markers[root]:
-            for call in parse_build(tree.read(path), path).calls:
+            text = tree.read(path)
+            read = parse_build(text, path)
+            if root == "":
+                unknown = unknown or _hidden_repositories(text, read, path)
+            for call in read.calls:
                 own |= _strings(call, _NAME_KEYS.get(call.function, ()))
                 if root == "" and call.function in _LOCAL_REPOSITORY_CALLS:
-                    for where in map(posixpath.normpath, _strings(call, ("path",))):
+                    for where in map(_tree_path, _strings(call, ("path",))):
                         given = local.setdefault(where, set())
                         given |= _strings(call, ("name", "module_name"))
                         found = _built(call, path, where)
@@ -290,7 +299,8 @@ def _repositories(tree: Tree, markers: Mapping[str, list[str]]) -> _Repositories
     roots = frozenset({""} | {root for root in markers if root in local})
     roots |= {repository.root for repository in built}
     named = {name: root for root in sorted(roots - {""}) for name in local[root]}
-    named.update(dict.fromkeys(names.get("", ()), ""))
+    # A repository over the whole tree (``path = "."``) is the main one's files again.
+    named.update(dict.fromkeys(names.get("", frozenset()) | local.get("", set()), ""))
     # ``repo_mapping = {"@dep": "@w"}``: inside that repository @dep is @w. Taken for the
     # whole tree, which gives an edge wherever Bazel has it (and maybe more).
     for alias, target in mapped:
@@ -303,7 +313,41 @@ def _repositories(tree: Tree, markers: Mapping[str, list[str]]) -> _Repositories
         named=named,
         built=tuple(built),
         binds=tuple(binds),
+        unknown=unknown,
     )
+
+
+def _tree_path(path: str) -> str:
+    """A repository's ``path`` as a directory of the tree ("" for the root, ``.``)."""
+    normal = posixpath.normpath(path)
+    return "" if normal == "." else normal
+
+
+# Starlark that can declare repositories this reader does not see: in a loop, a
+# comprehension or a function of the WORKSPACE itself.
+_HIDING_NODES = (ast.For, ast.FunctionDef, ast.Lambda, ast.comprehension)
+
+
+def _hidden_repositories(text: bytes, read: BuildFile, path: str) -> str:
+    """Why the root WORKSPACE ``path`` may declare a repository of the tree that this
+    reader cannot name, "" if it cannot: a load of the tree's own ``.bzl`` code (a macro
+    or a repository rule), a loop or function, a repository ``path`` not written out
+    or absolute (``__workspace_dir__ + "/vendor"``)."""
+    for label, _ in read.loads:
+        if label.startswith(("//", ":", "@//")):
+            return f"{path} loads {label}, the tree's own code"
+    for call in read.calls:
+        if call.function in _LOCAL_REPOSITORY_CALLS and call.get("path") is not None:
+            where = call.get("path")
+            if not isinstance(where, str) or where.startswith("/"):
+                return f"{path}:{call.line} gives {call.function} a path not read here"
+    try:
+        nodes = ast.walk(ast.parse(text))
+    except (SyntaxError, ValueError):
+        return f"{path} is not read here"
+    if any(isinstance(node, _HIDING_NODES) for node in nodes):
+        return f"{path} declares in a loop or function"
+    return ""
 
 
 def _repo_mapping(call: Call) -> list[tuple[str, str]]:
@@ -756,6 +800,7 @@ def _evaluate(
         {root: sorted(n) for root, n in names if _is_utf8(root)},
         seen,
         {name: root for name, root in repositories.named.items() if _is_utf8(root)},
+        repositories.unknown,
     )
     assert not scan.dependents, "the evaluator's edges come first: nothing may be replaced"
     scan.dependents = evaluation.dependents
@@ -804,15 +849,33 @@ def _add_read(
     """Edges of a BUILD file the static reader read: its labels, and its loads."""
     for dep in (*build.deps, *build.named_repo_deps):
         root = repositories.root_of(_written_repo(dep.label, dep.repo), workspace)
-        if root is None:
-            continue  # a repository not in the tree
         why = f"{path}:{dep.line} names {dep.label}"
+        if root is None:
+            _add_unknown_repository(scan, repositories, directory, path, why, sorted_dirs)
+            continue
         if dep.prefix:
             why += f", a computed label: every package under //{dep.package}"
             scan.approximate.add((path, why))
         for target in _label_targets(dep.package, dep.prefix, root, sorted_dirs):
             scan.add_edge(directory, target, why)
     _add_loads(scan, build, directory, package, workspace, repositories)
+
+
+def _add_unknown_repository(
+    scan: _Scan,
+    repositories: _Repositories,
+    directory: str,
+    path: str,
+    why: str,
+    sorted_dirs: list[str],
+) -> None:
+    """A label of a repository this reader does not know: outside the tree, unless the
+    root WORKSPACE may hide one in it; then it may name any package."""
+    if repositories.unknown:
+        why = f"{why}, a repository {repositories.unknown} may declare: every package"
+        scan.approximate.add((path, why))
+        for target in sorted_dirs:
+            scan.add_edge(directory, target, why)
 
 
 def _label_targets(package: str, prefix: bool, workspace: str, sorted_dirs: list[str]) -> list[str]:

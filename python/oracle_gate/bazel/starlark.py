@@ -105,6 +105,7 @@ def evaluate_build_files(
     own_names: Mapping[str, Sequence[str]],
     files: Sequence[str] | None = None,
     named: Mapping[str, str] | None = None,
+    unknown: str = "",
 ) -> Evaluation:
     """Evaluate BUILD files in parallel.
 
@@ -117,6 +118,8 @@ def evaluate_build_files(
             comes back with its matrix (``Evaluated.native_matrix``).
         named: the root of each repository the main one names (``local_repository``),
             and of the main one under its own names.
+        unknown: why a repository name not in ``named`` may lie in the tree ("" if it
+            cannot); then a label of one may name every package.
     """
     dependents, computed, approximate, found = backend.evaluate_build_files(
         list(builds),
@@ -124,6 +127,7 @@ def evaluate_build_files(
         [(root, list(names)) for root, names in own_names.items()],
         None if files is None else list(files),
         sorted((named or {}).items()),
+        unknown,
     )
     outcomes = [
         Evaluated(loads, error, rule_lines, cast(NativeGates | None, gates), owned, matrix)

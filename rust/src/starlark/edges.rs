@@ -41,6 +41,9 @@ pub struct Repositories {
     /// The names the main repository gives the tree's other repositories
     /// (`local_repository(name, path)`), and its own names, with their roots.
     pub named: HashMap<String, String>,
+    /// Why a repository name not in `named` may still lie in the tree ("" when the root
+    /// WORKSPACE declares every repository of the tree plainly).
+    pub unknown: String,
 }
 
 impl Repositories {
@@ -176,7 +179,20 @@ pub fn edges(
             .starts_with('@')
             .then_some(reference.repo.as_str());
         let Some(root) = repositories.root_of(written, workspace) else {
-            continue; // a repository not in the tree
+            if !repositories.unknown.is_empty() {
+                let why = format!(
+                    "{} names {}, a repository {} may declare: every package",
+                    record.location, record.label, repositories.unknown
+                );
+                found.approximate.push(why.clone());
+                found.edges.push(Edge {
+                    target: String::new(),
+                    why,
+                    prefix: true,
+                    root: String::new(),
+                });
+            }
+            continue; // else a repository not in the tree
         };
         let through = if record.location.starts_with(&own_line) {
             String::new()

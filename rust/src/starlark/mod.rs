@@ -62,7 +62,11 @@ type PyEvaluation<'py> = (
 /// calls of functions other than oracle_gate, the gate calls and, given the tree's
 /// files, the matrix of a gate written plainly right.
 #[pyfunction]
-#[pyo3(signature = (builds, bzl, own_names, files = None, interpret_all = false, named = Vec::new()))]
+// Python calls it with keywords; a struct of options would only move them.
+#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (
+    builds, bzl, own_names, files = None, interpret_all = false, named = Vec::new(), unknown = String::new()
+))]
 pub fn evaluate_build_files<'py>(
     py: Python<'py>,
     builds: Vec<(String, String, String, PyBackedBytes)>,
@@ -71,6 +75,7 @@ pub fn evaluate_build_files<'py>(
     files: Option<Vec<PyBackedStr>>,
     interpret_all: bool,
     named: Vec<(String, String)>,
+    unknown: String,
 ) -> PyResult<PyEvaluation<'py>> {
     let tree = files.as_ref().map(|files| TreeFiles {
         files: files.iter().map(|path| &**path).collect(),
@@ -84,6 +89,7 @@ pub fn evaluate_build_files<'py>(
         let repositories = Repositories {
             own: own_names.into_iter().collect(),
             named: named.into_iter().collect(),
+            unknown,
         };
         let inputs: Vec<Result<BuildInput, String>> = builds
             .iter()
