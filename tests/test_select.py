@@ -849,3 +849,24 @@ def test_a_plainly_declared_repository_is_exact(repo: GitRepo, workspace: str) -
     selection = select_diff(repo.path, base, repo.commit("edit @v"), TODAY)
     assert _rows(selection) == {("a", "all")}
     assert selection.approximate == ()
+
+
+@pytest.mark.parametrize(("label", "reaches_a"), [("//lib:l", True), ("//other:o", False)])
+def test_a_bumped_git_submodule_changes_every_package_inside_it(
+    repo: GitRepo, label: str, reaches_a: bool
+) -> None:
+    """lib is a git submodule: the tree holds its commit, not its BUILD file, so a bump
+    may change any package in it (Bazel 4.2.3, checked out: rdeps holds //a:a)."""
+    inner = GitRepo.init(repo.path / "lib")
+    inner.write("BUILD", GLOBBED)
+    inner.write("f.txt", "1\n")
+    first = inner.commit("one")
+    inner.write("f.txt", "2\n")
+    inner.commit("two")
+    inner.git("checkout", "-q", first)
+    repo.write("WORKSPACE", "")
+    repo.write("other/BUILD", 'filegroup(name = "o", visibility = ["//visibility:public"])\n')
+    repo.write("a/BUILD", USER.replace("//lib:l", label))
+    base = repo.commit("lib is a submodule at its first commit")
+    inner.git("checkout", "-q", "-")
+    assert (("a", "all") in _selected(repo, base, "bump lib")) is reaches_a

@@ -230,11 +230,21 @@ class _Selector:
         for path in sorted({change.path, change.old_path or change.path}):
             scope = harness_scope(path)
             if scope is not None:
-                self.configured(scope, laned.path, f"{path} configures every package below")
+                reason = f"{path} configures every package below {scope or 'the root'}"
+                self.configured(scope, laned.path, reason)
+
+    def submodule(self, laned: LanedPath) -> None:
+        """A git submodule (a commit, not a blob, in either tree): the files it holds are
+        not in the tree read here, so every package at or below it changed."""
+        change = laned.change
+        old_path = change.old_path or change.path
+        if self.facts.head.blob_id(change.path) or self.facts.parent.blob_id(old_path):
+            return
+        for path in sorted({change.path, old_path}):
+            self.configured(path, laned.path, f"the git submodule {path} changed")
 
     def configured(self, scope: str, path: str, reason: str) -> None:
         """Every node at or below directory ``scope`` changed, and so all their rows run."""
-        reason = f"{reason} {scope or 'the root'}"
         below = f"{scope}/" if scope else ""
         for node in sorted(self.head.nodes()):
             if node == scope or node.startswith(below):
@@ -349,6 +359,7 @@ def select(laned: tuple[LanedPath, ...], facts: Facts) -> Selection:
     """
     selector = _Selector(facts)
     for path in laned:
+        selector.submodule(path)
         if not is_quiet(path):
             selector.touched(path)
         else:
