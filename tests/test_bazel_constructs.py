@@ -649,6 +649,27 @@ WORKSPACES["label_printed_by_format"] = {
         '    native.filegroup(name = name, srcs = ["{}".format(Label("//lib:l"))])\n'
     ),
 }
+# A default computed by a function, which Bazel calls with the rule's attributes.
+WORKSPACES["computed_attr_default"] = {
+    "tools/BUILD": "",
+    "tools/r.bzl": _rule_bzl(
+        '{"flavor": attr.string(default = "l"), "_t": attr.label(default = _pick)}',
+        prelude='def _pick(flavor):\n    return Label("//lib:" + flavor)\n\n',
+    ),
+    "lib/BUILD": FG.format(name="l", srcs="[]"),
+    "a/BUILD": 'load("//tools:r.bzl", "r")\nr(name = "a")\n',
+}
+# The kind of a rule() of the tree is the name it is exported as (`r`).
+WORKSPACES["existing_rule_kind_of_a_starlark_rule"] = {
+    "tools/BUILD": "",
+    "tools/r.bzl": _rule_bzl("{}")
+    + "\ndef grp(name):\n"
+    + '    r(name = name + "_r")\n'
+    + '    kind = native.existing_rule(name + "_r")["kind"]\n'
+    + '    native.filegroup(name = name, srcs = ["//lib:l"] if kind == "r" else [])\n',
+    "lib/BUILD": FG.format(name="l", srcs="[]"),
+    "a/BUILD": 'load("//tools:r.bzl", "grp")\ngrp(name = "a")\n',
+}
 WORKSPACES["bazelignore_lines"] = {
     ".bazelignore": " lib/a\n/lib/b\nlib/c/\n./lib/d\nlib//e\nlib/x/../f\r\n#lib/h\n",
     **{f"lib/{name}/BUILD": FG.format(name=name, srcs='["//x:x"]') for name in "abcdefh"},
@@ -740,6 +761,8 @@ TRUTH: dict[str, set[tuple[str, str]]] = {
     "own_name_label_workspace_root": {("a", "lib")},
     "label_printed_by_percent": {("a", "lib")},
     "label_printed_by_format": {("a", "lib")},
+    "computed_attr_default": {("a", "lib")},
+    "existing_rule_kind_of_a_starlark_rule": {("a", "lib")},
 }
 
 # Where the evaluator knowingly finds more edges than Bazel 4.2.3 reports: a rule's
@@ -757,6 +780,8 @@ STATIC_FALLBACK = {
     "getattr_default_of_a_string",
     "label_printed_by_percent",
     "label_printed_by_format",
+    "computed_attr_default",
+    "existing_rule_kind_of_a_starlark_rule",
 }
 for _name in STATIC_FALLBACK - {"glob_with_directories"}:
     WIDER[_name] = {("a", "lib"), ("a", "tools")}

@@ -238,7 +238,9 @@ fn record_call<'v>(
     if let Some(context) = Context::of(eval) {
         let name = named.get("name").and_then(|n| n.unpack_str());
         if let Some(name) = name.filter(|_| kind != "exports_files") {
-            let kind = if opaque.is_empty() { kind } else { "" };
+            // A rule() of the tree is of the kind it is exported as (`r`), unknown here.
+            let known = opaque.is_empty() && !matches!(kind, "rule" | "macro");
+            let kind = if known { kind } else { "" };
             let rule = (name.to_owned(), kind.to_owned());
             context.rules.borrow_mut().push(rule);
         }
@@ -622,6 +624,10 @@ fn attr<'v>(
     let values_are_labels = name == "string_keyed_label_dict";
     if name.starts_with("label") || values_are_labels {
         if let Some(default) = named.get("default") {
+            if default.get_type() == "function" {
+                // Bazel calls it with the rule's attributes: any label it may return.
+                guessed(|| "an attribute default computed by a function".to_owned());
+            }
             let (package, repo) = Context::of(eval)
                 .map(|c| (c.package.clone(), c.repo.clone()))
                 .unwrap_or_default();
