@@ -870,3 +870,22 @@ def test_a_bumped_git_submodule_changes_every_package_inside_it(
     base = repo.commit("lib is a submodule at its first commit")
     inner.git("checkout", "-q", "-")
     assert (("a", "all") in _selected(repo, base, "bump lib")) is reaches_a
+
+
+def test_a_workspace_below_the_git_root_resolves_its_labels_inside_it(repo: GitRepo) -> None:
+    """No WORKSPACE at the root: Bazel runs in ws/, where //lib:l is ws/lib (rdeps holds
+    //a:a). The honest neighbour ws/b names ws/other."""
+    files = {
+        "ws/WORKSPACE": "",
+        "ws/lib/BUILD": GLOBBED,
+        "ws/lib/f.txt": "1\n",
+        "ws/other/BUILD": 'filegroup(name = "o", visibility = ["//visibility:public"])\n',
+        "ws/a/BUILD": USER,
+        "ws/b/BUILD": USER.replace("//lib:l", "//other:o"),
+        "lib/BUILD": GLOBBED,
+    }
+    for path, text in files.items():
+        repo.write(path, text)
+    base = repo.commit("a Bazel workspace in ws/")
+    repo.write("ws/lib/f.txt", "2\n")
+    assert _selected(repo, base, "edit ws/lib") == {("ws/a", "all")}

@@ -266,8 +266,11 @@ def _repositories(tree: Tree, markers: Mapping[str, list[str]]) -> _Repositories
     is a repository of its own only when the root names it in
     ``local_repository(path = ...)`` or ``local_path_override(path = ...)``
     (a ``.bazelignore``d one holds no package at all); otherwise its BUILD files
-    are packages of the main repository like any other.
+    are packages of the main repository like any other. A tree whose root holds no
+    ``WORKSPACE`` has a main repository at each outermost directory that does (``ws/``,
+    where the Bazel workspace of a larger checkout starts): ``//lib`` there is ``ws/lib``.
     """
+    mains = {""} if "" in markers or not markers else _outermost(markers)
     local: dict[str, set[str]] = {}  # path -> the names the root gives it
     names: dict[str, frozenset[str]] = {}
     built: list[_BuildFileRepository] = []
@@ -279,12 +282,13 @@ def _repositories(tree: Tree, markers: Mapping[str, list[str]]) -> _Repositories
         for path in markers[root]:
             text = tree.read(path)
             read = parse_build(text, path)
-            if root == "":
+            if root in mains:
                 unknown = unknown or _hidden_repositories(text, read, path)
             for call in read.calls:
                 own |= _strings(call, _NAME_KEYS.get(call.function, ()))
-                if root == "" and call.function in _LOCAL_REPOSITORY_CALLS:
-                    for where in map(_tree_path, _strings(call, ("path",))):
+                if root in mains and call.function in _LOCAL_REPOSITORY_CALLS:
+                    paths = _strings(call, ("path",))
+                    for where in (_tree_path(posixpath.join(root, p)) for p in paths):
                         given = local.setdefault(where, set())
                         given |= _strings(call, ("name", "module_name"))
                         found = _built(call, path, where)
@@ -296,11 +300,12 @@ def _repositories(tree: Tree, markers: Mapping[str, list[str]]) -> _Repositories
                     )
         names[root] = frozenset(own)
     # A build_file repository needs no WORKSPACE of its own: Bazel writes one.
-    roots = frozenset({""} | {root for root in markers if root in local})
+    roots = frozenset(mains | {root for root in markers if root in local})
     roots |= {repository.root for repository in built}
-    named = {name: root for root in sorted(roots - {""}) for name in local[root]}
+    named = {name: root for root in sorted(roots - mains) for name in local.get(root, ())}
     # A repository over the whole tree (``path = "."``) is the main one's files again.
-    named.update(dict.fromkeys(names.get("", frozenset()) | local.get("", set()), ""))
+    for main in sorted(mains):
+        named.update(dict.fromkeys(names.get(main, frozenset()) | local.get(main, set()), main))
     # ``repo_mapping = {"@dep": "@w"}``: inside that repository @dep is @w. Taken for the
     # whole tree, which gives an edge wherever Bazel has it (and maybe more).
     for alias, target in mapped:
@@ -315,6 +320,12 @@ def _repositories(tree: Tree, markers: Mapping[str, list[str]]) -> _Repositories
         binds=tuple(binds),
         unknown=unknown,
     )
+
+
+def _outermost(directories: Iterable[str]) -> set[str]:
+    """The ``directories`` no other of them lies above."""
+    listed = set(directories)
+    return {d for d in listed if _enclosing(posixpath.dirname(d), listed) is None}
 
 
 def _tree_path(path: str) -> str:

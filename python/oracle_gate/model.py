@@ -60,11 +60,13 @@ class ChangeKind(str, Enum):
 
 @dataclass(frozen=True)
 class Change:
-    """One path the diff touches, as ``git diff --name-status -M`` reports it."""
+    """One path the diff touches, as ``git diff --raw -M`` reports it."""
 
     path: str
     kind: ChangeKind
     old_path: str | None = None
+    # A git submodule (a commit, not a file) on either side.
+    submodule: bool = False
 
 
 @dataclass(frozen=True)

@@ -234,13 +234,12 @@ class _Selector:
                 self.configured(scope, laned.path, reason)
 
     def submodule(self, laned: LanedPath) -> None:
-        """A git submodule (a commit, not a blob, in either tree): the files it holds are
+        """A git submodule (a commit, not a file, on either side of the change): its files are
         not in the tree read here, so every package at or below it changed."""
         change = laned.change
-        old_path = change.old_path or change.path
-        if self.facts.head.blob_id(change.path) or self.facts.parent.blob_id(old_path):
+        if not change.submodule:
             return
-        for path in sorted({change.path, old_path}):
+        for path in sorted({change.path, change.old_path or change.path}):
             self.configured(path, laned.path, f"the git submodule {path} changed")
 
     def configured(self, scope: str, path: str, reason: str) -> None:

@@ -11,6 +11,8 @@ from oracle_gate.repo.git import git, git_bytes
 __all__ = ["read_diff", "resolve_commit"]
 
 _KINDS = {"A": ChangeKind.ADDED, "M": ChangeKind.MODIFIED, "D": ChangeKind.DELETED}
+# The mode git gives a submodule: a commit of another repository, not a file.
+_GITLINK = "160000"
 _FIELD_END = "\x1f"
 _RECORD_END = "\x1e"
 
@@ -53,25 +55,28 @@ def _parent_of(repo: Path, base: str, head: str) -> str:
 
 def _changes(repo: Path, parent: str, head: str) -> tuple[Change, ...]:
     raw = git_bytes(
-        repo, "diff", "--name-status", "-z", "-M", "--no-ext-diff", "--no-textconv", parent, head
+        repo, "diff", "--raw", "-z", "-M", "--no-ext-diff", "--no-textconv", parent, head
     )
     fields = [field.decode("utf-8", "surrogateescape") for field in raw.split(b"\0")]
     changes: list[Change] = []
     index = 0
     while index < len(fields) and fields[index]:
-        status = fields[index]
+        # ":<old mode> <new mode> <old id> <new id> <status>", then the path(s)
+        old_mode, new_mode, _, _, status = fields[index].lstrip(":").split(" ")
+        submodule = _GITLINK in (old_mode, new_mode)
         if status.startswith(("R", "C")):
             old, new = fields[index + 1], fields[index + 2]
             index += 3
             if status.startswith("R"):
-                changes.append(Change(new, ChangeKind.RENAMED, old))
+                changes.append(Change(new, ChangeKind.RENAMED, old, submodule))
             else:
-                changes.append(Change(new, ChangeKind.ADDED))
+                changes.append(Change(new, ChangeKind.ADDED, submodule=submodule))
             continue
         path = fields[index + 1]
         index += 2
         # T (type change) and anything unusual is a modification: fail closed.
-        changes.append(Change(path, _KINDS.get(status[0], ChangeKind.MODIFIED)))
+        kind = _KINDS.get(status[0], ChangeKind.MODIFIED)
+        changes.append(Change(path, kind, submodule=submodule))
     return tuple(sorted(changes, key=lambda change: change.path))
 
 
