@@ -785,6 +785,23 @@ def test_a_label_of_the_external_package_names_what_the_workspace_binds(
     assert (("a", "all") in _selected(repo, base, "edit lib")) is reaches_a
 
 
+def _select_after_editing_v(repo: GitRepo, workspace: str) -> Selection:
+    """@v is third_party/v: a names @v//:x, b @rules_x//:y; the patch edits a file of @v."""
+    files = {
+        "WORKSPACE": workspace,
+        "third_party/v/WORKSPACE": 'workspace(name = "v")\n',
+        "third_party/v/BUILD": GLOBBED.replace('"l"', '"x"'),
+        "third_party/v/f.txt": "1\n",
+        "a/BUILD": USER.replace("//lib:l", "@v//:x"),
+        "b/BUILD": USER.replace("//lib:l", "@rules_x//:y"),
+    }
+    for path, text in files.items():
+        repo.write(path, text)
+    base = repo.commit("a names @v, b @rules_x")
+    repo.write("third_party/v/f.txt", "2\n")
+    return select_diff(repo.path, base, repo.commit("edit @v"), TODAY)
+
+
 HIDDEN_V = {
     "computed path": 'local_repository(name = "v", path = __workspace_dir__ + "/third_party/v")\n',
     "absolute path": 'local_repository(name = "v", path = "/src/mono/third_party/v")\n',
@@ -800,25 +817,14 @@ def test_a_repository_the_workspace_declares_out_of_sight_may_be_any_package(
 ) -> None:
     """@v is third_party/v in Bazel 4.2.3 (rdeps holds //a:a), however the WORKSPACE
     declares it; where this reader cannot tell, a label of @v names every package."""
-    files = {
-        "WORKSPACE": HIDDEN_V[how],
-        "tools/BUILD": "",
-        "tools/repos.bzl": (
-            'V = "third_party/v"\n\n'
-            "def repos():\n"
-            '    native.local_repository(name = "v", path = "third_party/v")\n'
-        ),
-        "third_party/v/WORKSPACE": 'workspace(name = "v")\n',
-        "third_party/v/BUILD": GLOBBED.replace('"l"', '"x"'),
-        "third_party/v/f.txt": "1\n",
-        "a/BUILD": USER.replace("//lib:l", "@v//:x"),
-        "b/BUILD": USER.replace("//lib:l", "@rules_x//:y"),
-    }
-    for path, text in files.items():
-        repo.write(path, text)
-    base = repo.commit("a names @v")
-    repo.write("third_party/v/f.txt", "2\n")
-    selection = select_diff(repo.path, base, repo.commit("edit @v"), TODAY)
+    repo.write("tools/BUILD", "")
+    repo.write(
+        "tools/repos.bzl",
+        'V = "third_party/v"\n\n'
+        "def repos():\n"
+        '    native.local_repository(name = "v", path = "third_party/v")\n',
+    )
+    selection = _select_after_editing_v(repo, HIDDEN_V[how])
     assert ("a", "all") in _rows(selection)
     assert selection.approximate
 
@@ -834,19 +840,7 @@ def test_a_repository_the_workspace_declares_out_of_sight_may_be_any_package(
 )
 def test_a_plainly_declared_repository_is_exact(repo: GitRepo, workspace: str) -> None:
     """The honest neighbour: @v is read where it is; @rules_x is outside the tree."""
-    files = {
-        "WORKSPACE": workspace,
-        "third_party/v/WORKSPACE": 'workspace(name = "v")\n',
-        "third_party/v/BUILD": GLOBBED.replace('"l"', '"x"'),
-        "third_party/v/f.txt": "1\n",
-        "a/BUILD": USER.replace("//lib:l", "@v//:x"),
-        "b/BUILD": USER.replace("//lib:l", "@rules_x//:y"),
-    }
-    for path, text in files.items():
-        repo.write(path, text)
-    base = repo.commit("a names @v, b @rules_x")
-    repo.write("third_party/v/f.txt", "2\n")
-    selection = select_diff(repo.path, base, repo.commit("edit @v"), TODAY)
+    selection = _select_after_editing_v(repo, workspace)
     assert _rows(selection) == {("a", "all")}
     assert selection.approximate == ()
 
