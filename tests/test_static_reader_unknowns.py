@@ -88,6 +88,11 @@ EVASIONS: dict[str, tuple[str, str]] = {
     "for_loop_appends": (_group("L", 'L = []\nfor x in ["/lib:l"]:\n    L.append("/" + x)\n'), "a"),
     "if_statement_assigns": (_group('[S + "/lib:l"]', 'S = "x"\nif True:\n    S = "/"\n'), "a"),
     "nested_function": (_group('[f("/lib:l")]', 'def f(x):\n    return "/" + x\n'), "a"),
+    # A macro may use any argument as a dependency, even tags.
+    "tags_of_a_macro": (
+        'load("//tools:defs.bzl", "grp")\ngrp(name = "a", tags = ["//lib:l"])\n',
+        "a",
+    ),
 }
 
 # Their honest neighbours: labels the reader computes, exactly.
@@ -104,6 +109,9 @@ HONEST: dict[str, str] = {
     ),
     "computed_name": _group('["//lib:l"]').replace('name = "a"', 'name = "%s_a" % NAME'),
     "glob_files": _group('["//lib:l"] + [f for f in glob(["*.txt"])]'),
+    "tags_of_a_rule": _group('["//lib:l"]').replace(
+        "visibility", 'tags = ["//other:o"], visibility', 1
+    ),
 }
 
 
@@ -117,7 +125,10 @@ def _graph(repo: GitRepo, build: str, package: str = "a") -> PackageGraph:
     files = {
         "WORKSPACE": "",
         "tools/BUILD": "",
-        "tools/defs.bzl": 'NAME = "name"\nPIECES = []\nSLASH = "-"\nN = 0\n',
+        "tools/defs.bzl": (
+            'NAME = "name"\nPIECES = []\nSLASH = "-"\nN = 0\n\n'
+            "def grp(name, tags = []):\n    native.filegroup(name = name, srcs = tags)\n"
+        ),
         "lib/BUILD": _LIB,
         "lib/f.txt": "",
         "other/BUILD": _OTHER,

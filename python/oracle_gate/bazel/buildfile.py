@@ -1409,22 +1409,27 @@ def _pieces(value: Value, line: int) -> Iterator[tuple[str, int, bool]]:
         yield start, line, True
 
 
-def _dep_strings(value: Value) -> Iterator[tuple[str, int, bool]]:
+def _dep_strings(
+    value: Value, loaded: frozenset[str] = frozenset()
+) -> Iterator[tuple[str, int, bool]]:
     """(string, line, is a start) triples that may be labels of other packages, in
-    ``value``: the whole strings, and the starts of those the reader could not finish."""
+    ``value``: the whole strings, and the starts of those the reader could not finish.
+    A call of a ``loaded`` name may be a macro, which can pass any argument on as a
+    dependency (``tags = ["//lib:l"]`` into ``srcs``): all of its arguments count."""
     if isinstance(value, Call):
         if value.function.rsplit(".", 1)[-1] in _NOT_RULES:
             return
+        skipped = frozenset() if value.function in loaded else _NOT_DEPS
         for item in value.args:
             yield from _pieces(item, value.line)
         for key, item in value.kwargs:
-            if key not in _NOT_DEPS:
+            if key not in skipped:
                 yield from _pieces(item, value.line_of(key))
     elif isinstance(value, Unknown):
         yield from _pieces(value, value.line)
     elif isinstance(value, tuple):
         for item in value:
-            yield from _dep_strings(item)
+            yield from _dep_strings(item, loaded)
 
 
 def _start_dep(start: str, line: int) -> Dep | None:
@@ -1481,11 +1486,12 @@ def parse_build(text: bytes, path: str) -> BuildFile:
             loaded = _loads(statement.value)
             if loaded is not None:
                 loads.append(loaded)
-    evaluator = _Evaluator(frozenset(local for _, symbols in loads for local, _ in symbols))
+    bound = frozenset(local for _, symbols in loads for local, _ in symbols)
+    evaluator = _Evaluator(bound)
     for value in _top_level_values(module, evaluator):
         if isinstance(value, Call):
             calls.append(value)
-        for string, line, start in _dep_strings(value):
+        for string, line, start in _dep_strings(value, bound):
             if start:
                 dep = _start_dep(string, line)
                 if dep is not None and dep.label not in deps:
