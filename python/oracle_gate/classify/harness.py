@@ -8,13 +8,12 @@ pyproject.toml is harness unless only its inert parts moved, and any file a
 
 from __future__ import annotations
 
-import io
 import posixpath
 import re
-import tokenize
 from typing import Any
 
 from oracle_gate.bazel.bazelrc import RC_IMPORT, import_target
+from oracle_gate.classify.python import same_code
 from oracle_gate.config.settings import SETTINGS_FILE, load_toml
 from oracle_gate.repo.trees import GitTree
 
@@ -166,28 +165,16 @@ def harness_scope(path: str) -> str | None:
 
 def same_meaning(path: str, before: bytes | None, after: bytes | None) -> bool:
     """Whether a harness file changed only in comments and blank lines, where that can be
-    told: Starlark and Python files by their tokens, ``.bazelrc`` files by their lines."""
+    told: Python and Starlark files by their syntax trees (``same_code``), ``.bazelrc``
+    files by their lines."""
     if before is None or after is None:
         return before == after
     name = posixpath.basename(path)
     if name.endswith(".py") or name in _STARLARK_NAMES:
-        return _tokens(before) == _tokens(after) is not None
+        return same_code(before, after)
     if ".bazelrc" in name:
         return _rc_lines(before) == _rc_lines(after)
     return before == after
-
-
-def _tokens(text: bytes) -> list[tuple[int, str]] | None:
-    """The tokens of Python-like source but comments and blank lines; None if it does
-    not tokenize."""
-    try:
-        return [
-            (token.type, token.string)
-            for token in tokenize.tokenize(io.BytesIO(text).readline)
-            if token.type not in (tokenize.COMMENT, tokenize.NL)
-        ]
-    except (tokenize.TokenError, SyntaxError, UnicodeDecodeError):
-        return None
 
 
 def _rc_lines(text: bytes) -> list[bytes]:
