@@ -200,9 +200,7 @@ def _repository_moves(facts: Facts) -> dict[str, str]:
     ]
     cause = min(changed, key=len, default="WORKSPACE")
     return {
-        node: cause
-        for node in sorted(facts.head_graph.nodes())
-        if any(node == root or node.startswith(f"{root}/") or not root for root in roots)
+        node: cause for root in sorted(roots) for node in facts.head_graph.nodes_at_or_under(root)
     }
 
 

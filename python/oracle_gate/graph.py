@@ -1350,6 +1350,11 @@ class PackageGraph:
         """Every node: Bazel packages, matrix packages and directories labels name."""
         return frozenset(self._nodes)
 
+    def nodes_at_or_under(self, directory: str) -> list[str]:
+        """The nodes at or below ``directory`` (every node for the root, ""), sorted."""
+        ordered = sorted(self._nodes)
+        return ordered if not directory else _at_or_under(directory, ordered)
+
     def resolve(self, name: str) -> Package:
         """The package at repo-relative directory ``name`` (``.`` is the root).
 

@@ -244,13 +244,11 @@ class _Selector:
 
     def configured(self, scope: str, path: str, reason: str) -> None:
         """Every node at or below directory ``scope`` changed, and so all their rows run."""
-        below = f"{scope}/" if scope else ""
-        for node in sorted(self.head.nodes()):
-            if node == scope or node.startswith(below):
-                self.source(node, _Origin(path, reason))
-                selected = Selected(node, None, path, (node,), reason)
-                self.pick_all(selected)
-                self.enclosing_gate(node, selected)
+        for node in self.head.nodes_at_or_under(scope):
+            self.source(node, _Origin(path, reason))
+            selected = Selected(node, None, path, (node,), reason)
+            self.pick_all(selected)
+            self.enclosing_gate(node, selected)
 
     def read_by_builds(self, laned: LanedPath) -> None:
         """A file BUILD files read (a ``.bzl`` they load, a repository's ``build_file``)
