@@ -12,16 +12,16 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
-__all__ = ["RC_IMPORT", "deleted_packages", "import_target"]
+__all__ = ["deleted_packages", "read_chain"]
 
-RC_IMPORT = re.compile(r"^[ \t]*(?:try-)?import[ \t]+(\S+)", re.MULTILINE)
+_RC_IMPORT = re.compile(r"^[ \t]*(?:try-)?import[ \t]+(\S+)", re.MULTILINE)
 _WORKSPACE_TOKEN = "%workspace%"
 _FLAG = "--deleted_packages"
 
 
-def import_target(line: str, workspace: str) -> str | None:
+def _import_target(line: str, workspace: str) -> str | None:
     """The repo-relative file a ``.bazelrc`` import names, None when outside the repository."""
     target = line.strip('"')
     if target.startswith(_WORKSPACE_TOKEN):
@@ -32,30 +32,40 @@ def import_target(line: str, workspace: str) -> str | None:
     return None if joined.startswith("..") else joined
 
 
+def read_chain(
+    read: Callable[[str], bytes | None], starts: Iterable[tuple[str, str]]
+) -> dict[str, str | None]:
+    """Every rc file reached from ``starts`` (``(path, workspace)``), following ``import``
+    and ``try-import`` inside the tree transitively (``%workspace%`` is the workspace the
+    chain started from): its text, None where the tree holds no such file."""
+    todo = list(starts)
+    found: dict[str, str | None] = {}
+    while todo:
+        path, workspace = todo.pop()
+        if path in found:
+            continue
+        raw = read(path)
+        text = found[path] = None if raw is None else raw.decode("utf-8", "surrogateescape")
+        for target in _RC_IMPORT.findall(text or ""):
+            imported = _import_target(target, workspace)
+            if imported is not None:
+                todo.append((imported, workspace))
+    return found
+
+
 def deleted_packages(
     read: Callable[[str], bytes | None], workspace: str = ""
 ) -> tuple[frozenset[str], frozenset[str]]:
     """The packages the ``.bazelrc`` of ``workspace`` deletes (repo-relative), and the rc
     files read for them (it and what it imports, transitively)."""
-    todo = [posixpath.join(workspace, ".bazelrc")]
-    seen: set[str] = set()
-    deleted: set[str] = set()
-    while todo:
-        path = todo.pop()
-        if path in seen:
-            continue
-        seen.add(path)
-        text = read(path)
-        if text is None:
-            continue
-        decoded = text.decode("utf-8", "surrogateescape")
-        for target in RC_IMPORT.findall(decoded):
-            found = import_target(target, workspace)
-            if found is not None:
-                todo.append(found)
-        for line in decoded.splitlines():
-            deleted.update(posixpath.join(workspace, p) for p in _deleted_on(line))
-    return frozenset(deleted), frozenset(seen)
+    chain = read_chain(read, [(posixpath.join(workspace, ".bazelrc"), workspace)])
+    deleted = {
+        posixpath.join(workspace, package)
+        for text in chain.values()
+        for line in (text or "").splitlines()
+        for package in _deleted_on(line)
+    }
+    return frozenset(deleted), frozenset(chain)
 
 
 def _deleted_on(line: str) -> list[str]:

@@ -12,7 +12,7 @@ import posixpath
 import re
 from typing import Any
 
-from oracle_gate.bazel.bazelrc import RC_IMPORT, import_target
+from oracle_gate.bazel.bazelrc import read_chain
 from oracle_gate.classify.python import same_code
 from oracle_gate.config.settings import SETTINGS_FILE, load_toml
 from oracle_gate.repo.trees import GitTree
@@ -218,22 +218,9 @@ def bazelrc_imports(tree: GitTree) -> frozenset[str]:
     the ``.bazelrc`` the chain started from.
     """
     # endswith, not basename: this looks at every path of a tree, 80,000 in a big monorepo
-    todo = [
+    starts = [
         (path, posixpath.dirname(path))
         for path in tree.paths()
         if path.endswith(".bazelrc") and (path == ".bazelrc" or path.endswith("/.bazelrc"))
     ]
-    seen: set[str] = set()
-    while todo:
-        path, workspace = todo.pop()
-        if path in seen:
-            continue
-        seen.add(path)
-        text = tree.read_optional(path)
-        if text is None:
-            continue
-        for target in RC_IMPORT.findall(text.decode("utf-8", "replace")):
-            found = import_target(target, workspace)
-            if found is not None:
-                todo.append((found, workspace))
-    return frozenset(seen)
+    return frozenset(read_chain(tree.read_optional, starts))
