@@ -675,6 +675,9 @@ EVERY_GATE = {("a", "all"), ("sub/b", "all"), ("tools/c", "all")}
         ({"requirements.txt": "attrs==24.1.0\n"}, EVERY_GATE),
         ({"tools/bazel": '#!/bin/sh\nexec bazel-real --noremote "$@"\n'}, EVERY_GATE),
         ({"WORKSPACE": 'workspace(name = "w")\n'}, EVERY_GATE),
+        # Python runs these wherever their directory is on sys.path, not only below it.
+        ({"sub/sitecustomize.py": "import builtins\n"}, EVERY_GATE),
+        ({"sub/vendor.pth": "import os\n"}, EVERY_GATE),
         # The honest neighbours: comments, who reviews, documentation.
         ({"sub/conftest.py": "import pytest  # the fixtures live in plugins\n"}, set()),
         ({".bazelrc": "# CI adds its own flags\nimport %workspace%/tools/ci.bazelrc\n"}, set()),

@@ -76,6 +76,7 @@ _NAMES = frozenset(
 )
 _SUFFIXES = (".bzl", ".bazelrc", ".pth", ".lock")
 _STARLARK_NAMES = frozenset({"WORKSPACE", "WORKSPACE.bazel", "WORKSPACE.bzlmod", "MODULE.bazel"})
+_LOADED_FROM_ANYWHERE = frozenset({"sitecustomize.py", "usercustomize.py"})
 _GRAPH_SCOPED = frozenset({"BUILD", "BUILD.bazel", ".bazelignore", "CODEOWNERS"})
 _DIRS = (
     ".ci/",
@@ -148,9 +149,10 @@ def harness_scope(path: str) -> str | None:
     """The directory whose every package a harness change can make run otherwise: the
     tree below a ``conftest.py``, a ``.bazelrc``, a ``WORKSPACE``, a manifest or CI file;
     the whole repository for what may be loaded from anywhere (a ``.bazelrc`` variant or
-    import, a module binding pytest hooks). None for the files the package graph already
-    scopes (BUILD files, ``.bzl`` files a BUILD loads, ``.bazelignore``) and CODEOWNERS,
-    which changes who reviews, not what runs.
+    import, a module binding pytest hooks, ``sitecustomize.py`` or a ``.pth`` file, which
+    Python runs wherever their directory is on ``sys.path``). None for the files the
+    package graph already scopes (BUILD files, ``.bzl`` files a BUILD loads,
+    ``.bazelignore``) and CODEOWNERS, which changes who reviews, not what runs.
     """
     name = posixpath.basename(path)
     if name in _GRAPH_SCOPED or name.endswith(".bzl"):
@@ -158,6 +160,8 @@ def harness_scope(path: str) -> str | None:
     wrapper = _BAZEL_WRAPPER.search(path)
     if wrapper is not None:
         return path[: wrapper.start()]
+    if name in _LOADED_FROM_ANYWHERE or name.endswith(".pth"):
+        return ""  # Python runs it wherever its directory is on sys.path
     if name in (".bazelrc", "pyproject.toml") or (harness_by_name(path) and ".bazelrc" not in name):
         return posixpath.dirname(path)
     return ""
