@@ -434,6 +434,40 @@ WORKSPACES: dict[str, dict[str, str]] = {
             'glob(["**/*.dep"], exclude = ["three.dep"])]',
         ),
     },
+    # A name starting with "." is matched by "*" or a pattern segment starting with ".",
+    # never by another wildcard ("*.dep" leaves out ".one.dep"); "**" enters ".d".
+    "glob_hidden_names": {
+        **{f"{n}/BUILD": FG.format(name="t", srcs="[]") for n in ("one", "two", "three", "four")},
+        "a/.one.dep": "",
+        "a/two.dep": "",
+        "a/sub/.three.dep": "",
+        "a/.d/four.dep": "",
+        "a/BUILD": FG.format(
+            name="a",
+            srcs='["//" + f.split("/")[-1].strip(".")[:-4] + ":t" '
+            'for f in glob(["**/*.dep", "*/.*"])]',
+        ),
+    },
+    # glob() does not enter a directory .bazelignore names.
+    "glob_skips_bazelignored_directories": {
+        ".bazelignore": "a/ign\n",
+        "one/BUILD": FG.format(name="t", srcs="[]"),
+        "two/BUILD": FG.format(name="t", srcs="[]"),
+        "a/one.dep": "",
+        "a/ign/two.dep": "",
+        "a/BUILD": FG.format(
+            name="a", srcs='["//" + f.split("/")[-1][:-4] + ":t" for f in glob(["**/*.dep"])]'
+        ),
+    },
+    # Bazel 4.2.3 holds a file name as Latin-1 bytes: len("é.dep") is 6 there. A glob
+    # that finds such a name is opaque to the evaluator, and the file is read statically.
+    "glob_non_ascii_name": {
+        "lib/BUILD": FG.format(name="l", srcs="[]"),
+        "a/é.dep": "",
+        "a/BUILD": FG.format(
+            name="a", srcs='["//lib:l"] if [len(f) for f in glob(["*.dep"])] == [6] else []'
+        ),
+    },
     # A glob that may list directories: the evaluator leaves the file to the static reader.
     "glob_with_directories": {
         "one/BUILD": FG.format(name="t", srcs="[]"),
@@ -724,6 +758,9 @@ TRUTH: dict[str, set[tuple[str, str]]] = {
     "glob_built_labels": {("a", "lib")},
     "native_glob_in_macro": {("a", "lib")},
     "glob_skips_subpackages_and_excludes": {("a", "one")},
+    "glob_hidden_names": {("a", "two"), ("a", "three"), ("a", "four")},
+    "glob_skips_bazelignored_directories": {("a", "one")},
+    "glob_non_ascii_name": {("a", "lib")},
     "glob_with_directories": {("a", "one")},
     "attrs_from_function": {("a", "lib")},
     "getattr_native": {("a", "lib")},
@@ -818,6 +855,57 @@ def test_graph_holds_every_edge_bazel_reports(repo: GitRepo, name: str, reader: 
     if reader == "starlark":  # evaluated, not approximated: exactly Bazel's edges
         assert _edges(graph) == WIDER.get(name, TRUTH[name])
         assert (graph.approximate == ()) is (name not in STATIC_FALLBACK)
+
+
+# glob() and symbolic links: Bazel follows a link to a directory (a/linkdir/x.txt is a
+# file of a) and leaves out the directory it names (b's glob(["link*"]) finds nothing).
+# The evaluator leaves such a glob opaque, and the file to the static reader; c's link
+# is one no glob of c reaches, so c is evaluated.
+_LINKED_FILES = {
+    "WORKSPACE": "",
+    "lib/BUILD": FG.format(name="l", srcs="[]"),
+    "one/BUILD": FG.format(name="t", srcs="[]"),
+    "a/realdir/x.txt": "",
+    "a/BUILD": FG.format(name="a", srcs='["//lib:l"] if glob(["linkdir/*"]) else []'),
+    "b/realdir/x.txt": "",
+    "b/BUILD": FG.format(name="b", srcs='[] if glob(["link*"]) else ["//lib:l"]'),
+    "c/one.dep": "",
+    "c/BUILD": FG.format(name="c", srcs='["//" + f[:-4] + ":t" for f in glob(["*.dep"])]'),
+}
+_LINKS = {"a/linkdir": "realdir", "b/linkdir": "realdir", "c/other": "one.dep"}
+_LINKED_TRUTH = {("a", "lib"), ("b", "lib"), ("c", "one")}
+
+
+def _write_linked(root: Path) -> None:
+    for path, text in _LINKED_FILES.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    for path, target in _LINKS.items():
+        (root / path).symlink_to(target)
+
+
+def test_a_glob_that_may_reach_a_symbolic_link_is_read_statically(
+    repo: GitRepo, reader: str
+) -> None:
+    _write_linked(repo.path)
+    graph = load_graph(GitTree(repo.path, repo.commit("links")))
+    assert _edges(graph) >= _LINKED_TRUTH
+    if reader == "starlark":  # a and b read statically, c evaluated: all exact
+        assert _edges(graph) == _LINKED_TRUTH
+        assert graph.approximate == ()
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(shutil.which("bazel") is None, reason="bazel is not on PATH")
+def test_bazel_follows_a_link_to_a_directory_in_glob(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    _write_linked(root)
+    (root / ".bazelrc").write_text(f"startup --output_user_root={tmp_path / 'bazel-root'}\n")
+    try:
+        edges = {(a, b) for a, b, _ in bazel_query_edges(root, timeout=600)}
+    finally:
+        subprocess.run(["bazel", "shutdown"], cwd=root, capture_output=True, timeout=120)
+    assert edges == _LINKED_TRUTH
 
 
 def test_evaluated_edges_say_where_the_macro_named_the_label(repo: GitRepo, reader: str) -> None:

@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oracle_gate.bazel.glob import starting_with
-from oracle_gate.globs import matches_any, validate_glob
+from oracle_gate.globs import compile_glob, matches_any, validate_glob
 
 
 @pytest.mark.parametrize(
@@ -30,6 +30,33 @@ from oracle_gate.globs import matches_any, validate_glob
 )
 def test_glob_follows_bazel_semantics(pattern: str, path: str, expected: bool) -> None:
     assert matches_any(path, [pattern]) is expected
+
+
+# What Bazel 4.2.3's glob() finds for a name starting with "." (checked with bazel query).
+@pytest.mark.parametrize(
+    ("pattern", "path", "bazel"),
+    [
+        ("*", ".h", True),
+        ("*h", ".h", False),
+        (".*", ".h", True),
+        ("**", ".d/y", True),
+        ("**/*", "sub/.s", True),
+        ("**/.s", "sub/.s", True),
+        ("**/*s", "sub/.s", False),
+        ("*/y", ".d/y", True),
+        ("?a", ".a", False),
+    ],
+)
+def test_bazel_glob_matches_a_hidden_name_only_as_bazel_does(
+    pattern: str, path: str, bazel: bool
+) -> None:
+    assert bool(compile_glob(pattern, bazel=True).fullmatch(path)) is bazel
+
+
+def test_a_matrix_row_pattern_matches_hidden_names() -> None:
+    """Row globs are the gate's own patterns, not Bazel's glob(): every name counts."""
+    assert matches_any(".h", ["*h"])
+    assert matches_any("sub/.s", ["**/*s"])
 
 
 @pytest.mark.parametrize("pattern", ["", "/abs", "a/../b", "a//b", "a**/b", "./x"])

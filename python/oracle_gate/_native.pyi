@@ -210,6 +210,8 @@ def evaluate_build_files(
     interpret_all: bool = False,
     named: list[tuple[str, str]] = ...,
     unknown: str = "",
+    links: list[str] = ...,
+    ignored: list[str] = ...,
 ) -> NativeEvaluation:
     """BUILD files evaluated as Starlark with the repository's own .bzl files, in parallel
     with the GIL released. No pure-Python twin: the fallback reads BUILD files statically.
@@ -229,6 +231,11 @@ def evaluate_build_files(
             names, so ``@name//`` labels and loads resolve into them.
         unknown: why a repository name not in ``named`` may lie in the tree ("" if
             it cannot): a label of one is then an edge to every package.
+        links: the files committed as symbolic links: a ``glob()`` whose pattern
+            matches one or could enter it is opaque, as is one that finds a name
+            that is not ASCII (Bazel 4.2.3 measures it in Latin-1 bytes).
+        ignored: the directories ``.bazelignore`` names, each ending in ``/``, which
+            ``glob()`` does not enter (a gate's matrix still lists their files).
         interpret_all: run every file in the interpreter. By default a plain
             file (loads from repositories not in ``bzl`` only, rule calls with
             literal arguments) is read from its syntax tree, with the same

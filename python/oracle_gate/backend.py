@@ -152,6 +152,8 @@ def evaluate_build_files(
     files: list[str] | None = None,
     named: list[tuple[str, str]] | None = None,
     unknown: str = "",
+    links: list[str] | None = None,
+    ignored: list[str] | None = None,
 ) -> NativeEvaluation:
     """BUILD files evaluated as Starlark (native core only; see ``_native.pyi``).
 
@@ -162,6 +164,13 @@ def evaluate_build_files(
     if name != "native":
         raise BackendError("evaluating BUILD files as Starlark needs the native core")
     found: NativeEvaluation = module.evaluate_build_files(
-        builds, bzl, own_names, files, named=named or [], unknown=unknown
+        builds,
+        bzl,
+        own_names,
+        files,
+        named=named or [],
+        unknown=unknown,
+        links=links or [],
+        ignored=ignored or [],
     )
     return found

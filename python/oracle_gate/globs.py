@@ -48,8 +48,13 @@ def _segment_regex(segment: str) -> str:
 
 
 @functools.lru_cache(maxsize=4096)
-def compile_glob(pattern: str) -> re.Pattern[str]:
-    """The regex matching exactly the file paths ``pattern`` selects."""
+def compile_glob(pattern: str, bazel: bool = False) -> re.Pattern[str]:
+    """The regex matching exactly the file paths ``pattern`` selects.
+
+    ``bazel``: as Bazel's ``glob()`` does, a name starting with ``.`` is matched only
+    by a segment that is ``*`` or starts with ``.`` (``*.dep`` leaves out ``.a.dep``;
+    ``**`` and ``*`` still match it). A matrix's own row patterns match every name.
+    """
     if pattern.endswith("/"):
         pattern += "**"
     segments = pattern.split("/")
@@ -59,7 +64,9 @@ def compile_glob(pattern: str) -> re.Pattern[str]:
         if segment == "**":
             parts.append("(?:[^/]+/)*[^/]+" if last else "(?:[^/]+/)*")
         else:
-            parts.append(_segment_regex(segment) + ("" if last else "/"))
+            hidden_needs_dot = bazel and segment != "*" and not segment.startswith(".")
+            guard = r"(?!\.)" if hidden_needs_dot else ""
+            parts.append(guard + _segment_regex(segment) + ("" if last else "/"))
     return re.compile("".join(parts))
 
 

@@ -812,6 +812,9 @@ def _evaluate(
         seen,
         {name: root for name, root in repositories.named.items() if _is_utf8(root)},
         repositories.unknown,
+        # A link whose name is not UTF-8 is not among the files the core sees either.
+        [p for p in tree.links() if p not in not_utf8] if isinstance(tree, GitTree) else (),
+        [p for p in scan.ignored if _is_utf8(p)],
     )
     assert not scan.dependents, "the evaluator's edges come first: nothing may be replaced"
     scan.dependents = evaluation.dependents

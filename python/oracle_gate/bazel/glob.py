@@ -68,7 +68,8 @@ def evaluate_glob(glob: Glob, files: Sequence[str], path: str) -> tuple[str, ...
     """The package-relative paths ``glob`` matches among the package's ``files``.
 
     Bazel semantics: ``*`` never crosses ``/``, ``**`` matches whole directories,
-    excludes win, and directories match only with ``exclude_directories = 0``.
+    excludes win, directories match only with ``exclude_directories = 0``, and a
+    name starting with ``.`` only as ``compile_glob(bazel=True)`` says.
 
     Raises:
         ConfigError: a pattern is not a valid glob (names ``path`` and the line).
@@ -77,8 +78,8 @@ def evaluate_glob(glob: Glob, files: Sequence[str], path: str) -> tuple[str, ...
         problem = validate_glob(pattern) if not pattern.endswith("/") else "ends with '/'"
         if problem:
             raise ConfigError(f"glob pattern {pattern!r} {problem}", path, glob.line)
-    include = [compile_glob(p) for p in glob.include]
-    exclude = [compile_glob(p) for p in glob.exclude]
+    include = [compile_glob(p, bazel=True) for p in glob.include]
+    exclude = [compile_glob(p, bazel=True) for p in glob.exclude]
     candidates: Iterable[str] = files
     if not glob.exclude_directories:
         candidates = [*files, *_directories(files)]

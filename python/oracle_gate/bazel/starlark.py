@@ -15,7 +15,7 @@ evaluator: ``graph.py`` uses the static reader throughout.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, cast
 
@@ -106,6 +106,8 @@ def evaluate_build_files(
     files: Sequence[str] | None = None,
     named: Mapping[str, str] | None = None,
     unknown: str = "",
+    links: Iterable[str] = (),
+    ignored: Sequence[str] = (),
 ) -> Evaluation:
     """Evaluate BUILD files in parallel.
 
@@ -120,6 +122,10 @@ def evaluate_build_files(
             and of the main one under its own names.
         unknown: why a repository name not in ``named`` may lie in the tree ("" if it
             cannot); then a label of one may name every package.
+        links: the files committed as symbolic links; a ``glob()`` that may reach one
+            is opaque (Bazel follows a link to a directory).
+        ignored: the directories ``.bazelignore`` names, each ending in ``/``:
+            ``glob()`` does not enter them.
     """
     dependents, computed, approximate, found = backend.evaluate_build_files(
         list(builds),
@@ -128,6 +134,8 @@ def evaluate_build_files(
         None if files is None else list(files),
         sorted((named or {}).items()),
         unknown,
+        sorted(links),
+        list(ignored),
     )
     outcomes = [
         Evaluated(loads, error, rule_lines, cast(NativeGates | None, gates), owned, matrix)

@@ -124,6 +124,18 @@ fn segment_matches(pattern: &[char], text: &[char]) -> bool {
     }
 }
 
+/// Whether a pattern segment other than `**` matches a path segment. As in Bazel, a
+/// name starting with `.` is matched only by `*` or a segment starting with `.`
+/// (`*.dep` leaves out `.a.dep`): `globs.compile_glob(pattern, bazel=True)`.
+fn segment_allows(segment: &str, name: &str) -> bool {
+    if name.starts_with('.') && segment != "*" && !segment.starts_with('.') {
+        return false;
+    }
+    let pattern: Vec<char> = segment.chars().collect();
+    let text: Vec<char> = name.chars().collect();
+    segment_matches(&pattern, &text)
+}
+
 /// Whether pattern segments match path segments (`globs.compile_glob`, fullmatch).
 fn segments_match(pattern: &[&str], path: &[&str]) -> bool {
     match pattern.split_first() {
@@ -134,11 +146,30 @@ fn segments_match(pattern: &[&str], path: &[&str]) -> bool {
             .take_while(|&k| k == 0 || !path[k - 1].is_empty())
             .any(|k| segments_match(rest, &path[k..])),
         Some((segment, rest)) => path.split_first().is_some_and(|(first, others)| {
-            let pattern: Vec<char> = segment.chars().collect();
-            let text: Vec<char> = first.chars().collect();
-            segment_matches(&pattern, &text) && segments_match(rest, others)
+            segment_allows(segment, first) && segments_match(rest, others)
         }),
     }
+}
+
+/// Whether `pattern` could match a path below the directory `path` (both split at
+/// `/`): it matches `path`'s segments and has segments left for what lies below.
+fn segments_reach(pattern: &[&str], path: &[&str]) -> bool {
+    match (pattern.split_first(), path.split_first()) {
+        (None, _) => false,
+        (Some(_), None) => true,
+        (Some((&"**", _)), Some(_)) => true,
+        (Some((segment, rest)), Some((first, others))) => {
+            segment_allows(segment, first) && segments_reach(rest, others)
+        }
+    }
+}
+
+/// Whether `pattern` matches the package-relative `path` itself or could match a path
+/// below it, were it a directory: what a glob may find through a symbolic link.
+pub(super) fn glob_touches(pattern: &str, path: &str) -> bool {
+    let pattern: Vec<&str> = pattern.split('/').collect();
+    let path: Vec<&str> = path.split('/').collect();
+    segments_match(&pattern, &path) || segments_reach(&pattern, &path)
 }
 
 /// Whether `pattern` (valid, not ending in `/`) matches the package-relative `path`.
@@ -437,8 +468,34 @@ mod tests {
             ("a*b*c", "axxbyyc", true),
             ("a*b*c", "axxbyy", false),
             ("é?", "éü", true),
+            // Bazel's rule for hidden names, checked against Bazel 4.2.3's glob().
+            ("*", ".h", true),
+            ("*h", ".h", false),
+            (".*", ".h", true),
+            ("**", ".d/y", true),
+            ("**/*", "sub/.s", true),
+            ("**/.s", "sub/.s", true),
+            ("**/*s", "sub/.s", false),
+            ("*/y", ".d/y", true),
+            ("?h", ".h", false),
         ] {
             assert_eq!(glob_matches(pattern, path), expected, "{pattern} {path}");
+        }
+    }
+
+    #[test]
+    fn a_glob_touches_a_link_it_matches_or_could_enter() {
+        for (pattern, link, expected) in [
+            ("link*", "linkdir", true),
+            ("linkdir/*", "linkdir", true),
+            ("**/*.txt", "d/linkdir", true),
+            ("*/x.txt", "d/linkdir", false),
+            ("*.txt", "linkdir", false),
+            ("other/*", "linkdir", false),
+            ("*/*", ".hidden", true),
+            ("*n/*", ".hidden", false),
+        ] {
+            assert_eq!(glob_touches(pattern, link), expected, "{pattern} {link}");
         }
     }
 

@@ -65,7 +65,8 @@ type PyEvaluation<'py> = (
 // Python calls it with keywords; a struct of options would only move them.
 #[allow(clippy::too_many_arguments)]
 #[pyo3(signature = (
-    builds, bzl, own_names, files = None, interpret_all = false, named = Vec::new(), unknown = String::new()
+    builds, bzl, own_names, files = None, interpret_all = false, named = Vec::new(),
+    unknown = String::new(), links = Vec::new(), ignored = Vec::new()
 ))]
 pub fn evaluate_build_files<'py>(
     py: Python<'py>,
@@ -76,10 +77,14 @@ pub fn evaluate_build_files<'py>(
     interpret_all: bool,
     named: Vec<(String, String)>,
     unknown: String,
+    links: Vec<String>,
+    ignored: Vec<String>,
 ) -> PyResult<PyEvaluation<'py>> {
     let tree = files.as_ref().map(|files| TreeFiles {
         files: files.iter().map(|path| &**path).collect(),
         build_dirs: builds.iter().map(|b| directory(&b.0)).collect(),
+        links: links.iter().map(String::as_str).collect(),
+        ignored: ignored.iter().map(String::as_str).collect(),
     });
     let (outcomes, edges, matrices) = py.detach(|| {
         let sources: HashMap<String, String> = bzl

@@ -27,7 +27,7 @@ use starlark::values::{
 };
 
 use super::guess::guessed;
-use super::matrix::{expand_glob, package_files};
+use super::matrix::{expand_glob, glob_touches, package_files};
 
 /// Attributes whose strings are not dependencies (bazel query does not follow them).
 pub const NOT_DEPS: [&str; 5] = [
@@ -50,11 +50,14 @@ pub struct Record {
     pub opaque: String,
 }
 
-/// The tree's files as `glob()` sees them: sorted repository-relative paths, and the
-/// directories that hold a BUILD file (each another package).
+/// The tree's files as `glob()` sees them: sorted repository-relative paths, the
+/// directories that hold a BUILD file (each another package), the paths committed as
+/// symbolic links, and the directories `.bazelignore` names (each ending in `/`).
 pub struct TreeFiles<'a> {
     pub files: Vec<&'a str>,
     pub build_dirs: HashSet<&'a str>,
+    pub links: Vec<&'a str>,
+    pub ignored: Vec<&'a str>,
 }
 
 /// One package's files, package-relative and sorted, listed on the first `glob()`.
@@ -74,9 +77,51 @@ impl<'a> PackageFiles<'a> {
         }
     }
 
+    /// The package's files, but for those in a directory `.bazelignore` names: Bazel's
+    /// `glob()` does not enter one.
     fn get(&self) -> &[&'a str] {
-        self.listed
-            .get_or_init(|| package_files(&self.tree.files, self.directory, &self.tree.build_dirs))
+        self.listed.get_or_init(|| {
+            let mut owned = package_files(&self.tree.files, self.directory, &self.tree.build_dirs);
+            let prefix = self.prefix();
+            let ignored: Vec<&str> = (self.tree.ignored.iter())
+                .filter_map(|dir| dir.strip_prefix(prefix.as_str()))
+                .collect();
+            if !ignored.is_empty() {
+                owned.retain(|path| !ignored.iter().any(|dir| path.starts_with(dir)));
+            }
+            owned
+        })
+    }
+
+    /// What precedes a package-relative path to make it repository-relative.
+    fn prefix(&self) -> String {
+        if self.directory.is_empty() {
+            String::new()
+        } else {
+            format!("{}/", self.directory)
+        }
+    }
+
+    /// What `glob()` finds, or None where this reading could differ from Bazel's: a
+    /// pattern that reaches a symbolic link (Bazel follows one to a directory, leaves out
+    /// a directory it names, and judges a dangling one by itself), or a name that is not
+    /// ASCII (Bazel holds it as Latin-1 bytes, so its `len()` and slices differ).
+    fn glob(
+        &self,
+        include: &[String],
+        exclude: &[String],
+        directories: bool,
+    ) -> Option<Vec<String>> {
+        let owned = self.get();
+        let prefix = self.prefix();
+        let mut links = (self.tree.links.iter())
+            .filter_map(|link| link.strip_prefix(prefix.as_str()))
+            .filter(|link| owned.binary_search(link).is_ok());
+        if links.any(|link| include.iter().any(|pattern| glob_touches(pattern, link))) {
+            return None;
+        }
+        let found = expand_glob(include, exclude, directories, owned)?;
+        found.iter().all(|path| path.is_ascii()).then_some(found)
     }
 }
 
@@ -569,7 +614,8 @@ fn declared_labels<'v>(args: &Arguments<'v, '_>, heap: Heap<'v>) -> starlark::Re
 }
 
 /// `glob(include, exclude, exclude_directories)` over the package's files, as Bazel
-/// lists them; opaque when they are not known here or directories could match.
+/// lists them; opaque when they are not known here, directories could match, or
+/// `PackageFiles::glob` cannot be sure.
 fn glob<'v>(
     args: &Arguments<'v, '_>,
     eval: &mut Evaluator<'v, '_, '_>,
@@ -593,7 +639,7 @@ fn glob<'v>(
     let files = Context::of(eval).and_then(|context| context.files.as_ref());
     let found = match (files, include, exclude, exclude_directories) {
         (Some(files), Some(include), Some(exclude), Some(directories)) => {
-            expand_glob(&include, &exclude, directories, files.get())
+            files.glob(&include, &exclude, directories)
         }
         _ => None,
     };
