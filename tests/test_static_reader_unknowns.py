@@ -220,3 +220,27 @@ def test_a_string_that_may_name_another_repository_reaches_every_repository(
     graph = load_graph(GitTree(repo.path, repo.commit("workspace")))
     assert "tp/v/a" in graph.dependents(["lib"])
     assert "tp/v/b" not in graph.dependents(["lib"])
+
+
+def test_a_main_label_in_a_bzl_may_be_relative_to_a_repository_it_names(repo: GitRepo) -> None:
+    """``Label("@v//:x").relative("//z:y")`` is ``@v//z:y``: a ``.bzl`` file naming ``@v``
+    reaches v's ``z`` as well as the main one's; its honest neighbour, a file naming no
+    other repository, does not."""
+    files = {
+        "WORKSPACE": 'local_repository(name = "v", path = "tp/v")\n',
+        "tp/v/WORKSPACE": "",
+        "tp/v/BUILD": 'filegroup(name = "x")\n',
+        "tp/v/z/BUILD": _LIB,
+        "z/BUILD": _LIB,
+        "tools/BUILD": "",
+        "tools/rel.bzl": "def grp(name):\n"
+        '    native.filegroup(name = name, srcs = [Label("@v//:x").relative("//z:y")])\n',
+        "tools/own.bzl": 'def grp(name):\n    native.filegroup(name = name, srcs = ["//z:y"])\n',
+        "a/BUILD": 'load("//tools:rel.bzl", "grp")\ngrp(name = "a")\n',
+        "b/BUILD": 'load("//tools:own.bzl", "grp")\ngrp(name = "b")\n',
+    }
+    for path, text in files.items():
+        repo.write(path, text)
+    graph = load_graph(GitTree(repo.path, repo.commit("workspace")))
+    assert graph.dependents(["tp/v/z"]) == {"a"}
+    assert graph.dependents(["z"]) == {"a", "b"}

@@ -741,8 +741,14 @@ def _bzl_edges(
     workspace = _enclosing(posixpath.dirname(path), repositories.roots) or ""
     loaders = sorted(scan.read_loads.get(path, ()))
     # A Label() is a label of the .bzl file's repository, a plain string one of the
-    # repository of the BUILD file that runs the macro: both are taken.
+    # repository of the BUILD file that runs the macro: both are taken. So is every
+    # repository the file names, as `Label("@v//:x").relative("//z:y")` is `@v//z:y`.
     spaces = {workspace, *(scan.workspace_of.get(loader, "") for loader in loaders)}
+    spaces |= {
+        root
+        for text, ref in bzl.labels
+        if text.startswith("@") and (root := repositories.root_of(ref.repo, workspace)) is not None
+    }
     deps = [
         (root, Dep(ref.package, text, 0, ref.repo, ref.prefix))
         for text, ref in bzl.labels
