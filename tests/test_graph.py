@@ -305,6 +305,49 @@ def test_symlinked_build_file_makes_a_graph_underivable(repo: GitRepo) -> None:
     assert derive_graph(parent, GitTree(repo.path, commit), [change]) is not parent
 
 
+def _write_linked_build_files(root: Path) -> None:
+    """a/BUILD.bazel links to nothing and b/BUILD.bazel to a directory: Bazel reads each
+    one's BUILD instead. c/BUILD links to nothing, with no BUILD.bazel: c is no package.
+    d/BUILD.bazel, the honest neighbour, links to a file."""
+    for path, text in {
+        "WORKSPACE": "",
+        "lib/BUILD": _lib(),
+        "a/BUILD": _lib("//lib"),
+        "b/BUILD": _lib("//lib"),
+        "b/dir/x.txt": "",
+        "c/x.txt": "",
+        "templates/d.BUILD": _lib("//lib"),
+    }.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    (root / "a" / "BUILD.bazel").symlink_to("nowhere")
+    (root / "b" / "BUILD.bazel").symlink_to("dir")
+    (root / "c" / "BUILD").symlink_to("nowhere")
+    (root / "d").mkdir()
+    (root / "d" / "BUILD.bazel").symlink_to("../templates/d.BUILD")
+
+
+def test_a_build_file_linked_to_nothing_or_a_directory_is_none(repo: GitRepo) -> None:
+    _write_linked_build_files(repo.path)
+    graph = load_graph(GitTree(repo.path, repo.commit("linked BUILD files")))
+    assert graph.dependents(["lib"]) == {"a", "b", "d"}
+    assert "c" not in graph.nodes()
+    assert graph.node_of("c/x.txt") is None
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(shutil.which("bazel") is None, reason="bazel is not on PATH")
+def test_bazel_reads_build_where_build_bazel_links_to_nothing(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    _write_linked_build_files(root)
+    (root / ".bazelrc").write_text(f"startup --output_user_root={tmp_path / 'bazel-root'}\n")
+    try:
+        edges = {(a, b) for a, b, _ in bazel_query_edges(root, timeout=600)}
+    finally:
+        subprocess.run(["bazel", "shutdown"], cwd=root, capture_output=True, timeout=120)
+    assert edges == {("a", "lib"), ("b", "lib"), ("d", "lib")}
+
+
 def test_a_package_named_under_a_linked_directory_depends_on_its_original(
     repo: GitRepo,
 ) -> None:

@@ -402,6 +402,22 @@ def _strings(call: Call, keys: Iterable[str]) -> set[str]:
     return {value for key in keys if isinstance(value := call.get(key), str) and value}
 
 
+def _drop_linked_away(tree: GitTree, builds: dict[str, str]) -> None:
+    """As Bazel does, a BUILD file that is a link to a directory or to nothing is none:
+    ``BUILD`` is read in place of such a ``BUILD.bazel``, and without one the directory
+    is no package. (A link out of the tree, or round in a loop, stays an error.)"""
+    for link in sorted(tree.links()):
+        directory, _, name = link.rpartition("/")
+        if builds.get(directory) != link or tree.leads_to(link) == "file":
+            continue
+        del builds[directory]
+        other = _join(directory, BUILD_NAMES[1])
+        if name != BUILD_NAMES[0] or tree.blob_id(other) is None:
+            continue
+        if not tree.is_link(other) or tree.leads_to(other) == "file":
+            builds[directory] = other
+
+
 def _scan(tree: Tree) -> _Scan:
     files = tree.files()
     builds: dict[str, str] = {}
@@ -424,6 +440,8 @@ def _scan(tree: Tree) -> _Scan:
             markers.setdefault(directory, []).append(path)
         elif name == MATRIX_FILE:
             matrix_files.append(path)
+    if isinstance(tree, GitTree):
+        _drop_linked_away(tree, builds)
     blob_ids = tree.blob_ids(builds.values()) if isinstance(tree, GitTree) else {}
     repositories = _repositories(tree, markers)
     workspace_of = (

@@ -51,6 +51,29 @@ class Tree(Protocol):
         ...
 
 
+def link_end(
+    path: str, kind: Callable[[str], str], target_of: Callable[[str], str]
+) -> tuple[str, str]:
+    """Where ``path`` leads once its links are followed inside the repository, and what
+    is there: "file", "dir" or "missing" (``follow_link`` says what the arguments are).
+
+    Raises:
+        TreeError: a link points outside the repository (absolute, or up past its
+            root), or round in a loop.
+    """
+    current = path
+    for _hop in range(MAX_LINK_HOPS):
+        found = kind(current)
+        if found != "link":
+            return current, found
+        target = target_of(current)
+        joined = posixpath.normpath(posixpath.join(posixpath.dirname(current), target))
+        if posixpath.isabs(target) or joined == ".." or joined.startswith("../"):
+            raise TreeError(f"symlink points outside the repository (to {target})", path)
+        current = joined
+    raise TreeError("symlink loop", path)
+
+
 def follow_link(path: str, kind: Callable[[str], str], target_of: Callable[[str], str]) -> str:
     """The repo-relative file the symlink ``path`` leads to, followed inside the repository.
 
@@ -63,21 +86,12 @@ def follow_link(path: str, kind: Callable[[str], str], target_of: Callable[[str]
         TreeError: a link points outside the repository (absolute, or up past
             its root), at a directory, at nothing, or round in a loop.
     """
-    current = path
-    for _hop in range(MAX_LINK_HOPS):
-        found = kind(current)
-        if found == "file":
-            return current
-        if found == "missing":
-            raise TreeError("broken symlink: its target does not exist", path)
-        if found == "dir":
-            raise TreeError("symlink to a directory, expected a file", path)
-        target = target_of(current)
-        joined = posixpath.normpath(posixpath.join(posixpath.dirname(current), target))
-        if posixpath.isabs(target) or joined == ".." or joined.startswith("../"):
-            raise TreeError(f"symlink points outside the repository (to {target})", path)
-        current = joined
-    raise TreeError("symlink loop", path)
+    current, found = link_end(path, kind, target_of)
+    if found == "missing":
+        raise TreeError("broken symlink: its target does not exist", path)
+    if found == "dir":
+        raise TreeError("symlink to a directory, expected a file", path)
+    return current
 
 
 class WorkTree:
@@ -280,16 +294,22 @@ class GitTree:
             return "dir" if path in self._directories else "missing"
         return "link" if path in self._listing[1] else "file"
 
+    def _link_text(self, link: str) -> str:
+        return git_bytes(self.repo, "cat-file", "blob", self._oids[link]).decode(
+            "utf-8", "surrogateescape"
+        )
+
     def _resolve(self, path: str) -> str:
         """The blob id of the file ``path`` leads to (``follow_link`` for a symlink)."""
-        target = follow_link(
-            path,
-            self._kind,
-            lambda link: git_bytes(self.repo, "cat-file", "blob", self._oids[link]).decode(
-                "utf-8", "surrogateescape"
-            ),
-        )
-        return self._oids[target]
+        return self._oids[follow_link(path, self._kind, self._link_text)]
+
+    def leads_to(self, path: str) -> str:
+        """What ``path`` is once its links are followed: "file", "dir" or "missing".
+
+        Raises:
+            TreeError: a link points outside the repository, or round in a loop.
+        """
+        return link_end(path, self._kind, self._link_text)[1]
 
     @functools.cached_property
     def _files(self) -> tuple[str, ...]:
