@@ -719,6 +719,30 @@ def test_a_package_the_bazelrc_deletes_belongs_to_the_package_around_it(
     assert _selected(repo, base, "edit a file of lib/sub") == expected
 
 
+@pytest.mark.parametrize(
+    ("rc", "expected"),
+    [
+        ("build --package_path=%workspace%/overlay:%workspace%\n", {("a", "all")}),
+        ("query --package_path overlay:.\n", {("a", "all")}),
+        # The honest neighbours: no root in the tree holds a //lib but the workspace.
+        ("build --package_path=/opt/packages:%workspace%\n", set()),
+        ("build --color=no\n", set()),
+    ],
+)
+def test_a_package_path_root_may_hold_what_bazel_reads_as_the_package(
+    repo: GitRepo, rc: str, expected: set[tuple[str, str]]
+) -> None:
+    """Bazel 4.2.3 reads //lib from overlay/lib when --package_path lists overlay first:
+    an edit there is an edit of the //lib that a names."""
+    _configured_repo(repo)
+    repo.write("tools/ci.bazelrc", rc)
+    repo.write("overlay/lib/BUILD", GLOBBED)
+    repo.write("overlay/lib/x.txt", "1\n")
+    base = repo.commit("the rc file imported by .bazelrc, and an overlay")
+    repo.write("overlay/lib/x.txt", "2\n")
+    assert _selected(repo, base, "edit a file of overlay/lib") == expected
+
+
 def _gated_lib_repo(repo: GitRepo, user: str) -> str:
     """lib is a gate whose filegroup ``l`` globs every file; a's BUILD is ``user``;
     lib/sub is a matrix package with no BUILD file, so its files are //lib's."""

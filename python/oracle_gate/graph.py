@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar, overload
 
 from oracle_gate.bazel import starlark
-from oracle_gate.bazel.bazelrc import deleted_packages
+from oracle_gate.bazel.bazelrc import rc_flags
 from oracle_gate.bazel.buildfile import (
     GATE_FUNCTION,
     BuildFile,
@@ -83,7 +83,7 @@ _SCANNED_NAMES = (*BUILD_NAMES, *WORKSPACE_MARKERS, MATRIX_FILE, ".bzl")
 
 def _graph_input(path: str) -> bool:
     """Whether the graph reads ``path``'s bytes: a ``.bzl`` file's labels and macros count,
-    and a ``.bazelrc``'s ``--deleted_packages``."""
+    and a ``.bazelrc``'s ``--deleted_packages`` and ``--package_path``."""
     name = posixpath.basename(path)
     return name in _GRAPH_INPUTS or name.endswith(".bzl") or ".bazelrc" in name
 
@@ -471,7 +471,7 @@ def _scan(tree: Tree) -> _Scan:
         linked,
     )
     _add_computed(scan, computed, sorted_dirs)
-    _add_deleted(scan, tree, files, build_dirs)
+    _add_rc_flags(scan, tree, files, build_dirs, sorted_dirs)
     _add_binds(scan, repositories)
     # The static reader reads what was not evaluated, and every gate's matrix
     # (an evaluated file without its other rule calls: the evaluation has their edges).
@@ -629,19 +629,29 @@ def _add_binds(scan: _Scan, repositories: _Repositories) -> None:
             scan.add_edge(_EXTERNAL, target, f"WORKSPACE binds //{_EXTERNAL}:{name} to {actual}")
 
 
-def _add_deleted(scan: _Scan, tree: Tree, files: tuple[str, ...], build_dirs: Set[str]) -> None:
-    """A package the root ``.bazelrc`` deletes (``--deleted_packages``) is a directory of
-    the package around it, whose globs then see its files: that package depends on it,
-    and reads the rc files as it reads its BUILD file."""
-    deleted, rc_files = deleted_packages(
-        lambda path: tree.read(path) if _listed(files, path) else None
-    )
-    for directory in sorted(deleted & build_dirs):
+def _add_rc_flags(
+    scan: _Scan, tree: Tree, files: tuple[str, ...], build_dirs: Set[str], sorted_dirs: list[str]
+) -> None:
+    """What the root ``.bazelrc`` says of packages (``bazel/bazelrc.py``). A package it
+    deletes is a directory of the package around it, whose globs then see its files: that
+    package depends on it. A package ``p`` a ``--package_path`` root holds (``root/p``) may
+    be what Bazel reads as ``//p``: ``p`` depends on it. Either way the package reads the
+    rc files as it reads its BUILD file."""
+    flags = rc_flags(lambda path: tree.read(path) if _listed(files, path) else None)
+    moved: list[tuple[str, str, str]] = []
+    for directory in sorted(flags.deleted_packages & build_dirs):
         holder = _enclosing(posixpath.dirname(directory), build_dirs) if directory else None
         if holder is not None:
-            scan.add_edge(holder, directory, f".bazelrc deletes the package {directory}")
-            for path in rc_files:
-                scan.loads.setdefault(path, set()).add(holder)
+            moved.append((holder, directory, f".bazelrc deletes the package {directory}"))
+    for root in sorted(flags.package_roots):
+        for directory in starting_with(sorted_dirs, f"{root}/"):
+            package = directory[len(root) + 1 :]
+            why = f".bazelrc's --package_path may read //{package} from {root}"
+            moved.append((_outside_node(scan, package, directory), directory, why))
+    for holder, directory, why in moved:
+        scan.add_edge(holder, directory, why)
+        for path in flags.files:
+            scan.loads.setdefault(path, set()).add(holder)
 
 
 def _outside_node(scan: _Scan, directory: str, holder: str) -> str:

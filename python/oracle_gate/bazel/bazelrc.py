@@ -1,10 +1,11 @@
 """What a workspace's ``.bazelrc`` says that moves its package boundaries.
 
 ``--deleted_packages=lib/sub`` makes Bazel read ``lib/sub`` as a plain directory of
-``lib``: ``glob(["**"])`` there sees its files. The flag can stand under any command
-(``build``, ``test``, ``query``, ``common``) and any config (``build:ci``); which ones a
-user's CI passes is unknown here, so every line counts, and ``import``/``try-import``
-are followed inside the tree.
+``lib``: ``glob(["**"])`` there sees its files. ``--package_path=%workspace%/overlay:
+%workspace%`` makes it read ``//lib`` from ``overlay/lib`` when that holds a BUILD
+file. A flag can stand under any command (``build``, ``test``, ``query``, ``common``)
+and any config (``build:ci``); which ones a user's CI passes is unknown here, so every
+line counts, and ``import``/``try-import`` are followed inside the tree.
 """
 
 from __future__ import annotations
@@ -13,12 +14,14 @@ import posixpath
 import re
 import shlex
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
-__all__ = ["deleted_packages", "read_chain"]
+__all__ = ["RcFlags", "rc_flags", "read_chain"]
 
 _RC_IMPORT = re.compile(r"^[ \t]*(?:try-)?import[ \t]+(\S+)", re.MULTILINE)
 _WORKSPACE_TOKEN = "%workspace%"
-_FLAG = "--deleted_packages"
+_DELETED = "--deleted_packages"
+_PACKAGE_PATH = "--package_path"
 
 
 def _import_target(line: str, workspace: str) -> str | None:
@@ -53,36 +56,64 @@ def read_chain(
     return found
 
 
-def deleted_packages(
-    read: Callable[[str], bytes | None], workspace: str = ""
-) -> tuple[frozenset[str], frozenset[str]]:
-    """The packages the ``.bazelrc`` of ``workspace`` deletes (repo-relative), and the rc
-    files read for them (it and what it imports, transitively)."""
+@dataclass(frozen=True)
+class RcFlags:
+    """What the ``.bazelrc`` chain of a workspace says of its packages."""
+
+    # The packages it deletes, repository-relative.
+    deleted_packages: frozenset[str]
+    # The roots ``--package_path`` adds inside the tree, repository-relative (the
+    # workspace itself left out): Bazel may read a package ``p`` from ``root/p``.
+    package_roots: frozenset[str]
+    # The rc files read for them: the workspace's ``.bazelrc`` and what it imports.
+    files: frozenset[str]
+
+
+def rc_flags(read: Callable[[str], bytes | None], workspace: str = "") -> RcFlags:
+    """The package flags of the ``.bazelrc`` of ``workspace`` and what it imports."""
     chain = read_chain(read, [(posixpath.join(workspace, ".bazelrc"), workspace)])
+    lines = [line for text in chain.values() for line in (text or "").splitlines()]
     deleted = {
-        posixpath.join(workspace, package)
-        for text in chain.values()
-        for line in (text or "").splitlines()
-        for package in _deleted_on(line)
+        posixpath.join(workspace, package.strip("/"))
+        for line in lines
+        for value in _values_on(line, _DELETED)
+        for package in value.split(",")
+        if package.strip("/")
     }
-    return frozenset(deleted), frozenset(chain)
+    roots = {
+        root
+        for line in lines
+        for value in _values_on(line, _PACKAGE_PATH)
+        for entry in value.split(":")
+        if (root := _package_root(entry, workspace)) not in (None, workspace)
+    }
+    return RcFlags(frozenset(deleted), frozenset(roots), frozenset(chain))
 
 
-def _deleted_on(line: str) -> list[str]:
-    """The package names a ``--deleted_packages`` flag of ``line`` lists."""
-    if _FLAG not in line:
+def _package_root(entry: str, workspace: str) -> str | None:
+    """The repo-relative directory a ``--package_path`` entry names, None outside the tree."""
+    if entry.startswith(_WORKSPACE_TOKEN):
+        entry = entry[len(_WORKSPACE_TOKEN) :].lstrip("/")
+    elif entry.startswith("/") or not entry:
+        return None
+    joined = posixpath.normpath(posixpath.join(workspace, entry))
+    if joined == ".":
+        return ""
+    return None if joined == ".." or joined.startswith("../") else joined
+
+
+def _values_on(line: str, flag: str) -> list[str]:
+    """The values ``flag`` is given on ``line`` (``--flag=value`` or ``--flag value``)."""
+    if flag not in line:
         return []
     try:
         words = shlex.split(line, comments=True)
-    except ValueError:  # an unclosed quote: take the raw words, never fewer packages
+    except ValueError:  # an unclosed quote: take the raw words, never fewer values
         words = line.split()
     found: list[str] = []
     for index, word in enumerate(words):
-        if word == _FLAG and index + 1 < len(words):
-            value = words[index + 1]
-        elif word.startswith(f"{_FLAG}="):
-            value = word[len(_FLAG) + 1 :]
-        else:
-            continue
-        found += [name.strip("/") for name in value.split(",") if name.strip("/")]
+        if word == flag and index + 1 < len(words):
+            found.append(words[index + 1])
+        elif word.startswith(f"{flag}="):
+            found.append(word[len(flag) + 1 :])
     return found
