@@ -1084,6 +1084,37 @@ def test_a_change_of_a_new_local_repository_selects_its_dependents(
     assert _affected(repo, base, repo.commit("edit")) == affected
 
 
+@pytest.mark.parametrize(
+    "declaration",
+    [
+        'local_repository(name = "v", path = "vlink")\n',
+        'new_local_repository(name = "v", path = "vlink", build_file = "//tools:v.BUILD")\n',
+    ],
+)
+def test_a_repository_path_through_a_symbolic_link_is_where_the_link_leads(
+    repo: GitRepo, declaration: str
+) -> None:
+    """Bazel follows ``vlink -> third_party/v``: an edit of third_party/v/f.txt reaches
+    what names ``@v//:l``, and not the honest neighbour, which names nothing there."""
+    lib = FG.format(name="l", srcs='["f.txt"]')
+    files = {
+        "WORKSPACE": declaration,
+        "tools/BUILD": "",
+        "tools/v.BUILD": lib,
+        "third_party/v/WORKSPACE": "",
+        "third_party/v/BUILD": lib,
+        "third_party/v/f.txt": "1\n",
+        "a/BUILD": FG.format(name="a", srcs='["@v//:l"]'),
+        "other/BUILD": FG.format(name="o", srcs="[]"),
+    }
+    for path, text in files.items():
+        repo.write(path, text)
+    (repo.path / "vlink").symlink_to("third_party/v")
+    base = repo.commit("a repository through a link")
+    repo.write("third_party/v/f.txt", "2\n")
+    assert _affected(repo, base, repo.commit("edit")) == {"a", "third_party/v"}
+
+
 def test_a_build_file_with_a_docs_suffix_still_changes_its_repository(repo: GitRepo) -> None:
     """A build_file may have any name; ``x.BUILD.md`` is in the docs lane, which selects
     nothing by itself, yet Bazel reads it as the repository's BUILD file."""

@@ -271,6 +271,7 @@ def _repositories(tree: Tree, markers: Mapping[str, list[str]]) -> _Repositories
     where the Bazel workspace of a larger checkout starts): ``//lib`` there is ``ws/lib``.
     """
     mains = {""} if "" in markers or not markers else _outermost(markers)
+    through_links = _LinkFollower(tree)
     local: dict[str, set[str]] = {}  # path -> the names the root gives it
     names: dict[str, frozenset[str]] = {}
     built: list[_BuildFileRepository] = []
@@ -288,7 +289,7 @@ def _repositories(tree: Tree, markers: Mapping[str, list[str]]) -> _Repositories
                 own |= _strings(call, _NAME_KEYS.get(call.function, ()))
                 if root in mains and call.function in _LOCAL_REPOSITORY_CALLS:
                     paths = _strings(call, ("path",))
-                    for where in (_tree_path(posixpath.join(root, p)) for p in paths):
+                    for where in (through_links(posixpath.join(root, p)) for p in paths):
                         given = local.setdefault(where, set())
                         given |= _strings(call, ("name", "module_name"))
                         found = _built(call, path, where)
@@ -320,6 +321,37 @@ def _repositories(tree: Tree, markers: Mapping[str, list[str]]) -> _Repositories
         binds=tuple(binds),
         unknown=unknown,
     )
+
+
+class _LinkFollower:
+    """A repository's ``path`` as a directory of the tree ("" for the root, ``.``), the
+    tree's symbolic links on the way followed, as Bazel follows them (``path = "vlink"``
+    with ``vlink -> third_party/v`` is ``third_party/v``)."""
+
+    def __init__(self, tree: Tree) -> None:
+        self.tree = tree
+        self.links = tree.links() if isinstance(tree, GitTree) else frozenset()
+        self.targets: Mapping[str, str] | None = None
+
+    def __call__(self, path: str) -> str:
+        current = _tree_path(path)
+        for _hop in range(MAX_LINK_HOPS):
+            parts = current.split("/")
+            linked = next(
+                (n for n in range(1, len(parts) + 1) if "/".join(parts[:n]) in self.links), None
+            )
+            if linked is None:
+                return current
+            end = _link_end("/".join(parts[:linked]), self._targets())
+            if end is None:  # out of the tree, or a loop: as written
+                return current
+            current = _tree_path(posixpath.join(end, *parts[linked:]))
+        return current
+
+    def _targets(self) -> Mapping[str, str]:
+        if self.targets is None and isinstance(self.tree, GitTree):
+            self.targets = self.tree.link_targets()
+        return self.targets or {}
 
 
 def _outermost(directories: Iterable[str]) -> set[str]:
