@@ -1115,6 +1115,34 @@ def test_a_repository_path_through_a_symbolic_link_is_where_the_link_leads(
     assert _affected(repo, base, repo.commit("edit")) == {"a", "third_party/v"}
 
 
+def test_a_repository_outside_the_tree_links_its_users_to_what_its_build_file_names(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """``new_local_repository(path = <outside>, build_file = <in the tree>)``: Bazel 4.2.3
+    has ``app -> @x//:lib -> //lib:y``, so an edit of lib/y.txt reaches app (through the
+    node ``@x``); other names nothing of it."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    files = {
+        "WORKSPACE": f'new_local_repository(name = "x", path = "{outside}", '
+        'build_file = "//third_party:x.BUILD")\n',
+        "third_party/BUILD": "",
+        "third_party/x.BUILD": FG.format(name="lib", srcs='["@//lib:y"]'),
+        "app/BUILD": FG.format(name="app", srcs='["@x//:lib"]'),
+        "lib/BUILD": FG.format(name="y", srcs='["y.txt"]'),
+        "lib/y.txt": "1\n",
+        "other/BUILD": FG.format(name="o", srcs="[]"),
+    }
+    for path, text in files.items():
+        repo.write(path, text)
+    base = repo.commit("a repository outside the tree")
+    repo.write("lib/y.txt", "2\n")
+    edited = repo.commit("edit lib")
+    assert _affected(repo, base, edited) == {"lib", "@x", "app"}
+    repo.write("third_party/x.BUILD", FG.format(name="lib", srcs="[]"))
+    assert "app" in _affected(repo, edited, repo.commit("edit its BUILD file"))
+
+
 def test_a_build_file_with_a_docs_suffix_still_changes_its_repository(repo: GitRepo) -> None:
     """A build_file may have any name; ``x.BUILD.md`` is in the docs lane, which selects
     nothing by itself, yet Bazel reads it as the repository's BUILD file."""

@@ -290,10 +290,10 @@ def _repositories(tree: Tree, markers: Mapping[str, list[str]]) -> _Repositories
                 if root in mains and call.function in _LOCAL_REPOSITORY_CALLS:
                     paths = _strings(call, ("path",))
                     for where in (through_links(posixpath.join(root, p)) for p in paths):
-                        given = local.setdefault(where, set())
-                        given |= _strings(call, ("name", "module_name"))
-                        found = _built(call, path, where)
+                        given = _strings(call, ("name", "module_name"))
+                        found = _built(call, path, where, given)
                         built.extend([found] if found else [])
+                        local.setdefault(found.root if found else where, set()).update(given)
                     mapped += _repo_mapping(call)
                 if root == "" and call.function == "bind":
                     binds += itertools.product(
@@ -405,11 +405,19 @@ def _repo_mapping(call: Call) -> list[tuple[str, str]]:
     ]
 
 
-def _built(call: Call, declared_in: str, root: str) -> _BuildFileRepository | None:
-    """The repository of a ``new_local_repository`` call in the tree, or None: another
-    call, or a path outside the tree."""
-    if call.function != "new_local_repository" or root == "." or _outside_tree(root):
+def _built(call: Call, declared_in: str, root: str, names: set[str]) -> _BuildFileRepository | None:
+    """The repository of a ``new_local_repository`` call, or None: another call.
+
+    One whose ``path`` lies outside the tree is the node ``@<name>``: no patch
+    changes its files, but its BUILD file (from the tree, or inline) may name the
+    tree's packages (``@//lib:l``), and what uses the repository then depends on them.
+    """
+    if call.function != "new_local_repository":
         return None
+    if _outside_tree(root):
+        if not names:
+            return None
+        root = f"@{min(names)}"
     build_file, content = call.get("build_file"), call.get("build_file_content")
     return _BuildFileRepository(
         root=root,
