@@ -1,7 +1,7 @@
 """Small real-shaped Bazel workspaces, one per construct the static reader cannot evaluate.
 
 Each workspace states the package edges Bazel itself reports (``TRUTH``:
-``bazel query 'kind(rule, //...)' --output=xml``, implicit dependencies
+``bazel query`` of every rule and package group (``--output=xml``), implicit dependencies
 included). The graph must never select less than that: every true edge is in
 it, whatever the backend. The e2e test checks ``TRUTH`` against the installed
 Bazel, so the expectations are Bazel's, not ours.
@@ -448,6 +448,26 @@ WORKSPACES: dict[str, dict[str, str]] = {
             'for f in glob(["**/*.dep", "*/.*"])]',
         ),
     },
+    # A visibility naming a package group is a dependency on it (bazel query follows it);
+    # //visibility:public and private, and package specs (__pkg__, __subpackages__), are not.
+    "visibility_of_a_package_group": {
+        "lib/BUILD": 'package_group(name = "grp", packages = ["//a"])\n',
+        "b/BUILD": FG.format(name="b", srcs="[]"),
+        "c/BUILD": FG.format(name="c", srcs="[]"),
+        "a/BUILD": 'filegroup(name = "a", visibility = ["//lib:grp", "//b:__pkg__", '
+        '"//c:__subpackages__"])\n'
+        'filegroup(name = "p", visibility = ["//visibility:private"])\n'
+        'exports_files(["x.txt"], visibility = ["//visibility:public"])\n',
+    },
+    # So are a package's default visibility and the groups a package group includes; its
+    # packages are package specs.
+    "default_visibility_and_includes": {
+        "vis/BUILD": 'package_group(name = "base", packages = ["//a"])\n',
+        "lib/BUILD": 'package_group(name = "grp", includes = ["//vis:base"], '
+        'packages = ["//other/..."])\n',
+        "other/BUILD": FG.format(name="o", srcs="[]"),
+        "a/BUILD": 'package(default_visibility = ["//lib:grp"])\n' + FG.format(name="a", srcs="[]"),
+    },
     # glob() does not enter a directory .bazelignore names.
     "glob_skips_bazelignored_directories": {
         ".bazelignore": "a/ign\n",
@@ -721,7 +741,7 @@ TRUTH: dict[str, set[tuple[str, str]]] = {
     "rule_private_default": {("a", "tools/stamper")},
     "own_workspace_name": {("a", "b")},
     "select_key_in_features": {("a", "config")},
-    "visibility_package_group": {("a", "lib")},
+    "visibility_package_group": {("a", "lib"), ("lib", "vis"), ("vis", "more")},
     "alias": {("a", "al"), ("al", "lib")},
     "exports_files": {("a", "lib")},
     "kwargs_dict_constant": {("a", "common")},
@@ -758,6 +778,8 @@ TRUTH: dict[str, set[tuple[str, str]]] = {
     "glob_built_labels": {("a", "lib")},
     "native_glob_in_macro": {("a", "lib")},
     "glob_skips_subpackages_and_excludes": {("a", "one")},
+    "visibility_of_a_package_group": {("a", "lib")},
+    "default_visibility_and_includes": {("a", "lib"), ("lib", "vis")},
     "glob_hidden_names": {("a", "two"), ("a", "three"), ("a", "four")},
     "glob_skips_bazelignored_directories": {("a", "one")},
     "glob_non_ascii_name": {("a", "lib")},

@@ -413,6 +413,31 @@ def test_bazel_query_xml_becomes_package_edges() -> None:
     assert edges[0][2] == "bazel query: //a:lib depends on //b:lib"
 
 
+def test_bazel_query_xml_follows_visibility_groups_and_includes() -> None:
+    """Query follows a visibility's package group and a group's includes; not
+    //visibility:public nor a package spec, and not a group's packages."""
+    xml = b"""<?xml version="1.1" encoding="UTF-8" standalone="no"?>
+<query version="2">
+    <package-group location="/w/g/BUILD:1:14" name="//g:grp">
+        <list name="includes"><label value="//h:base"/></list>
+        <list name="packages"><label value="//p/..."/></list>
+    </package-group>
+    <rule class="filegroup" location="/w/a/BUILD:1:10" name="//a:a">
+        <list name="visibility">
+            <label value="//g:grp"/>
+            <label value="//v:__pkg__"/>
+            <label value="//w:__subpackages__"/>
+        </list>
+    </rule>
+    <rule class="filegroup" location="/w/b/BUILD:1:10" name="//b:b">
+        <list name="visibility"><label value="//visibility:public"/></list>
+    </rule>
+</query>
+"""
+    edges = query_module._edges_from_xml(io.BytesIO(xml))
+    assert [(a, b) for a, b, _ in edges] == [("g", "h"), ("a", "g")]
+
+
 def test_bazel_graph_without_bazel_is_a_gate_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(query_module.shutil, "which", lambda name: None)
     with pytest.raises(GateError, match="--graph=bazel needs 'bazel' on PATH"):
@@ -527,4 +552,11 @@ def test_bazel_query_keeps_implicit_dependencies(
     _fake_bazel(tmp_path, f'echo "$@" > {args}\ncat {xml}\n', monkeypatch)
     edges = bazel_query_edges(tmp_path)
     assert [(a, b) for a, b, _ in edges] == [("a", "b"), ("b", "c")]
-    assert args.read_text().split() == ["query", "kind(rule,", "//...)", "--output=xml"]
+    assert args.read_text().split() == [
+        "query",
+        'kind("rule|package',
+        'group",',
+        "//...:*)",
+        "--output=xml",
+        "--xml:default_values",
+    ]

@@ -179,10 +179,10 @@ def test_an_unknown_start_names_only_the_packages_it_can(repo: GitRepo) -> None:
     "call",
     [
         'filegroup(name = "%s_a" % NAME, srcs = [])',
-        'filegroup(name = "a", visibility = ["%s//x" % NAME])',
+        'package_group(name = "g", packages = ["%s//x/..." % NAME])',
         'filegroup(name = "a", tags = [NAME + "/" + "/lib:l"])',
         '[filegroup(name = "%s_test" % n, srcs = ["x.txt"]) for n in ["a", NAME]]',
-        'package(default_visibility = [NAME + "//x"])',
+        'package(features = [NAME + "//x"])',
     ],
 )
 def test_what_names_no_dependency_is_not_approximated(call: str) -> None:

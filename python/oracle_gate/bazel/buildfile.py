@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias, cast
 
-from oracle_gate.bazel.labels import label_ref
+from oracle_gate.bazel.labels import label_ref, visible_to_a_target
 from oracle_gate.errors import ConfigError
 
 __all__ = [
@@ -50,7 +50,9 @@ GATE_FUNCTION = "oracle_gate"
 INVARIANT_FUNCTION = "invariant"
 
 # Attributes whose strings are not dependencies (bazel query does not follow them).
-_NOT_DEPS = frozenset({"name", "visibility", "default_visibility", "tags", "licenses"})
+_NOT_DEPS = frozenset({"name", "tags", "licenses"})
+# Attributes whose strings are a visibility: only a package group's label is followed.
+_VISIBILITY = frozenset({"visibility", "default_visibility"})
 # A computed label that may name any package of its workspace: what a string the
 # reader cannot compute becomes (``label_ref`` reads it as every package under //).
 ANY_PACKAGE = "//"
@@ -69,9 +71,12 @@ _STRING_METHODS: dict[str, Callable[..., object]] = {
 }
 # A %-template the reader computes: only %s, %d and %% (Starlark's %r quotes otherwise).
 _SIMPLE_PERCENT = re.compile(r"(?:[^%]|%[sd%])*", re.DOTALL)
-# Calls whose arguments never name dependencies.
-_NOT_RULES = frozenset(
-    {"load", "package", "package_group", "licenses", "workspace", "exports_files_visibility"}
+# Calls that declare no rule: of their arguments only ``_ARGUMENTS_OF_NON_RULES`` count.
+_NOT_RULES = frozenset({"load", "package", "package_group", "licenses", "workspace"})
+# What bazel query reports of them: a package's default visibility, the groups a package
+# group includes.
+_ARGUMENTS_OF_NON_RULES = frozenset(
+    {("package", "default_visibility"), ("package_group", "includes")}
 )
 
 
@@ -207,19 +212,33 @@ def _strings_of(value: Value) -> Iterator[str]:
             yield key
             yield from _strings_of(item)
     elif isinstance(value, Call):
-        for item in _dependency_arguments(value):
-            yield from _strings_of(item)
+        for visibility, item in _dependency_arguments(value):
+            strings = _strings_of(item)
+            yield from filter(visible_to_a_target, strings) if visibility else strings
     elif isinstance(value, Unknown):
         yield from value.strings
 
 
-def _dependency_arguments(call: Call) -> Iterator[Value]:
-    """The arguments of ``call`` that may name dependencies: none of ``package()``,
-    ``load()``... (``_NOT_RULES``), nor a ``name``, ``visibility``... (``_NOT_DEPS``)."""
-    if call.function.rsplit(".", 1)[-1] in _NOT_RULES:
-        return
-    yield from call.args
-    yield from (item for key, item in call.kwargs if key not in _NOT_DEPS)
+def _counts(function: str, key: str | None) -> bool:
+    """Whether argument ``key`` (None: a positional one) of a call of ``function`` may
+    name dependencies: not a ``name``, ``tags``... (``_NOT_DEPS``), nor most arguments
+    of ``package()``, ``load()``... (``_NOT_RULES``). ``rust/src/starlark/values.rs``'s
+    ``argument_role`` says the same."""
+    kind = function.rsplit(".", 1)[-1]
+    if kind in _NOT_RULES:
+        return (kind, key) in _ARGUMENTS_OF_NON_RULES
+    return key not in _NOT_DEPS
+
+
+def _dependency_arguments(call: Call) -> Iterator[tuple[bool, Value]]:
+    """The arguments of ``call`` that may name dependencies (``_counts``), each with
+    whether it is a visibility (``_VISIBILITY``: only ``visible_to_a_target`` counts)."""
+    for item in call.args:
+        if _counts(call.function, None):
+            yield False, item
+    for key, item in call.kwargs:
+        if _counts(call.function, key):
+            yield key in _VISIBILITY, item
 
 
 def _starts_of(value: Value) -> Iterator[str]:
@@ -235,7 +254,7 @@ def _starts_of(value: Value) -> Iterator[str]:
         for item in value.values():
             yield from _starts_of(item)
     elif isinstance(value, Call):
-        for item in _dependency_arguments(value):
+        for _, item in _dependency_arguments(value):
             yield from _starts_of(item)
 
 
@@ -1417,14 +1436,16 @@ def _dep_strings(
     A call of a ``loaded`` name may be a macro, which can pass any argument on as a
     dependency (``tags = ["//lib:l"]`` into ``srcs``): all of its arguments count."""
     if isinstance(value, Call):
-        if value.function.rsplit(".", 1)[-1] in _NOT_RULES:
-            return
-        skipped = frozenset() if value.function in loaded else _NOT_DEPS
+        macro = value.function in loaded
         for item in value.args:
-            yield from _pieces(item, value.line)
+            if macro or _counts(value.function, None):
+                yield from _pieces(item, value.line)
         for key, item in value.kwargs:
-            if key not in skipped:
-                yield from _pieces(item, value.line_of(key))
+            if macro or _counts(value.function, key):
+                pieces = _pieces(item, value.line_of(key))
+                if key in _VISIBILITY and not macro:
+                    pieces = (p for p in pieces if p[2] or visible_to_a_target(p[0]))
+                yield from pieces
     elif isinstance(value, Unknown):
         yield from _pieces(value, value.line)
     elif isinstance(value, tuple):

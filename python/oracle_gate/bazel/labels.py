@@ -15,6 +15,7 @@ __all__ = [
     "label_ref",
     "main_repo_package",
     "parse_label",
+    "visible_to_a_target",
 ]
 
 # Bazel reads BUILD.bazel when a directory holds both.
@@ -163,3 +164,11 @@ def _ref(repo: str, package: str, prefix: bool) -> LabelRef | None:
     if _PACKAGE_NAME.fullmatch(package) is None:
         return None
     return LabelRef(repo, package, prefix)
+
+
+def visible_to_a_target(text: str) -> bool:
+    """Whether a string of a visibility names a target, as a package group does: not
+    ``//visibility:public`` or ``private``, nor a package spec (``//a:__pkg__``,
+    ``//a:__subpackages__``). Bazel's query follows the ones that do."""
+    special = text.endswith(("//visibility:public", "//visibility:private"))
+    return not special and text.rpartition(":")[2] not in ("__pkg__", "__subpackages__")

@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 from typing import IO
 
-from oracle_gate.bazel.labels import WORKSPACE_MARKERS, main_repo_package
+from oracle_gate.bazel.labels import WORKSPACE_MARKERS, main_repo_package, visible_to_a_target
 from oracle_gate.errors import GateError
 from oracle_gate.repo.git import git
 from oracle_gate.repo.trees import GitTree, Tree
@@ -17,7 +17,11 @@ from oracle_gate.repo.trees import GitTree, Tree
 __all__ = ["BAZEL_TIMEOUT_SECONDS", "Edge", "bazel_query_edges", "bazel_workspace"]
 
 BAZEL_TIMEOUT_SECONDS = 3600.0
-_BAZEL_QUERY = "kind(rule, //...)"
+# Rules and package groups: a rule's visibility names groups, a group includes others.
+_BAZEL_QUERY = 'kind("rule|package group", //...:*)'
+# The attributes whose labels bazel query follows though they are no rule-input; with
+# --xml:default_values, a visibility a package gives its rules by default shows.
+_LABEL_LISTS = frozenset({"visibility", "includes"})
 _ERROR_LINES = 20  # of Bazel's output shown when the query fails
 
 Edge = tuple[str, str, str]  # (dependent, dependency, why: the declaration that makes it)
@@ -51,11 +55,14 @@ def bazel_workspace(tree: Tree) -> Path:
 
 
 def bazel_query_edges(workspace: Path, timeout: float = BAZEL_TIMEOUT_SECONDS) -> list[Edge]:
-    """Package edges from ``bazel query 'kind(rule, //...)' --output=xml`` in ``workspace``.
+    """Package edges from ``bazel query`` of every rule and package group (``--output=xml``)
+    in ``workspace``.
 
     Every ``rule-input`` of a rule in another package of the main repository
     is an edge, implicit dependencies included (a rule's private attribute
-    defaults, launchers), as for the build itself.
+    defaults, launchers), as for the build itself. So is each package group a
+    rule's visibility names, and each one a package group includes: query
+    follows them, and narrowing one breaks the build of what it made visible.
 
     Raises:
         GateError: bazel is not on PATH, timed out, or the query failed.
@@ -66,7 +73,7 @@ def bazel_query_edges(workspace: Path, timeout: float = BAZEL_TIMEOUT_SECONDS) -
             "--graph=bazel needs 'bazel' on PATH, and it is not there; install Bazel "
             "or use --graph=static (BUILD files read without Bazel)"
         )
-    command = [bazel, "query", _BAZEL_QUERY, "--output=xml"]
+    command = [bazel, "query", _BAZEL_QUERY, "--output=xml", "--xml:default_values"]
     with tempfile.TemporaryFile() as output:
         try:
             done = subprocess.run(
@@ -108,7 +115,10 @@ def _edges_from_xml(stream: IO[bytes]) -> list[Edge]:
     for _event, element in ElementTree.iterparse(stream):
         if element.tag == "rule-input":
             inputs.append(element.get("name", ""))
-        elif element.tag == "rule":
+        elif element.tag == "list" and element.get("name") in _LABEL_LISTS:
+            labels = (label.get("value", "") for label in element.iter("label"))
+            inputs += filter(visible_to_a_target, labels)
+        elif element.tag in ("rule", "package-group"):
             name = element.get("name", "")
             source = main_repo_package(name)
             if source is not None:

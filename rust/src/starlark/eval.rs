@@ -1047,7 +1047,7 @@ mod tests {
                 ("tools/stamp.bzl", "def _impl(ctx):\n    return []\nstamped = rule(implementation = _impl, attrs = {'srcs': attr.label_list(allow_files = True), '_tool': attr.label(default = ':stamper'), 'x': attr.string(default = '//no')})\nMyInfo = provider(fields = ['a'])\n"),
             ],
             &[
-                ("a/BUILD", "load('//tools:defs.bzl', 'my_group')\nload('@mono//tools:inner.bzl', 'COMMON')\nload('@rules_go//go:def.bzl', 'go_library')\nmy_group(name = 't', visibility = ['//vis:x'])\nfilegroup(name = 'c', srcs = COMMON + ['//libs/%s' % n for n in ['one', 'two']] + ['//lib:' + n for n in ['x']])\ngo_library(name = 'g', deps = ['//gdep'], embed = select({'//config:opt': ['//sel:a'], '//conditions:default': []}))\nfilegroup(name = 'f', srcs = [], features = select({'//config:f': ['x']}))\n"),
+                ("a/BUILD", "load('//tools:defs.bzl', 'my_group')\nload('@mono//tools:inner.bzl', 'COMMON')\nload('@rules_go//go:def.bzl', 'go_library')\nmy_group(name = 't', visibility = ['//vis:x', '//vis:__pkg__'])\nfilegroup(name = 'c', srcs = COMMON + ['//libs/%s' % n for n in ['one', 'two']] + ['//lib:' + n for n in ['x']])\ngo_library(name = 'g', deps = ['//gdep'], embed = select({'//config:opt': ['//sel:a'], '//conditions:default': []}))\nfilegroup(name = 'f', srcs = [], features = select({'//config:f': ['x']}))\n"),
                 ("b/BUILD", "load('//tools:stamp.bzl', 'stamped')\nstamped(name = 's', srcs = glob(['*.py']) + select({'//c:d': []}))\ncc_library(name = 'x', deps = [':local', '//b2'] + glob(['x']))\n"),
                 ("c/BUILD", "this is not starlark(\n"),
                 ("d/BUILD", "load('//missing:x.bzl', 'm')\nm(name = 'q', deps = ['//mm'])\n"),
@@ -1070,7 +1070,9 @@ mod tests {
         assert!(labels(0).contains(&"//common".to_string()));
         assert!(labels(0).contains(&"//config:opt".to_string()));
         assert!(labels(0).contains(&"//config:f".to_string()));
-        assert!(!labels(0).contains(&"//vis:x".to_string()));
+        // A macro's visibility reaches its rules: a package group's label is an edge.
+        assert!(labels(0).contains(&"//vis:x".to_string()));
+        assert!(!labels(0).contains(&"//vis:__pkg__".to_string()));
         assert!(labels(1).contains(&"//tools:stamper".to_string()));
         assert!(!labels(1).contains(&"//no".to_string()));
         assert!(labels(1).contains(&"//b2".to_string()));

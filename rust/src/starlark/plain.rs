@@ -16,7 +16,7 @@ use starlark::syntax::ast::{ArgumentP, AstExpr, AstLiteral, BinOp, Expr, Stmt};
 use starlark::syntax::AstModule;
 
 use super::gate::top_level;
-use super::values::{unlike_bazel_char, Record, NOT_DEPS, NOT_RULES};
+use super::values::{argument_role, unlike_bazel_char, visible_to_a_target, Record, Role};
 
 /// A value as far as records go (`values::strings_of`).
 enum Plain {
@@ -31,6 +31,19 @@ enum Plain {
 }
 
 impl Plain {
+    /// `values::strings_in_role` on the value the interpreter would hold.
+    fn strings_in_role(&self, role: Role, out: &mut Vec<String>) {
+        match role {
+            Role::Nothing => {}
+            Role::Dependency => self.strings(out),
+            Role::Visibility => {
+                let mut found = Vec::new();
+                self.strings(&mut found);
+                out.extend(found.into_iter().filter(|text| visible_to_a_target(text)));
+            }
+        }
+    }
+
     /// `values::strings_of` on the value the interpreter would hold.
     fn strings(&self, out: &mut Vec<String>) {
         match self {
@@ -172,15 +185,18 @@ impl Reader<'_> {
             return None;
         }
         let mut strings = Vec::new();
-        if origin.is_some() || !NOT_RULES.contains(&name) {
-            positional
-                .iter()
-                .for_each(|value| value.strings(&mut strings));
-            for (key, value) in &named {
-                if origin.is_some() || !NOT_DEPS.contains(key) {
-                    value.strings(&mut strings);
-                }
-            }
+        // An opaque symbol may pass any argument on as a dependency.
+        let role = |key: Option<&str>| match origin {
+            Some(_) => Role::Dependency,
+            None => argument_role(name, key),
+        };
+        positional
+            .iter()
+            .for_each(|value| value.strings_in_role(role(None), &mut strings));
+        for (key, value) in &named {
+            value.strings_in_role(role(Some(key)), &mut strings);
+        }
+        if !strings.is_empty() {
             let line = self
                 .ast
                 .file_span(expression.span)
@@ -258,14 +274,19 @@ mod tests {
         assert_eq!(
             read(
                 "\"\"\"Doc.\"\"\"\ncc_library(\n    name = '//not',\n    deps = ['//a'] + select({'//c': ['//b']}),\n    visibility = ['//v'],\n)\n\
-                 go_library(name = '//n', embed = [cc_library(deps = ['//in'])])\npackage(default_visibility = ['//p'])\n"
+                 go_library(name = '//n', embed = [cc_library(deps = ['//in'])])\npackage(default_visibility = ['//p'])\n\
+                 package_group(name = 'g', packages = ['//q/...'], includes = ['//r:g'])\n\
+                 exports_files(['f'], visibility = ['//visibility:public', '//s:__pkg__'])\n"
             ),
             Some(vec![
                 record("//c", 2, ""),
                 record("//b", 2, ""),
                 record("//a", 2, ""),
+                record("//v", 2, ""),
                 record("//in", 7, ""),
                 record("//n", 7, go),
+                record("//p", 8, ""),
+                record("//r:g", 9, ""),
             ])
         );
     }

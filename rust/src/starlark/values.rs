@@ -30,15 +30,65 @@ use super::guess::guessed;
 use super::matrix::{expand_glob, glob_touches, package_files};
 
 /// Attributes whose strings are not dependencies (bazel query does not follow them).
-pub const NOT_DEPS: [&str; 5] = [
-    "name",
-    "visibility",
-    "default_visibility",
-    "tags",
-    "licenses",
-];
-/// Calls whose arguments never name dependencies.
+const NOT_DEPS: [&str; 3] = ["name", "tags", "licenses"];
+/// Calls that declare no rule; of their arguments only `ARGUMENTS_OF_NON_RULES` count.
 pub const NOT_RULES: [&str; 5] = ["package", "package_group", "licenses", "workspace", "load"];
+/// The arguments of a `NOT_RULES` call that name dependencies, as bazel query reports
+/// them: a package's default visibility, the groups a package group includes.
+const ARGUMENTS_OF_NON_RULES: [(&str, &str); 2] = [
+    ("package", "default_visibility"),
+    ("package_group", "includes"),
+];
+
+/// How the strings of argument `key` of a call of the rule or function `kind` count:
+/// whether they may name dependencies, and whether they are a visibility.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Dependency,
+    Visibility,
+    Nothing,
+}
+
+/// `Role` of argument `key` in a call of `kind` (None: a positional argument).
+pub fn argument_role(kind: &str, key: Option<&str>) -> Role {
+    let visibility = matches!(key, Some("visibility" | "default_visibility"));
+    if NOT_RULES.contains(&kind) {
+        let counted = key.is_some_and(|key| ARGUMENTS_OF_NON_RULES.contains(&(kind, key)));
+        match (counted, visibility) {
+            (false, _) => Role::Nothing,
+            (true, true) => Role::Visibility,
+            (true, false) => Role::Dependency,
+        }
+    } else if visibility {
+        Role::Visibility
+    } else if key.is_some_and(|key| NOT_DEPS.contains(&key)) {
+        Role::Nothing
+    } else {
+        Role::Dependency
+    }
+}
+
+/// Whether a string of a visibility names a target, as a package group does: not
+/// `//visibility:public` or `private`, nor a package spec (`//a:__pkg__`,
+/// `//a:__subpackages__`). Bazel's query follows the ones that do.
+pub fn visible_to_a_target(text: &str) -> bool {
+    let name = text.rsplit_once(':').map_or("", |(_, name)| name);
+    let special = text.ends_with("//visibility:public") || text.ends_with("//visibility:private");
+    !special && name != "__pkg__" && name != "__subpackages__"
+}
+
+/// The strings of `value`, an argument of `role`, that may name dependencies.
+pub fn strings_in_role(value: Value<'_>, role: Role, out: &mut Vec<String>) {
+    match role {
+        Role::Nothing => {}
+        Role::Dependency => strings_of(value, out),
+        Role::Visibility => {
+            let mut found = Vec::new();
+            strings_of(value, &mut found);
+            out.extend(found.into_iter().filter(|text| visible_to_a_target(text)));
+        }
+    }
+}
 
 /// One label-like string a rule call was given.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -266,23 +316,24 @@ fn record_call<'v>(
     implicit: &[String],
 ) -> starlark::Result<Vec<String>> {
     let mut strings = Vec::new();
-    if opaque.is_empty() && NOT_RULES.contains(&kind) {
-        return Ok(strings);
-    }
+    // An opaque symbol may pass any argument on as a dependency.
+    let role = |key: Option<&str>| match opaque {
+        "" => argument_role(kind, key),
+        _ => Role::Dependency,
+    };
     for value in args.positions(eval.heap())? {
-        strings_of(value, &mut strings);
+        strings_in_role(value, role(None), &mut strings);
     }
     let named = args.names_map()?;
     for (name, value) in &named {
-        if opaque.is_empty() && NOT_DEPS.contains(&name.as_str()) {
-            continue;
-        }
-        strings_of(*value, &mut strings);
+        strings_in_role(*value, role(Some(name.as_str())), &mut strings);
     }
     strings.extend(implicit.iter().cloned());
+    // `package()` and `package_group()` declare no rule `existing_rules()` lists.
+    let declares_rule = !opaque.is_empty() || !NOT_RULES.contains(&kind);
     if let Some(context) = Context::of(eval) {
         let name = named.get("name").and_then(|n| n.unpack_str());
-        if let Some(name) = name.filter(|_| kind != "exports_files") {
+        if let Some(name) = name.filter(|_| declares_rule && kind != "exports_files") {
             // A rule() of the tree is of the kind it is exported as (`r`), unknown here.
             let known = opaque.is_empty() && !matches!(kind, "rule" | "macro");
             let kind = if known { kind } else { "" };
