@@ -1165,6 +1165,24 @@ def test_a_repository_outside_the_tree_links_its_users_to_what_its_build_file_na
     assert "app" in _affected(repo, edited, repo.commit("edit its BUILD file"))
 
 
+def test_a_bare_repository_label_names_its_root_package(repo: GitRepo, reader: str) -> None:
+    """``"@v"`` is ``@v//:v`` and ``"@main"`` (the workspace's own name) ``//:main``, as
+    Bazel 4.2.3 reads them; other names nothing of either."""
+    files = {
+        "WORKSPACE": 'workspace(name = "main")\nlocal_repository(name = "v", path = "vendor/v")\n',
+        "BUILD": FG.format(name="main", srcs="[]"),
+        "vendor/v/WORKSPACE": "",
+        "vendor/v/BUILD": FG.format(name="v", srcs='["f.txt"]'),
+        "vendor/v/f.txt": "",
+        "a/BUILD": FG.format(name="a", srcs='["@v"]'),
+        "b/BUILD": FG.format(name="b", srcs='["@main"]'),
+        "other/BUILD": FG.format(name="o", srcs='["@v//:f.txt"[:0]]'),
+    }
+    graph = load_graph(GitTree(repo.path, _commit(repo, files)))
+    assert graph.dependents(["vendor/v"]) == {"a"}
+    assert graph.dependents([""]) == {"b"}
+
+
 def test_a_build_file_with_a_docs_suffix_still_changes_its_repository(repo: GitRepo) -> None:
     """A build_file may have any name; ``x.BUILD.md`` is in the docs lane, which selects
     nothing by itself, yet Bazel reads it as the repository's BUILD file."""

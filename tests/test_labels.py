@@ -54,6 +54,9 @@ def _python(text: str) -> tuple[str, str, bool] | None:
         "//a\u200bb",
         "@bad name//a",
         "@repo",
+        "@@repo",
+        "@",
+        "@types/node",
         "//a:b/../c",
         "//a:",
         "@//",
@@ -69,3 +72,10 @@ def test_native_label_ref_matches_python_on_known_labels(text: str) -> None:
 def test_native_label_ref_matches_python(text: str) -> None:
     assert _native is not None
     assert _native.label_ref(text) == _python(text)
+
+
+def test_a_bare_repository_is_its_root_package() -> None:
+    """``@zlib`` is ``@zlib//:zlib``; ``@`` alone and ``@types/node`` name nothing."""
+    assert _python("@zlib") == ("zlib", "", False)
+    assert _python("@") is None
+    assert _python("@types/node") is None

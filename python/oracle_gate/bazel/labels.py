@@ -140,12 +140,15 @@ def label_ref(text: str) -> LabelRef | None:
     """What an absolute label, complete or a computed label's literal part, can name.
 
     None for strings that are no absolute label (``:name``, ``name``, prose).
-    ``//lib:`` (the name comes later) names package ``lib``; ``//libs/``,
+    A bare repository (``@zlib``) is its root package. ``//lib:`` (the name comes
+    later) names package ``lib``; ``//libs/``,
     ``//libs/%s`` and ``//libs/lib_{}`` name every package under that prefix.
     """
     if not text.startswith(("//", "@")) or text in PSEUDO_LABELS:
         return None
     repo, sep, rest = text.lstrip("@").partition("//")
+    if not sep and repo and _REPO_NAME.fullmatch(repo) is not None:
+        return LabelRef(repo, "")  # "@zlib" is "@zlib//:zlib"
     if not sep or _REPO_NAME.fullmatch(repo) is None:
         return None
     package, colon, name = rest.partition(":")

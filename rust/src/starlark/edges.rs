@@ -102,7 +102,15 @@ pub fn label_ref(text: &str) -> Option<LabelRef> {
     if !(text.starts_with("//") || text.starts_with('@')) || PSEUDO_LABELS.contains(&text) {
         return None;
     }
-    let (repo, rest) = text.trim_start_matches('@').split_once("//")?;
+    let Some((repo, rest)) = text.trim_start_matches('@').split_once("//") else {
+        // "@zlib" is "@zlib//:zlib": the root package of that repository.
+        let repo = text.trim_start_matches('@');
+        return (!repo.is_empty() && is_repo_name(repo)).then(|| LabelRef {
+            repo: repo.to_owned(),
+            package: String::new(),
+            prefix: false,
+        });
+    };
     if !is_repo_name(repo) {
         return None;
     }
