@@ -152,6 +152,30 @@ def test_bazelignore_hides_packages_as_bazel_does(repo: GitRepo) -> None:
     assert graph.nodes() == {"a"}
 
 
+def test_bazelignore_leaves_the_packages_of_a_local_repository_in_it(repo: GitRepo) -> None:
+    """A vendored repository the main one ignores (so as not to read its packages twice)
+    and declares as ``@v``: Bazel 4.2.3 still reads @v's packages, so ``a -> @v//lib``
+    is an edge; vendor/w, ignored and declared by no one, stays hidden."""
+    graph = _graph(
+        repo,
+        {
+            "WORKSPACE": 'local_repository(name = "v", path = "vendor/v")\n',
+            ".bazelignore": "vendor\n",
+            "vendor/v/WORKSPACE": "",
+            "vendor/v/lib/BUILD": _lib(),
+            "vendor/v/lib/f.py": "",
+            "vendor/w/WORKSPACE": "",
+            "vendor/w/lib/BUILD": _lib(),
+            "vendor/w/lib/f.py": "",
+            "a/BUILD": _lib("@v//lib"),
+        },
+    )
+    assert graph.nodes() == {"a", "vendor/v/lib"}
+    assert graph.node_of("vendor/v/lib/f.py") == "vendor/v/lib"
+    assert graph.node_of("vendor/w/lib/f.py") is None
+    assert graph.dependents(["vendor/v/lib"]) == {"a"}
+
+
 def test_bazelignore_lines_are_read_as_bazel_reads_them(repo: GitRepo) -> None:
     """Bazel 4.2.3 normalises each line as a path but never trims it (measured: `bazel
     query //...` lists lib/a, lib/b and lib/h and no other package here)."""

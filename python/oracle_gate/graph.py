@@ -249,6 +249,8 @@ class _Repositories:
     # Why a repository name this reader does not know may still lie in the tree ("" when
     # the root WORKSPACE declares every repository of the tree plainly).
     unknown: str = ""
+    # The main repositories' roots ("" unless the tree's root holds no WORKSPACE).
+    mains: frozenset[str] = frozenset({""})
 
     def root_of(self, repo: str | None, workspace: str) -> str | None:
         """The root of the repository a label of ``workspace`` names, or None: one not in
@@ -265,10 +267,11 @@ def _repositories(tree: Tree, markers: Mapping[str, list[str]]) -> _Repositories
     As for Bazel, a nested directory with a ``WORKSPACE`` (or ``MODULE.bazel``)
     is a repository of its own only when the root names it in
     ``local_repository(path = ...)`` or ``local_path_override(path = ...)``
-    (a ``.bazelignore``d one holds no package at all); otherwise its BUILD files
-    are packages of the main repository like any other. A tree whose root holds no
-    ``WORKSPACE`` has a main repository at each outermost directory that does (``ws/``,
-    where the Bazel workspace of a larger checkout starts): ``//lib`` there is ``ws/lib``.
+    (a ``.bazelignore``d one the root does not name holds no package at all);
+    otherwise its BUILD files are packages of the main repository like any other. A tree
+    whose root holds no ``WORKSPACE`` has a main repository at each outermost directory
+    that does (``ws/``, where the Bazel workspace of a larger checkout starts): ``//lib``
+    there is ``ws/lib``.
     """
     mains = {""} if "" in markers or not markers else _outermost(markers)
     through_links = _LinkFollower(tree)
@@ -314,6 +317,7 @@ def _repositories(tree: Tree, markers: Mapping[str, list[str]]) -> _Repositories
         if alias and known:
             named.setdefault(alias, named.get(target, ""))
     return _Repositories(
+        mains=frozenset(mains),
         roots=roots,
         names={root: names.get(root, frozenset()) for root in roots},
         named=named,
@@ -442,6 +446,19 @@ def _strings(call: Call, keys: Iterable[str]) -> set[str]:
     return {value for key in keys if isinstance(value := call.get(key), str) and value}
 
 
+def _drop_ignored(
+    builds: dict[str, str], ignored: tuple[str, ...], repositories: _Repositories
+) -> None:
+    """Bazel does not see a package of the main repository that ``.bazelignore`` hides;
+    another repository of the tree (``local_repository``) keeps its packages, since the
+    main repository's ``.bazelignore`` does not apply there."""
+    for directory, path in list(builds.items()):
+        if path.startswith(ignored):
+            root = _enclosing(directory, repositories.roots)
+            if root is None or root in repositories.mains:
+                del builds[directory]
+
+
 def _drop_linked_away(tree: GitTree, builds: dict[str, str]) -> None:
     """As Bazel does, a BUILD file that is a link to a directory or to nothing is none:
     ``BUILD`` is read in place of such a ``BUILD.bazel``, and without one the directory
@@ -471,8 +488,6 @@ def _scan(tree: Tree) -> _Scan:
         if name.endswith(".bzl"):
             bzl_files.append(path)
         elif name in BUILD_NAMES:
-            if ignored and path.startswith(ignored):
-                continue  # Bazel does not see this package
             # BUILD sorts before BUILD.bazel; Bazel reads BUILD.bazel when both exist.
             if name == BUILD_NAMES[0] or directory not in builds:
                 builds[directory] = path
@@ -484,6 +499,8 @@ def _scan(tree: Tree) -> _Scan:
         _drop_linked_away(tree, builds)
     blob_ids = tree.blob_ids(builds.values()) if isinstance(tree, GitTree) else {}
     repositories = _repositories(tree, markers)
+    if ignored:
+        _drop_ignored(builds, ignored, repositories)
     workspace_of = (
         dict.fromkeys(builds, "")  # one repository, as most trees are
         if repositories.roots == {""}
