@@ -1183,6 +1183,32 @@ def test_a_bare_repository_label_names_its_root_package(repo: GitRepo, reader: s
     assert graph.dependents([""]) == {"b"}
 
 
+def test_a_build_file_repository_depends_on_what_the_tree_macros_it_loads_name(
+    repo: GitRepo,
+) -> None:
+    """x.BUILD calls the tree's macro ``m``, which adds ``Label("//lib:l")``: Bazel 4.2.3
+    has ``@x//:x -> //lib:l``, so an edit of lib reaches app through ``third_party/x``."""
+    files = {
+        "WORKSPACE": 'new_local_repository(name = "x", path = "third_party/x", '
+        'build_file = "//third_party:x.BUILD")\n',
+        "third_party/BUILD": 'exports_files(["x.BUILD"])\n',
+        "third_party/x.BUILD": 'load("@//tools:defs.bzl", "m")\nm(name = "x")\n',
+        "third_party/x/y.c": "",
+        "tools/BUILD": "",
+        "tools/defs.bzl": "def m(name):\n"
+        '    native.filegroup(name = name, srcs = [Label("//lib:l")])\n',
+        "lib/BUILD": FG.format(name="l", srcs='["f.txt"]'),
+        "lib/f.txt": "1\n",
+        "app/BUILD": FG.format(name="app", srcs='["@x//:x"]'),
+        "other/BUILD": FG.format(name="o", srcs="[]"),
+    }
+    for path, text in files.items():
+        repo.write(path, text)
+    base = repo.commit("a build_file calling a macro of the tree")
+    repo.write("lib/f.txt", "2\n")
+    assert _affected(repo, base, repo.commit("edit lib")) == {"lib", "third_party/x", "app"}
+
+
 def test_a_build_file_with_a_docs_suffix_still_changes_its_repository(repo: GitRepo) -> None:
     """A build_file may have any name; ``x.BUILD.md`` is in the docs lane, which selects
     nothing by itself, yet Bazel reads it as the repository's BUILD file."""

@@ -576,8 +576,9 @@ def _scan(tree: Tree) -> _Scan:
             scan.gates[directory] = source
             lazy = native_matrix is not None
             scan.packages.add(directory, source if lazy else source.package_object(directory))
-    _add_bzl_labels(scan, tree, bzl_files, repositories, sorted_dirs)
+    # A build_file may load the tree's .bzl files too: its loads are read before theirs.
     _add_built(scan, tree, files, repositories, sorted_dirs)
+    _add_bzl_labels(scan, tree, bzl_files, repositories, sorted_dirs)
     if isinstance(tree, GitTree):
         _add_links(scan, tree.link_targets(), files, sorted_dirs)
     contents = _read(tree, matrix_files)
