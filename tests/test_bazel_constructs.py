@@ -1209,6 +1209,34 @@ def test_a_build_file_repository_depends_on_what_the_tree_macros_it_loads_name(
     assert _affected(repo, base, repo.commit("edit lib")) == {"lib", "third_party/x", "app"}
 
 
+def test_labels_a_main_bzl_makes_are_the_main_repositorys_wherever_it_is_used(
+    repo: GitRepo, reader: str
+) -> None:
+    """@v's BUILD file uses the main repository's rule (private default
+    ``//tools:stamper.sh``) and macro (``Label("//lib:l")``): Bazel resolves both in the
+    main repository, where they were written, not in @v."""
+    files = {
+        "WORKSPACE": 'workspace(name = "main")\nlocal_repository(name = "v", path = "vendor/v")\n',
+        "vendor/v/WORKSPACE": "",
+        "vendor/v/BUILD": 'load("@main//tools:defs.bzl", "r", "m")\nr(name = "x")\nm(name = "y")\n',
+        "tools/BUILD": 'exports_files(["stamper.sh"])\n',
+        "tools/defs.bzl": _rule_bzl(
+            '{"_tool": attr.label(default = "//tools:stamper.sh", allow_single_file = True)}'
+        )
+        + "\ndef m(name):\n"
+        '    native.filegroup(name = name, srcs = [Label("//lib:l")])\n',
+        "lib/BUILD": FG.format(name="l", srcs="[]"),
+        "a/BUILD": FG.format(name="a", srcs='["@v//:x"]'),
+        "other/BUILD": FG.format(name="o", srcs="[]"),
+    }
+    graph = load_graph(GitTree(repo.path, _commit(repo, files)))
+    assert {"vendor/v", "a"} <= graph.dependents(["tools"])
+    assert {"vendor/v", "a"} <= graph.dependents(["lib"])
+    assert "other" not in graph.dependents(["tools"]) | graph.dependents(["lib"])
+    if reader == "starlark":  # evaluated: exactly these
+        assert graph.dependents(["lib"]) == {"vendor/v", "a"}
+
+
 def test_a_build_file_with_a_docs_suffix_still_changes_its_repository(repo: GitRepo) -> None:
     """A build_file may have any name; ``x.BUILD.md`` is in the docs lane, which selects
     nothing by itself, yet Bazel reads it as the repository's BUILD file."""

@@ -274,7 +274,7 @@ mod tests {
         assert_eq!(reference("//a b"), None);
         assert_eq!(reference("//a\u{1f}b"), None);
         assert_eq!(reference("@bad name//a"), None);
-        assert_eq!(reference("@repo"), None);
+        assert_eq!(reference("@repo"), some("repo", "", false));
         assert_eq!(reference("//a:b/../c"), None);
     }
 

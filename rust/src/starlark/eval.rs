@@ -1073,7 +1073,8 @@ mod tests {
         // A macro's visibility reaches its rules: a package group's label is an edge.
         assert!(labels(0).contains(&"//vis:x".to_string()));
         assert!(!labels(0).contains(&"//vis:__pkg__".to_string()));
-        assert!(labels(1).contains(&"//tools:stamper".to_string()));
+        // A default is resolved where the rule was declared: the main repository.
+        assert!(labels(1).contains(&"@//tools:stamper".to_string()));
         assert!(!labels(1).contains(&"//no".to_string()));
         assert!(labels(1).contains(&"//b2".to_string()));
         assert!(!out[2].error.is_empty());

@@ -282,8 +282,8 @@ pub fn strings_of(value: Value<'_>, out: &mut Vec<String>) {
             Magic::Opaque { strings, .. } | Magic::Select { strings } => {
                 out.extend(strings.iter().cloned())
             }
-            Magic::Attr { labels } => out.extend(labels.iter().cloned()),
-            Magic::Label { text } => out.push(text.clone()),
+            Magic::Attr { labels } => out.extend(labels.iter().map(|label| made_in(label))),
+            Magic::Label { text } => out.push(made_in(text)),
             _ => {}
         }
     }
@@ -928,6 +928,18 @@ impl<'v> StarlarkValue<'v> for Magic {
             self.looked_at("the truth of a value");
         }
         true
+    }
+}
+
+/// A label made by `Label()` or an attribute default, as a string that names the same
+/// target from a BUILD file of any repository: Bazel resolves such a label where it was
+/// made, so the main repository's `//lib:l`, used by a macro in `@v`'s BUILD file, is
+/// `@//lib:l`, not `@v//lib:l`.
+fn made_in(label: &str) -> String {
+    if label.starts_with("//") {
+        format!("@{label}")
+    } else {
+        label.to_owned()
     }
 }
 
