@@ -149,9 +149,24 @@ def test_build_file_python_cannot_parse_is_a_config_error_with_line() -> None:
     assert str(caught.value).startswith("libs/a/BUILD.bazel:3: BUILD file does not parse")
 
 
-def test_build_file_that_is_not_utf8_is_a_config_error() -> None:
-    with pytest.raises(ConfigError, match="libs/a/BUILD: BUILD file is not valid UTF-8"):
-        parse_build(b"\xff\xfe", "libs/a/BUILD")
+def test_a_build_file_that_is_not_utf8_is_read_as_bazel_reads_its_bytes() -> None:
+    """Bazel loads a Latin-1 comment; a string of such bytes names the directory git
+    lists with the same bytes (decoded with surrogateescape, as the tree names it)."""
+    source = b'# Jos\xe9 wrote this\nfilegroup(name = "a", srcs = ["//libs/b", "//caf\xe9:x"])\n'
+    build = parse_build(source, "libs/a/BUILD")
+    assert {dep.package for dep in build.deps} == {"libs/b", "caf\udce9"}
+    with pytest.raises(ConfigError, match="libs/a/BUILD:1: BUILD file does not parse"):
+        parse_build(b"\xab\xbb", "libs/a/BUILD")
+
+
+def test_a_long_chain_of_additions_is_read_without_recursing_per_term() -> None:
+    """Generated BUILD files add thousands of lists; Bazel loads them."""
+    terms = " + ".join(['["//lib:l"]'] + [f'["x{i}"]' for i in range(1500)])
+    build = parse_build(f"filegroup(name = 'a', srcs = {terms})\n".encode(), "a/BUILD")
+    assert {dep.package for dep in build.deps} == {"lib"}
+    longer = " + ".join(["[]"] * 8000)  # past what Python's own parser builds
+    with pytest.raises(ConfigError, match="a/BUILD: BUILD file is nested too deeply"):
+        parse_build(f"x = {longer}\n".encode(), "a/BUILD")
 
 
 def test_gate_call_is_found_through_a_load_alias() -> None:

@@ -498,7 +498,10 @@ class _Evaluator:
 
     @staticmethod
     def text(node: ast.AST) -> str:
-        text = ast.unparse(node)
+        try:
+            text = ast.unparse(node)
+        except RecursionError:  # nested deeper than Python's own unparser goes
+            return f"the expression on line {getattr(node, 'lineno', 0)}"
         return text[:57] + "..." if len(text) > 60 else text
 
     def syntax(self, node: ast.AST) -> Unknown:
@@ -528,7 +531,7 @@ class _Evaluator:
         if isinstance(node, ast.Name):
             return self.name(node)
         if isinstance(node, ast.BinOp):
-            return self.binop(node, node.op, self.value(node.left), self.value(node.right))
+            return self.binop_chain(node)
         if isinstance(node, ast.BoolOp):
             return self.boolop(node)
         if isinstance(node, ast.UnaryOp):
@@ -573,6 +576,17 @@ class _Evaluator:
         if others:
             return self.unknown(node, result, *others, maybe_str=False)
         return result
+
+    def binop_chain(self, node: ast.BinOp) -> Value:
+        """``a + b + c ...`` folded left to right without recursing once per term: a
+        generated BUILD file may add thousands of lists, which Bazel loads."""
+        chain = [node]
+        while isinstance(chain[-1].left, ast.BinOp):
+            chain.append(chain[-1].left)
+        value = self.value(chain[-1].left)
+        for link in reversed(chain):
+            value = self.binop(link, link.op, value, self.value(link.right))
+        return value
 
     def binop(self, node: ast.AST, op: ast.operator, left: Value, right: Value) -> Value:
         if isinstance(op, ast.Add):
@@ -1475,17 +1489,20 @@ def _start_dep(start: str, line: int) -> Dep | None:
     return Dep(package, label, line, repo, prefix=not colon)
 
 
-def parse_build(text: bytes, path: str) -> BuildFile:
-    """Parse one BUILD file's bytes (``path`` is used in messages only).
+def _syntax_tree(text: bytes, path: str) -> ast.Module:
+    """The syntax tree of a BUILD file's bytes.
+
+    Bazel reads a BUILD file as bytes, so one that is not UTF-8 (a Latin-1 comment)
+    loads: it is parsed as Latin-1 here, and each string that is not ASCII is read
+    back as the bytes it was, decoded as git paths are (UTF-8, ``surrogateescape``).
 
     Raises:
-        ConfigError: the file is not UTF-8 or not valid Python syntax; the error
-            names ``path`` and the 1-based line.
+        ConfigError: not valid syntax, or nested too deeply for Python's parser.
     """
     try:
-        source = text.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise ConfigError("BUILD file is not valid UTF-8", path) from error
+        source, latin1 = text.decode("utf-8"), False
+    except UnicodeDecodeError:
+        source, latin1 = text.decode("latin-1"), True
     try:
         # An escape Python does not know ("\\q") warns, on stderr from Python 3.12 on.
         with warnings.catch_warnings():
@@ -1495,6 +1512,28 @@ def parse_build(text: bytes, path: str) -> BuildFile:
         raise ConfigError(
             f"BUILD file does not parse as Starlark: {error.msg}", path, error.lineno
         ) from None
+    except (RecursionError, MemoryError):
+        raise ConfigError(
+            "BUILD file is nested too deeply for the pure-Python reader "
+            "(the native core reads it: ORACLE_GATE_IMPL=native)",
+            path,
+        ) from None
+    if latin1:
+        for node in ast.walk(module):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                raw = node.value.encode("latin-1")
+                node.value = raw.decode("utf-8", "surrogateescape")
+    return module
+
+
+def parse_build(text: bytes, path: str) -> BuildFile:
+    """Parse one BUILD file's bytes (``path`` is used in messages only).
+
+    Raises:
+        ConfigError: the file is not valid Python syntax (``_syntax_tree``); the
+            error names ``path`` and the 1-based line.
+    """
+    module = _syntax_tree(text, path)
     calls: list[Call] = []
     loads: list[tuple[str, tuple[tuple[str, str], ...]]] = []
     deps: dict[str, Dep] = {}
