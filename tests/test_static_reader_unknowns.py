@@ -103,6 +103,9 @@ HONEST: dict[str, str] = {
     "format_known": _group('["//%s:l" % X]', 'X = "lib"\n'),
     "comprehension_known": _group('["//lib:" + n for n in ["l"]]'),
     "conditional_known": _group('["//lib:l" if True else "//other:o"]'),
+    # Starlark's equality knows types: True in [1] is False, where Python says True.
+    "bool_not_in_ints": _group('["//other:o" if True in [1] else "//lib:l"]'),
+    "int_not_in_bools": _group('["//other:o" if 0 in [False] else "//lib:l"]'),
     "select_literal": _group('["f.txt"] + select({"//conditions:default": ["//lib:l"]})'),
     "relative_names_from_unknowns": _group(
         '["//lib:l", "x_" + NAME, "gen".capitalize(), "lib_test"[N:], type(NAME)]'

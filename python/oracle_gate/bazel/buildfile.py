@@ -405,6 +405,20 @@ def _from_json(found: object) -> Value:
     return cast(Value, found)
 
 
+def _member(item: Value, container: Value) -> bool | None:
+    """``item in container`` as Starlark has it, or None when unknown here: equal means of
+    one type (``True in [1]`` is False, where Python says True), and a list and a tuple
+    are told apart only by Bazel."""
+    if isinstance(container, str):
+        return item in container if isinstance(item, str) else None
+    if not isinstance(container, (tuple, dict)):
+        return None
+    members = list(container)
+    if _holds_sequence(item) or any(map(_holds_sequence, members)):
+        return None
+    return any(type(member) is type(item) and member == item for member in members)
+
+
 def _holds_sequence(value: Value) -> bool:
     """Whether ``value`` is or holds a tuple here: a Starlark list or tuple, unknown which."""
     if isinstance(value, tuple):
@@ -715,9 +729,9 @@ class _Evaluator:
                         return self.unknown(node, maybe_str=False)  # [] == () is False
                     holds = same is isinstance(op, ast.Eq)
                 elif isinstance(op, (ast.In, ast.NotIn)):
-                    if isinstance(right, str) and not isinstance(left, str):
+                    found = _member(left, right)
+                    if found is None:
                         return self.unknown(node, maybe_str=False)
-                    found = left in cast("str | tuple[Value, ...] | dict[str, Value]", right)
                     holds = found is isinstance(op, ast.In)
                 elif type(left) is type(right) and type(op) in _ORDERS:
                     holds = bool(_ORDERS[type(op)](left, right))
