@@ -159,6 +159,17 @@ def test_a_build_file_that_is_not_utf8_is_read_as_bazel_reads_its_bytes() -> Non
         parse_build(b"\xab\xbb", "libs/a/BUILD")
 
 
+def test_a_name_only_python_reserves_is_a_name() -> None:
+    """Bazel 4.2.3 loads ``await = ...``; a string holding the word stays as written."""
+    source = (
+        b'await = "//lib:l"\nasync = ["//await:x"]\nfilegroup(name = "a", srcs = [await] + async)\n'
+    )
+    build = parse_build(source, "a/BUILD")
+    assert {dep.package for dep in build.deps} == {"lib", "await"}
+    with pytest.raises(ConfigError, match="a/BUILD:1: BUILD file does not parse"):
+        parse_build(b"await = = 1\n", "a/BUILD")
+
+
 def test_a_long_chain_of_additions_is_read_without_recursing_per_term() -> None:
     """Generated BUILD files add thousands of lists; Bazel loads them."""
     terms = " + ".join(['["//lib:l"]'] + [f'["x{i}"]' for i in range(1500)])

@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import io
 import json
 import operator
 import re
+import tokenize
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -1503,6 +1505,34 @@ def _start_dep(start: str, line: int) -> Dep | None:
     return Dep(package, label, line, repo, prefix=not colon)
 
 
+# Python's keywords that Bazel 4.2.3's Starlark takes as plain names (``await = ...``).
+_PYTHON_ONLY_KEYWORDS = frozenset({"async", "await"})
+
+
+def _parse(source: str, path: str) -> ast.Module:
+    # An escape Python does not know ("\\q") warns, on stderr from Python 3.12 on.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(source, filename=path)
+
+
+def _python_keywords_renamed(source: str) -> str:
+    """``source`` with each name in ``_PYTHON_ONLY_KEYWORDS`` renamed (``await_``), as a
+    name, not inside a string; lines stay where they were."""
+    try:
+        ends = [
+            token.end
+            for token in tokenize.generate_tokens(io.StringIO(source).readline)
+            if token.type == tokenize.NAME and token.string in _PYTHON_ONLY_KEYWORDS
+        ]
+    except (tokenize.TokenError, SyntaxError):
+        return source
+    lines = source.splitlines(keepends=True)
+    for row, column in sorted(ends, reverse=True):
+        lines[row - 1] = f"{lines[row - 1][:column]}_{lines[row - 1][column:]}"
+    return "".join(lines)
+
+
 def _syntax_tree(text: bytes, path: str) -> ast.Module:
     """The syntax tree of a BUILD file's bytes.
 
@@ -1518,10 +1548,16 @@ def _syntax_tree(text: bytes, path: str) -> ast.Module:
     except UnicodeDecodeError:
         source, latin1 = text.decode("latin-1"), True
     try:
-        # An escape Python does not know ("\\q") warns, on stderr from Python 3.12 on.
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            module = ast.parse(source, filename=path)
+        try:
+            module = _parse(source, path)
+        except SyntaxError as error:
+            renamed = _python_keywords_renamed(source)
+            if renamed == source:
+                raise
+            try:
+                module = _parse(renamed, path)
+            except SyntaxError:
+                raise error from None
     except SyntaxError as error:
         raise ConfigError(
             f"BUILD file does not parse as Starlark: {error.msg}", path, error.lineno
