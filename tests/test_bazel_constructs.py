@@ -468,6 +468,11 @@ WORKSPACES: dict[str, dict[str, str]] = {
         "other/BUILD": FG.format(name="o", srcs="[]"),
         "a/BUILD": 'package(default_visibility = ["//lib:grp"])\n' + FG.format(name="a", srcs="[]"),
     },
+    # Bazel 4.2.3 takes a package name with a space.
+    "package_name_with_a_space": {
+        "my lib/BUILD": FG.format(name="l", srcs="[]"),
+        "a/BUILD": FG.format(name="a", srcs='["//my lib:l"]'),
+    },
     # glob() does not enter a directory .bazelignore names.
     "glob_skips_bazelignored_directories": {
         ".bazelignore": "a/ign\n",
@@ -778,6 +783,7 @@ TRUTH: dict[str, set[tuple[str, str]]] = {
     "glob_built_labels": {("a", "lib")},
     "native_glob_in_macro": {("a", "lib")},
     "glob_skips_subpackages_and_excludes": {("a", "one")},
+    "package_name_with_a_space": {("a", "my lib")},
     "visibility_of_a_package_group": {("a", "lib")},
     "default_visibility_and_includes": {("a", "lib"), ("lib", "vis")},
     "glob_hidden_names": {("a", "two"), ("a", "three"), ("a", "four")},

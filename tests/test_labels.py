@@ -57,6 +57,8 @@ def _python(text: str) -> tuple[str, str, bool] | None:
         "@@repo",
         "@",
         "@types/node",
+        "//my lib:l",
+        "//my\tlib:l",
         "//a:b/../c",
         "//a:",
         "@//",
@@ -79,3 +81,4 @@ def test_a_bare_repository_is_its_root_package() -> None:
     assert _python("@zlib") == ("zlib", "", False)
     assert _python("@") is None
     assert _python("@types/node") is None
+    assert _python("//my lib:l") == ("", "my lib", False)  # Bazel 4.2.3 takes the space

@@ -162,7 +162,7 @@ _RELATIVE = "."
 # Where a computed label's known part ends: a format marker ("%s", "{}").
 _MARKER = re.compile(r"[%{]")
 _REPO_NAME = re.compile(r"[A-Za-z0-9_.~+-]*")
-_PACKAGE = re.compile(r"[^:\s\\]*")
+_PACKAGE = re.compile(r"(?:[^:\s\\]| )*")  # as labels.py: "//my lib" is a package
 # The most strings a computed value lists whole before only their starts are kept.
 _MOST_STRINGS = 256
 # The longest string or list the reader builds ("/" * 2 is computed, "/" * 10**9 is not).

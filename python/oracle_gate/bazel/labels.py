@@ -24,7 +24,7 @@ BUILD_NAMES = ("BUILD.bazel", "BUILD")
 WORKSPACE_MARKERS = frozenset({"WORKSPACE", "WORKSPACE.bazel", "MODULE.bazel", "REPO.bazel"})
 # select() keys that look like labels but name no package.
 PSEUDO_LABELS = frozenset({"//conditions:default", "@bazel_tools//conditions:default"})
-_PACKAGE_NAME = re.compile(r"[^:\s\\]*")
+_PACKAGE_NAME = re.compile(r"(?:[^:\s\\]| )*")  # Bazel 4.2.3 takes "//my lib"
 _REPO_NAME = re.compile(r"[A-Za-z0-9_.~+-]*")
 # Where a computed label's unknown part starts: a format marker ("%s", "{}").
 _FORMAT_MARKER = re.compile(r"[%{]")

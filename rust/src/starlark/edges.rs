@@ -79,9 +79,10 @@ fn is_python_space(c: char) -> bool {
 
 /// `[^:\s\\]*` as a full match.
 fn is_package_name(text: &str) -> bool {
+    // Bazel 4.2.3 takes "//my lib": a space, but no other white space.
     !text
         .chars()
-        .any(|c| c == ':' || c == '\\' || is_python_space(c))
+        .any(|c| c == ':' || c == '\\' || (c != ' ' && is_python_space(c)))
 }
 
 /// `[A-Za-z0-9_.~+-]*` as a full match.
@@ -271,7 +272,8 @@ mod tests {
         assert_eq!(reference("//conditions:default"), None);
         assert_eq!(reference(":local"), None);
         assert_eq!(reference("//a/../b"), None);
-        assert_eq!(reference("//a b"), None);
+        assert_eq!(reference("//a b"), some("", "a b", false));
+        assert_eq!(reference("//a\tb"), None);
         assert_eq!(reference("//a\u{1f}b"), None);
         assert_eq!(reference("@bad name//a"), None);
         assert_eq!(reference("@repo"), some("repo", "", false));
