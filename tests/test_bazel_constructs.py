@@ -1243,6 +1243,28 @@ def test_labels_a_main_bzl_makes_are_the_main_repositorys_wherever_it_is_used(
         assert graph.dependents(["lib"]) == {"vendor/v", "a"}
 
 
+def test_a_macro_of_another_repository_may_assemble_a_main_repository_label(
+    repo: GitRepo, reader: str
+) -> None:
+    """@v's macro builds ``"@" + "main" + "//lib:l"``, the main repository's lib, and
+    @v's BUILD file holds a non-ASCII string, so the evaluator leaves it to the static
+    reader: both readers reach the main repository's lib, not only @v's packages."""
+    files = {
+        "WORKSPACE": 'workspace(name = "main")\nlocal_repository(name = "v", path = "vendor/v")\n',
+        "vendor/v/WORKSPACE": "",
+        "vendor/v/defs.bzl": "def m(name):\n"
+        '    repo = "main"\n'
+        '    native.filegroup(name = name, srcs = ["@" + repo + "//lib:l"])\n',
+        "vendor/v/BUILD": 'load("//:defs.bzl", "m")\nAUTHOR = "René"\nm(name = "x")\n',
+        "lib/BUILD": FG.format(name="l", srcs="[]"),
+        "a/BUILD": FG.format(name="a", srcs='["@v//:x"]'),
+        "other/BUILD": FG.format(name="o", srcs="[]"),
+    }
+    graph = load_graph(GitTree(repo.path, _commit(repo, files)))
+    assert {"vendor/v", "a"} <= graph.dependents(["lib"])
+    assert "other" not in graph.dependents(["vendor/v"])
+
+
 def test_a_build_file_with_a_docs_suffix_still_changes_its_repository(repo: GitRepo) -> None:
     """A build_file may have any name; ``x.BUILD.md`` is in the docs lane, which selects
     nothing by itself, yet Bazel reads it as the repository's BUILD file."""

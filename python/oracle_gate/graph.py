@@ -558,9 +558,7 @@ def _scan(tree: Tree) -> _Scan:
                 scan, parsed[path], directory, path, package, workspace, repositories, sorted_dirs
             )
             if outcome is not None:
-                _add_rejected(
-                    scan, directory, path, workspace, bzl_files, sorted_dirs, outcome.error
-                )
+                _add_rejected(scan, directory, path, bzl_files, sorted_dirs, outcome.error)
         read = read_gates.get(path) or parsed.get(path)
         native = read if isinstance(read, Evaluated) else None
         below = f"{directory}/" if directory else ""
@@ -835,6 +833,8 @@ def _bzl_edges(
         for text, ref in bzl.labels
         if text.startswith("@") and (root := repositories.root_of(ref.repo, workspace)) is not None
     }
+    if bzl.repository_pieces:  # "@" + repo + "//lib:l": of any repository
+        spaces |= repositories.roots
     deps = [
         (root, Dep(ref.package, text, 0, ref.repo, ref.prefix))
         for text, ref in bzl.labels
@@ -1025,21 +1025,20 @@ def _add_rejected(
     scan: _Scan,
     directory: str,
     path: str,
-    workspace: str,
     bzl_files: list[str],
     sorted_dirs: list[str],
     error: str,
 ) -> None:
     """A BUILD file the evaluator rejected (``error`` says why) that loads the tree's own
     ``.bzl`` code: the static reader sees only the labels that code writes out, never
-    those it builds (``"/" + "/lib:l"``), so the package depends on every package of its
-    workspace."""
+    those it builds (``"/" + "/lib:l"``, ``"@" + "main//lib:l"``), so the package depends
+    on every package of the tree, whatever repository it is in."""
     loaded = {bzl for bzl, loaders in scan.read_loads.items() if directory in loaders}
     if loaded.isdisjoint(bzl_files):
         return
     why = f"{path} loads the tree's own .bzl code, and the evaluator could not run it"
     scan.approximate.add((path, f"{why} ({error}): taken to depend on every package"))
-    for target in _label_targets("", True, workspace, sorted_dirs):
+    for target in _label_targets("", True, "", sorted_dirs):
         scan.add_edge(directory, target, why)
 
 

@@ -10,6 +10,7 @@ String literals are found with a pattern, not a parser, so a ``.bzl`` file
 Python cannot parse is read all the same; their escapes are decoded. A label a
 ``.bzl`` file assembles from pieces that are no labels themselves (``"/" +
 "/lib:l"``) is not found: only the native evaluator runs the code that makes it.
+A repository's start among its strings (``"@"``) makes its labels any repository's.
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ class BzlFile:
     # ``:name`` strings: ``Label(":x")`` and attribute defaults are in the file's package.
     local: bool
     loads: tuple[str, ...]
+    # A string that may start another label's repository (``"@"``, ``"@main"``): its
+    # ``//`` labels may be of any repository (``"@" + repo + "//lib:l"``).
+    repository_pieces: bool = False
 
 
 def _decoded(match: re.Match[str]) -> str:
@@ -57,12 +61,13 @@ def scan_bzl(text: bytes) -> BzlFile:
     """The label-like strings and ``load()`` labels of one ``.bzl`` file's bytes."""
     source = text.decode("utf-8", "replace")
     labels: dict[str, LabelRef] = {}
-    local = False
+    local = pieces = False
     for match in _STRING.finditer(source):
         string = _decoded(match)
         if string.startswith(":") and len(string) > 1:
             local = True
             continue
+        pieces = pieces or (string.startswith("@") and "//" not in string)
         ref = label_ref(string)
         if ref is not None:
             labels.setdefault(string, ref)
@@ -70,4 +75,5 @@ def scan_bzl(text: bytes) -> BzlFile:
         labels=tuple(sorted(labels.items())),
         local=local,
         loads=tuple(dict.fromkeys(_LOAD.findall(source))),
+        repository_pieces=pieces,
     )
