@@ -333,9 +333,8 @@ class _LinkFollower:
     with ``vlink -> third_party/v`` is ``third_party/v``)."""
 
     def __init__(self, tree: Tree) -> None:
-        self.tree = tree
-        self.links = tree.links() if isinstance(tree, GitTree) else frozenset()
-        self.targets: Mapping[str, str] | None = None
+        self.tree = tree if isinstance(tree, GitTree) else None
+        self.links = self.tree.links() if self.tree else frozenset()
 
     def __call__(self, path: str) -> str:
         current = _tree_path(path)
@@ -346,16 +345,12 @@ class _LinkFollower:
             )
             if linked is None:
                 return current
-            end = _link_end("/".join(parts[:linked]), self._targets())
+            assert self.tree is not None  # only a git tree lists links
+            end = _link_end("/".join(parts[:linked]), self.tree.link_targets())
             if end is None:  # out of the tree, or a loop: as written
                 return current
             current = _tree_path(posixpath.join(end, *parts[linked:]))
         return current
-
-    def _targets(self) -> Mapping[str, str]:
-        if self.targets is None and isinstance(self.tree, GitTree):
-            self.targets = self.tree.link_targets()
-        return self.targets or {}
 
 
 def _outermost(directories: Iterable[str]) -> set[str]:

@@ -295,9 +295,7 @@ class GitTree:
         return "link" if path in self._listing[1] else "file"
 
     def _link_text(self, link: str) -> str:
-        return git_bytes(self.repo, "cat-file", "blob", self._oids[link]).decode(
-            "utf-8", "surrogateescape"
-        )
+        return self._link_texts[link]
 
     def _resolve(self, path: str) -> str:
         """The blob id of the file ``path`` leads to (``follow_link`` for a symlink)."""
@@ -330,8 +328,10 @@ class GitTree:
         """Every path committed as a symbolic link (``is_link``), to scan the few of them."""
         return frozenset(self._listing[1])
 
-    def link_targets(self) -> dict[str, str]:
-        """Each symbolic link the commit holds, with the text it points to."""
+    @functools.cached_property
+    def _link_texts(self) -> dict[str, str]:
+        # One batch for every link: the graph follows them all, and a BUILD file that is a
+        # link is looked at before, so a git process per link would be paid per BUILD file.
         oids, links = self._listing
         ordered = sorted(links)
         texts = _blobs(self.repo, [oids[path] for path in ordered]) if ordered else []
@@ -339,6 +339,10 @@ class GitTree:
             path: text.decode("utf-8", "surrogateescape")
             for path, text in zip(ordered, texts, strict=True)
         }
+
+    def link_targets(self) -> dict[str, str]:
+        """Each symbolic link the commit holds, with the text it points to."""
+        return dict(self._link_texts)
 
     def blob_id(self, path: str) -> str | None:
         """The git object id of ``path`` as committed (a link's own blob), or None."""
