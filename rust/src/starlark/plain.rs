@@ -16,7 +16,7 @@ use starlark::syntax::ast::{ArgumentP, AstExpr, AstLiteral, BinOp, Expr, Stmt};
 use starlark::syntax::AstModule;
 
 use super::gate::top_level;
-use super::values::{argument_role, unlike_bazel_char, visible_to_a_target, Record, Role};
+use super::values::{argument_role, collect_in_role, unlike_bazel_char, Record, Role};
 
 /// A value as far as records go (`values::strings_of`).
 enum Plain {
@@ -33,15 +33,7 @@ enum Plain {
 impl Plain {
     /// `values::strings_in_role` on the value the interpreter would hold.
     fn strings_in_role(&self, role: Role, out: &mut Vec<String>) {
-        match role {
-            Role::Nothing => {}
-            Role::Dependency => self.strings(out),
-            Role::Visibility => {
-                let mut found = Vec::new();
-                self.strings(&mut found);
-                out.extend(found.into_iter().filter(|text| visible_to_a_target(text)));
-            }
-        }
+        collect_in_role(role, out, |out| self.strings(out));
     }
 
     /// `values::strings_of` on the value the interpreter would hold.

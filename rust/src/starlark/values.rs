@@ -77,17 +77,23 @@ pub fn visible_to_a_target(text: &str) -> bool {
     !special && name != "__pkg__" && name != "__subpackages__"
 }
 
-/// The strings of `value`, an argument of `role`, that may name dependencies.
-pub fn strings_in_role(value: Value<'_>, role: Role, out: &mut Vec<String>) {
+/// Adds to `out` the strings `collect` finds in an argument of `role` that may name
+/// dependencies: none, all, or a visibility's package groups.
+pub fn collect_in_role(role: Role, out: &mut Vec<String>, collect: impl FnOnce(&mut Vec<String>)) {
     match role {
         Role::Nothing => {}
-        Role::Dependency => strings_of(value, out),
+        Role::Dependency => collect(out),
         Role::Visibility => {
             let mut found = Vec::new();
-            strings_of(value, &mut found);
+            collect(&mut found);
             out.extend(found.into_iter().filter(|text| visible_to_a_target(text)));
         }
     }
+}
+
+/// The strings of `value`, an argument of `role`, that may name dependencies.
+fn strings_in_role(value: Value<'_>, role: Role, out: &mut Vec<String>) {
+    collect_in_role(role, out, |out| strings_of(value, out));
 }
 
 /// One label-like string a rule call was given.
