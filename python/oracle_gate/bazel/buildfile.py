@@ -29,7 +29,13 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias, cast
 
-from oracle_gate.bazel.labels import label_ref, visible_to_a_target
+from oracle_gate.bazel.labels import (
+    FORMAT_MARKER,
+    PACKAGE_NAME,
+    REPO_NAME,
+    label_ref,
+    visible_to_a_target,
+)
 from oracle_gate.errors import ConfigError
 
 __all__ = [
@@ -159,10 +165,6 @@ Value: TypeAlias = (
 # The start of a string that can be no absolute label (it starts neither with "/" nor
 # "@"), whatever follows: a file glob() finds, "lib_" + x, type(x).
 _RELATIVE = "."
-# Where a computed label's known part ends: a format marker ("%s", "{}").
-_MARKER = re.compile(r"[%{]")
-_REPO_NAME = re.compile(r"[A-Za-z0-9_.~+-]*")
-_PACKAGE = re.compile(r"(?:[^:\s\\]| )*")  # as labels.py: "//my lib" is a package
 # The most strings a computed value lists whole before only their starts are kept.
 _MOST_STRINGS = 256
 # The longest string or list the reader builds ("/" * 2 is computed, "/" * 10**9 is not).
@@ -281,7 +283,7 @@ def _opaque(value: Value) -> bool:
 def _known_part(start: str) -> str:
     """What a start surely begins with: up to its first format marker (``"//libs/%s"``
     starts a string ``"%s" % x`` made, whose ``x`` is unknown)."""
-    marker = _MARKER.search(start)
+    marker = FORMAT_MARKER.search(start)
     return start[: marker.start()] if marker else start
 
 
@@ -1499,7 +1501,7 @@ def _start_dep(start: str, line: int) -> Dep | None:
         return None
     repo, _, rest = known.lstrip("@").partition("//") if known[0] == "@" else ("", "", known[2:])
     package, colon, _ = rest.partition(":")
-    if _REPO_NAME.fullmatch(repo) is None or _PACKAGE.fullmatch(package) is None:
+    if REPO_NAME.fullmatch(repo) is None or PACKAGE_NAME.fullmatch(package) is None:
         return None
     label = start if start != known or known.endswith((":", "/")) else f"{start}..."
     return Dep(package, label, line, repo, prefix=not colon)

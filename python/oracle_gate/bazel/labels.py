@@ -8,7 +8,10 @@ from dataclasses import dataclass
 
 __all__ = [
     "BUILD_NAMES",
+    "FORMAT_MARKER",
+    "PACKAGE_NAME",
     "PSEUDO_LABELS",
+    "REPO_NAME",
     "WORKSPACE_MARKERS",
     "Label",
     "LabelRef",
@@ -24,10 +27,10 @@ BUILD_NAMES = ("BUILD.bazel", "BUILD")
 WORKSPACE_MARKERS = frozenset({"WORKSPACE", "WORKSPACE.bazel", "MODULE.bazel", "REPO.bazel"})
 # select() keys that look like labels but name no package.
 PSEUDO_LABELS = frozenset({"//conditions:default", "@bazel_tools//conditions:default"})
-_PACKAGE_NAME = re.compile(r"(?:[^:\s\\]| )*")  # Bazel 4.2.3 takes "//my lib"
-_REPO_NAME = re.compile(r"[A-Za-z0-9_.~+-]*")
+PACKAGE_NAME = re.compile(r"(?:[^:\s\\]| )*")  # Bazel 4.2.3 takes "//my lib"
+REPO_NAME = re.compile(r"[A-Za-z0-9_.~+-]*")
 # Where a computed label's unknown part starts: a format marker ("%s", "{}").
-_FORMAT_MARKER = re.compile(r"[%{]")
+FORMAT_MARKER = re.compile(r"[%{]")
 
 
 @dataclass(frozen=True, order=True)
@@ -48,7 +51,7 @@ class Label:
 
 
 def _check_package(package: str) -> None:
-    if _PACKAGE_NAME.fullmatch(package) is None:
+    if PACKAGE_NAME.fullmatch(package) is None:
         raise ValueError("package names may not hold ':', '\\' or whitespace")
     if package and (
         package.startswith("/")
@@ -82,7 +85,7 @@ def parse_label(text: str, package: str) -> Label:
     rest = text
     if rest.startswith("@"):
         repo, sep, tail = rest.lstrip("@").partition("//")
-        if _REPO_NAME.fullmatch(repo) is None:
+        if REPO_NAME.fullmatch(repo) is None:
             raise ValueError(f"repository name {repo!r} is not valid")
         if not sep:
             if not repo:
@@ -147,24 +150,24 @@ def label_ref(text: str) -> LabelRef | None:
     if not text.startswith(("//", "@")) or text in PSEUDO_LABELS:
         return None
     repo, sep, rest = text.lstrip("@").partition("//")
-    if not sep and repo and _REPO_NAME.fullmatch(repo) is not None:
+    if not sep and repo and REPO_NAME.fullmatch(repo) is not None:
         return LabelRef(repo, "")  # "@zlib" is "@zlib//:zlib"
-    if not sep or _REPO_NAME.fullmatch(repo) is None:
+    if not sep or REPO_NAME.fullmatch(repo) is None:
         return None
     package, colon, name = rest.partition(":")
-    marker = _FORMAT_MARKER.search(package)
+    marker = FORMAT_MARKER.search(package)
     if marker is not None:
         return _ref(repo, package[: marker.start()], prefix=True)
     if not colon and (not package or package.endswith("/")):
         return _ref(repo, package, prefix=True)  # "//" + x, "//libs/" + x
-    if colon and (not name or _FORMAT_MARKER.search(name)):
+    if colon and (not name or FORMAT_MARKER.search(name)):
         return _ref(repo, package, prefix=False)  # "//lib:" + x, "//lib:%s" % x
     parsed = main_repo_package("//" + rest)
     return None if parsed is None else LabelRef(repo, parsed)
 
 
 def _ref(repo: str, package: str, prefix: bool) -> LabelRef | None:
-    if _PACKAGE_NAME.fullmatch(package) is None:
+    if PACKAGE_NAME.fullmatch(package) is None:
         return None
     return LabelRef(repo, package, prefix)
 
