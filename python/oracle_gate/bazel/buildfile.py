@@ -216,8 +216,10 @@ def _strings_of(value: Value) -> Iterator[str]:
             yield key
             yield from _strings_of(item)
     elif isinstance(value, Call):
-        for visibility, item in _dependency_arguments(value):
+        for argument, item in _dependency_arguments(value):
             strings = _strings_of(item)
+            # of a visibility (``_VISIBILITY``) only a target's package group counts
+            visibility = argument in _VISIBILITY
             yield from filter(visible_to_a_target, strings) if visibility else strings
     elif isinstance(value, Unknown):
         yield from value.strings
@@ -234,15 +236,15 @@ def _counts(function: str, key: str | None) -> bool:
     return key not in _NOT_DEPS
 
 
-def _dependency_arguments(call: Call) -> Iterator[tuple[bool, Value]]:
-    """The arguments of ``call`` that may name dependencies (``_counts``), each with
-    whether it is a visibility (``_VISIBILITY``: only ``visible_to_a_target`` counts)."""
+def _dependency_arguments(call: Call, macro: bool = False) -> Iterator[tuple[str | None, Value]]:
+    """The arguments of ``call`` that may name dependencies (``_counts``; every argument
+    of a ``macro``), each with its keyword (None: a positional one)."""
     for item in call.args:
-        if _counts(call.function, None):
-            yield False, item
+        if macro or _counts(call.function, None):
+            yield None, item
     for key, item in call.kwargs:
-        if _counts(call.function, key):
-            yield key in _VISIBILITY, item
+        if macro or _counts(call.function, key):
+            yield key, item
 
 
 def _starts_of(value: Value) -> Iterator[str]:
@@ -1469,15 +1471,11 @@ def _dep_strings(
     dependency (``tags = ["//lib:l"]`` into ``srcs``): all of its arguments count."""
     if isinstance(value, Call):
         macro = value.function in loaded
-        for item in value.args:
-            if macro or _counts(value.function, None):
-                yield from _pieces(item, value.line)
-        for key, item in value.kwargs:
-            if macro or _counts(value.function, key):
-                pieces = _pieces(item, value.line_of(key))
-                if key in _VISIBILITY and not macro:
-                    pieces = (p for p in pieces if p[2] or visible_to_a_target(p[0]))
-                yield from pieces
+        for key, item in _dependency_arguments(value, macro):
+            pieces = _pieces(item, value.line if key is None else value.line_of(key))
+            if key in _VISIBILITY and not macro:
+                pieces = (p for p in pieces if p[2] or visible_to_a_target(p[0]))
+            yield from pieces
     elif isinstance(value, Unknown):
         yield from _pieces(value, value.line)
     elif isinstance(value, tuple):
