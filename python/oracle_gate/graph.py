@@ -57,10 +57,10 @@ from oracle_gate.config.matrix import (
     native_gate_matrix,
     parse_matrix,
 )
-from oracle_gate.errors import ConfigError
+from oracle_gate.errors import ConfigError, TreeError
 from oracle_gate.frozen import quick_init
 from oracle_gate.model import Change, ChangeKind, Matrix, Package
-from oracle_gate.repo.trees import MAX_LINK_HOPS, GitTree, Tree
+from oracle_gate.repo.trees import MAX_LINK_HOPS, GitTree, Tree, link_end
 
 __all__ = [
     "GRAPH_MODES",
@@ -725,15 +725,11 @@ def _read_through(scan: _Scan, link: str, target: str) -> None:
 def _link_end(link: str, links: Mapping[str, str]) -> str | None:
     """Where the symbolic link ``link`` leads, through links to links (as Bazel follows
     them), or None: out of the repository, or round a loop."""
-    current = link
-    for _hop in range(MAX_LINK_HOPS):
-        text = links[current]
-        current = posixpath.normpath(posixpath.join(posixpath.dirname(current), text))
-        if _outside_tree(current):
-            return None
-        if current not in links:
-            return current
-    return None
+    try:
+        end, _ = link_end(link, lambda path: "link" if path in links else "", links.__getitem__)
+    except TreeError:
+        return None
+    return end
 
 
 def _outside_tree(path: str) -> bool:

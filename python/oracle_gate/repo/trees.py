@@ -25,7 +25,7 @@ from oracle_gate.repo.cache import cache_dir
 from oracle_gate.repo.files import NOT_REGULAR, NotRegularFileError, open_regular
 from oracle_gate.repo.git import git_bytes, git_bytes_together, git_records
 
-__all__ = ["STAT_CACHE", "GitTree", "Tree", "WorkTree", "follow_link"]
+__all__ = ["STAT_CACHE", "GitTree", "Tree", "WorkTree", "follow_link", "link_end"]
 
 # The stat cache's name inside the repository's cache directory (``repo/cache.py``).
 # The tree walk still skips ``.oracle_gate`` directories, where older versions kept it.
