@@ -554,6 +554,19 @@ WORKSPACES: dict[str, dict[str, str]] = {
         ),
         "a/BUILD": 'filegroup(name = "a", srcs = [], restricted_to = ["//env:e"])\n',
     },
+    # The labels package() gives each of its rules: no edge in Bazel 4.2.3's query, one in
+    # the graph (see WIDER). A default that is no label (a deprecation message) is none.
+    "package_label_defaults": {
+        "lic/BUILD": FG.format(name="l", srcs="[]"),
+        "env/BUILD": (
+            'environment(name = "e")\n'
+            'environment_group(name = "g", environments = [":e"], defaults = [":e"])\n'
+        ),
+        "a/BUILD": 'package(default_applicable_licenses = ["//lic:l"], '
+        'default_compatible_with = ["//env:e"], default_restricted_to = ["//env:e"])\n'
+        + FG.format(name="a", srcs="[]"),
+        "b/BUILD": 'package(default_deprecation = "//lic:l")\n' + FG.format(name="b", srcs="[]"),
+    },
     # A rule's toolchain type: no edge in Bazel 4.2.3, one in the evaluator (see WIDER).
     "rule_toolchain_type": {
         "tools/BUILD": "",
@@ -798,6 +811,7 @@ TRUTH: dict[str, set[tuple[str, str]]] = {
     "reexported_rule": {("a", "lib")},
     "restricted_to": {("a", "env")},
     "rule_toolchain_type": set(),
+    "package_label_defaults": set(),
     "conditional_label": {("a", "lib")},
     "existing_rules_membership": {("a", "lib")},
     "existing_rule_kind": {("a", "lib")},
@@ -832,8 +846,12 @@ TRUTH: dict[str, set[tuple[str, str]]] = {
 }
 
 # Where the evaluator knowingly finds more edges than Bazel 4.2.3 reports: a rule's
-# toolchain types are taken as its dependencies (never fewer edges than any Bazel).
-WIDER: dict[str, set[tuple[str, str]]] = {"rule_toolchain_type": {("a", "tc")}}
+# toolchain types and the labels its package gives it are taken as its dependencies
+# (never fewer edges than any Bazel).
+WIDER: dict[str, set[tuple[str, str]]] = {
+    "rule_toolchain_type": {("a", "tc")},
+    "package_label_defaults": {("a", "lic"), ("a", "env")},
+}
 # Files the evaluator hands to the static reader, whose graph says it is approximate:
 # a glob that may list directories, and a look at a value the evaluator only stands in
 # for (the file then depends on every package: its macro's labels are unknown).
@@ -884,6 +902,20 @@ def test_graph_holds_every_edge_bazel_reports(repo: GitRepo, name: str, reader: 
     if reader == "starlark":  # evaluated, not approximated: exactly Bazel's edges
         assert _edges(graph) == WIDER.get(name, TRUTH[name])
         assert (graph.approximate == ()) is (name not in STATIC_FALLBACK)
+
+
+def test_package_metadata_is_a_dependency_of_the_package(repo: GitRepo, reader: str) -> None:
+    """Bazel 6+ makes ``default_package_metadata`` a dependency of every rule of the package
+    (Bazel 4.2.3 rejects the argument, so no e2e workspace holds it)."""
+    files = {
+        "meta/BUILD": FG.format(name="m", srcs="[]"),
+        "a/BUILD": 'package(default_package_metadata = ["//meta:m"])\n'
+        + FG.format(name="a", srcs="[]"),
+        "b/BUILD": 'package(default_visibility = ["//meta:__pkg__"])\n'
+        + FG.format(name="b", srcs="[]"),
+    }
+    graph = load_graph(GitTree(repo.path, _commit(repo, files)))
+    assert _edges(graph) == {("a", "meta")}
 
 
 # glob() and symbolic links: Bazel follows a link to a directory (a/linkdir/x.txt is a

@@ -54,7 +54,7 @@ _CALLEES = [
     "Label",
 ]
 _KEYS = ["name", "srcs", "deps", "visibility", "tags", "data", "features", "licenses"]
-_KEYS += ["default_visibility", "testonly", "owners", "rows", "x"]
+_KEYS += ["default_visibility", "default_applicable_licenses", "testonly", "owners", "rows", "x"]
 _STRINGS = ["//a:b", "//libs/%s", "@rules_x//x", "@mono//y", ":local", "plain", "@team"]
 _STRINGS += ["//conditions:default", "//pkg/sub:own", "//", "//lib:", "@//c", "@@//d:e"]
 

@@ -244,8 +244,8 @@ def evaluate_build_files(
     Returns:
         ``(dependents, computed, approximate, outcomes)``. The evaluation records
         every string starting with ``//`` or ``@`` a rule call was given (not in
-        ``name``, ``visibility``, ``tags``, ``licenses``; nothing of
-        ``package()``, ``package_group()``, ``licenses()``), including a
+        ``name``, ``visibility``, ``tags``, ``licenses``; of ``package()`` and
+        ``package_group()`` only the label defaults and ``includes``), including a
         ``rule()``'s ``attr.label*`` defaults, made absolute; every such string
         at all when the callee is a symbol loaded from a repository not in
         ``bzl``. Each one ``label_ref`` reads as a label of a repository in the

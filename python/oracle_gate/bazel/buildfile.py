@@ -81,10 +81,19 @@ _STRING_METHODS: dict[str, Callable[..., object]] = {
 _SIMPLE_PERCENT = re.compile(r"(?:[^%]|%[sd%])*", re.DOTALL)
 # Calls that declare no rule: of their arguments only ``_ARGUMENTS_OF_NON_RULES`` count.
 _NOT_RULES = frozenset({"load", "package", "package_group", "licenses", "workspace"})
-# What bazel query reports of them: a package's default visibility, the groups a package
-# group includes.
+# Those that name dependencies: a package's default visibility and the groups a package
+# group includes (bazel query reports both), and the labels a package gives each of its
+# rules (Bazel 4.2.3's query leaves these out; its build checks the constraints, and Bazel
+# 6+ adds the licenses and metadata as dependencies of every rule).
 _ARGUMENTS_OF_NON_RULES = frozenset(
-    {("package", "default_visibility"), ("package_group", "includes")}
+    {
+        ("package", "default_visibility"),
+        ("package_group", "includes"),
+        ("package", "default_applicable_licenses"),
+        ("package", "default_package_metadata"),
+        ("package", "default_compatible_with"),
+        ("package", "default_restricted_to"),
+    }
 )
 
 
