@@ -1113,6 +1113,54 @@ def _affected(repo: GitRepo, base: str, head: str) -> set[str]:
     return set(select_diff(repo.path, base, head, datetime.date(2026, 12, 1)).affected)
 
 
+# A toolchain package the root registers, a gate that uses no label of it, and a tool
+# package the root does not register.
+_GATED_APP = (
+    'load("@oracle_gate//rules:defs.bzl", "invariant", "oracle_gate")\n'
+    + FG.format(name="d", srcs='["m.py"]')
+    + 'oracle_gate(name = "g", rows = [invariant(id = "r", globs = ["*.py"])])\n'
+)
+_TOOLCHAINS = {
+    "tc/cc/BUILD": 'toolchain_type(name = "t")\n'
+    'toolchain(name = "x", toolchain_type = ":t", toolchain = ":impl")\n'
+    + FG.format(name="impl", srcs='["compiler.sh"]'),
+    "tc/cc/compiler.sh": 'cc "$@"\n',
+    "tools/BUILD": FG.format(name="lint", srcs='["lint.sh"]'),
+    "tools/lint.sh": "true\n",
+    "app/BUILD": _GATED_APP,
+    "app/m.py": "x = 1\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("marker", "call", "pattern"),
+    [
+        ("WORKSPACE", "register_toolchains", "//tc/..."),
+        ("WORKSPACE", "register_execution_platforms", "@//tc/cc:all"),
+        ("MODULE.bazel", 'module(name = "m")\nregister_toolchains', "//tc/cc:x"),
+    ],
+)
+def test_a_change_to_a_registered_toolchain_reaches_every_package(
+    repo: GitRepo, reader: str, marker: str, call: str, pattern: str
+) -> None:
+    """Toolchain resolution may hand any rule what a registered package declares: an edge
+    ``bazel query`` does not show. A tool package nobody registers reaches only its users."""
+    base = _commit(repo, {**_TOOLCHAINS, marker: f'{call}("{pattern}")\n'})
+    repo.write("tc/cc/compiler.sh", 'cc -O2 "$@"\n')
+    toolchain = repo.commit("the compiler wrapper changes")
+    selection = select_diff(repo.path, base, toolchain, datetime.date(2026, 12, 1))
+    assert [s.package for s in selection.rows] == ["app"]
+    assert selection.rows[0].reason == f"{marker} registers {pattern}, and tc/cc is affected"
+    repo.write("tools/lint.sh", "false\n")
+    assert _affected(repo, toolchain, repo.commit("the linter changes")) == {"tools"}
+
+
+def test_a_toolchain_of_another_repository_reaches_nothing_here(repo: GitRepo, reader: str) -> None:
+    base = _commit(repo, {**_TOOLCHAINS, "WORKSPACE": 'register_toolchains("@rules_cc//tc/...")\n'})
+    repo.write("tc/cc/compiler.sh", 'cc -O2 "$@"\n')
+    assert _affected(repo, base, repo.commit("the compiler wrapper changes")) == {"tc/cc"}
+
+
 def test_a_new_local_repository_is_a_node_its_build_file_gives_edges(
     repo: GitRepo, reader: str
 ) -> None:

@@ -149,6 +149,8 @@ class _Scan:
     ignored: tuple[str, ...] = ()
     # The root of each repository the main one names (``_Repositories.named``).
     repositories: dict[str, str] = field(default_factory=dict)
+    # The packages the root registers toolchains or execution platforms from -> why.
+    toolchains: dict[str, str] = field(default_factory=dict)
 
     def add_edge(self, source: str, target: str, why: str) -> None:
         """``source`` depends on ``target`` because of ``why``, unless it already did."""
@@ -246,6 +248,9 @@ class _Repositories:
     built: tuple[_BuildFileRepository, ...] = ()
     # The root WORKSPACE's ``bind(name, actual)`` calls: ``//external:name`` is ``actual``.
     binds: tuple[tuple[str, str], ...] = ()
+    # The target patterns the root's ``register_toolchains`` and
+    # ``register_execution_platforms`` name, each with the file that names it.
+    registered: tuple[tuple[str, str], ...] = ()
     # Why a repository name this reader does not know may still lie in the tree ("" when
     # the root WORKSPACE declares every repository of the tree plainly).
     unknown: str = ""
@@ -280,6 +285,7 @@ def _repositories(tree: Tree, markers: Mapping[str, list[str]]) -> _Repositories
     built: list[_BuildFileRepository] = []
     mapped: list[tuple[str, str]] = []  # (a name in a repository, the name it stands for)
     binds: list[tuple[str, str]] = []
+    registered: list[tuple[str, str]] = []
     unknown = ""
     for root in sorted(markers):
         own: set[str] = set()
@@ -298,6 +304,8 @@ def _repositories(tree: Tree, markers: Mapping[str, list[str]]) -> _Repositories
                         built.extend([found] if found else [])
                         local.setdefault(found.root if found else where, set()).update(given)
                     mapped += _repo_mapping(call)
+                if root in mains and call.function in _REGISTER_CALLS:
+                    registered += ((pattern, path) for pattern in _positional_strings(call))
                 if root == "" and call.function == "bind":
                     binds += itertools.product(
                         _strings(call, ("name",)), _strings(call, ("actual",))
@@ -323,6 +331,7 @@ def _repositories(tree: Tree, markers: Mapping[str, list[str]]) -> _Repositories
         named=named,
         built=tuple(built),
         binds=tuple(binds),
+        registered=tuple(registered),
         unknown=unknown,
     )
 
@@ -432,6 +441,9 @@ _NAME_KEYS = {"workspace": ("name",), "module": ("name", "repo_name")}
 
 # The package Bazel gives the root WORKSPACE's ``bind()`` targets.
 _EXTERNAL = "external"
+# Calls of a root WORKSPACE or MODULE.bazel that make packages' toolchains or platforms
+# candidates for every rule of the build.
+_REGISTER_CALLS = frozenset({"register_toolchains", "register_execution_platforms"})
 _LOCAL_REPOSITORY_CALLS = frozenset(
     {"local_repository", "new_local_repository", "local_path_override"}
 )
@@ -439,6 +451,15 @@ _LOCAL_REPOSITORY_CALLS = frozenset(
 
 def _strings(call: Call, keys: Iterable[str]) -> set[str]:
     return {value for key in keys if isinstance(value := call.get(key), str) and value}
+
+
+def _positional_strings(call: Call) -> list[str]:
+    """The strings of ``call``'s positional arguments, lists included."""
+    found: list[str] = []
+    for item in call.args:
+        items = item if isinstance(item, tuple) else (item,)
+        found += (value for value in items if isinstance(value, str))
+    return found
 
 
 def _drop_ignored(
@@ -525,6 +546,7 @@ def _scan(tree: Tree) -> _Scan:
     _add_computed(scan, computed, sorted_dirs)
     _add_rc_flags(scan, tree, files, build_dirs, sorted_dirs)
     _add_binds(scan, repositories)
+    _add_toolchains(scan, repositories, sorted_dirs)
     # The static reader reads what was not evaluated, and every gate's matrix
     # (an evaluated file without its other rule calls: the evaluation has their edges).
     read_whole = {p for p in builds.values() if p not in evaluated or evaluated[p].error}
@@ -678,6 +700,28 @@ def _add_binds(scan: _Scan, repositories: _Repositories) -> None:
             scan.nodes.add(_EXTERNAL)
             target = _join(root, label.package)
             scan.add_edge(_EXTERNAL, target, f"WORKSPACE binds //{_EXTERNAL}:{name} to {actual}")
+
+
+def _add_toolchains(scan: _Scan, repositories: _Repositories, sorted_dirs: list[str]) -> None:
+    """The packages of the tree a root ``register_toolchains`` or
+    ``register_execution_platforms`` pattern names (``//tc:all``, ``//tc/...``): toolchain
+    resolution may hand any rule of the build what they declare, an edge ``bazel query``
+    does not show."""
+    for pattern, path in repositories.registered:
+        repo, slashes, rest = pattern.partition("//")
+        if not slashes:
+            continue  # Bazel refuses a pattern that is no absolute label
+        root = repositories.root_of(repo.lstrip("@") if repo else None, "")
+        if root is None:
+            continue  # another repository, not in the tree
+        package = rest.partition(":")[0]
+        if package == "..." or package.endswith("/..."):
+            under = _join(root, package[:-3].rstrip("/"))
+            found = _at_or_under(under, sorted_dirs) if under else sorted_dirs
+        else:
+            found = [_join(root, package)] if _listed(sorted_dirs, _join(root, package)) else []
+        for directory in found:
+            scan.toolchains.setdefault(directory, f"{path} registers {pattern}")
 
 
 def _add_rc_flags(
@@ -1191,6 +1235,7 @@ def load_graph(
         former=former,
         ignored=scan.ignored,
         repositories=scan.repositories,
+        toolchains=scan.toolchains,
     )
 
 
@@ -1261,6 +1306,7 @@ class PackageGraph:
         former: frozenset[str] = frozenset(),
         ignored: tuple[str, ...] = (),
         repositories: Mapping[str, str] | None = None,
+        toolchains: Mapping[str, str] | None = None,
     ) -> None:
         self.packages = packages.copy() if isinstance(packages, _Packages) else _Packages(packages)
         # Why some edges over-approximate (a computed label, a loaded .bzl file's labels).
@@ -1300,6 +1346,9 @@ class PackageGraph:
         self.ignored = ignored
         # The root of each repository of the tree, by every name the main one gives it.
         self.repositories = dict(repositories or {})
+        # The packages the root registers toolchains or platforms from (``_add_toolchains``)
+        # -> why: any rule of the build may resolve what they declare.
+        self.toolchains = dict(toolchains or {})
 
     def _with_paths_moved(self, added: set[str], removed: set[str]) -> PackageGraph:
         """This graph for a tree where ``added`` paths appeared and ``removed`` ones went.

@@ -322,6 +322,19 @@ class _Selector:
             self.enclosing_gate(node, selected)
         return set(chains) | set(self.sources)
 
+    def toolchains_affected(self, affected: set[str]) -> bool:
+        """Whether an affected package is one the root registers toolchains or platforms
+        from (in either tree): any rule of the build may resolve what it declares, so
+        every package changed (``configured``)."""
+        registered = {**self.facts.parent_graph.toolchains, **self.head.toolchains}
+        hit = min((p for p in affected if p in registered), default=None)
+        if hit is None:
+            return False
+        origin = self.sources.get(hit)
+        path = origin.path if origin else hit
+        self.configured("", path, f"{registered[hit]}, and {hit or '.'} is affected")
+        return True
+
     def enclosing_gate(self, node: str, selected: Selected) -> None:
         """A gate owns the files of the Bazel subpackages below it that declare no gate of
         their own, so an affected subpackage selects the gate around it."""
@@ -369,6 +382,8 @@ def select(laned: tuple[LanedPath, ...], facts: Facts) -> Selection:
         selector.source(package, _Origin(cause, reason))
         selector.pick_all(Selected(package, None, cause, (package,), reason))
     affected = selector.dependents()
+    if selector.toolchains_affected(affected):
+        affected = selector.dependents()
     return selector.result(affected)
 
 
