@@ -1133,19 +1133,21 @@ _TOOLCHAINS = {
 
 
 @pytest.mark.parametrize(
-    ("marker", "call", "pattern"),
+    ("marker", "text", "pattern"),
     [
-        ("WORKSPACE", "register_toolchains", "//tc/..."),
-        ("WORKSPACE", "register_execution_platforms", "@//tc/cc:all"),
-        ("MODULE.bazel", 'module(name = "m")\nregister_toolchains', "//tc/cc:x"),
+        ("WORKSPACE", 'register_toolchains("//tc/...")', "//tc/..."),
+        ("WORKSPACE", 'register_execution_platforms("@//tc/cc:all")', "@//tc/cc:all"),
+        ("MODULE.bazel", 'module(name = "m")\nregister_toolchains("//tc/cc:x")', "//tc/cc:x"),
+        (".bazelrc", "build:ci --extra_toolchains=@rules_cc//cc:all,//tc/cc:x", "//tc/cc:x"),
+        (".bazelrc", "common --platforms //tc/cc:p", "//tc/cc:p"),
     ],
 )
-def test_a_change_to_a_registered_toolchain_reaches_every_package(
-    repo: GitRepo, reader: str, marker: str, call: str, pattern: str
+def test_a_change_to_a_toolchain_or_platform_package_reaches_every_package(
+    repo: GitRepo, reader: str, marker: str, text: str, pattern: str
 ) -> None:
     """Toolchain resolution may hand any rule what a registered package declares: an edge
     ``bazel query`` does not show. A tool package nobody registers reaches only its users."""
-    base = _commit(repo, {**_TOOLCHAINS, marker: f'{call}("{pattern}")\n'})
+    base = _commit(repo, {**_TOOLCHAINS, marker: f"{text}\n"})
     repo.write("tc/cc/compiler.sh", 'cc -O2 "$@"\n')
     toolchain = repo.commit("the compiler wrapper changes")
     selection = select_diff(repo.path, base, toolchain, datetime.date(2026, 12, 1))

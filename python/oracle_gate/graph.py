@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar, overload
 
 from oracle_gate.bazel import starlark
-from oracle_gate.bazel.bazelrc import rc_flags
+from oracle_gate.bazel.bazelrc import RcFlags, rc_flags
 from oracle_gate.bazel.buildfile import (
     GATE_FUNCTION,
     BuildFile,
@@ -544,9 +544,11 @@ def _scan(tree: Tree) -> _Scan:
         linked,
     )
     _add_computed(scan, computed, sorted_dirs)
-    _add_rc_flags(scan, tree, files, build_dirs, sorted_dirs)
+    flags = rc_flags(lambda path: tree.read(path) if _listed(files, path) else None)
+    _add_rc_flags(scan, flags, build_dirs, sorted_dirs)
     _add_binds(scan, repositories)
-    _add_toolchains(scan, repositories, sorted_dirs)
+    registered = [*repositories.registered, *((p, ".bazelrc") for p in sorted(flags.registered))]
+    _add_toolchains(scan, registered, repositories, sorted_dirs)
     # The static reader reads what was not evaluated, and every gate's matrix
     # (an evaluated file without its other rule calls: the evaluation has their edges).
     read_whole = {p for p in builds.values() if p not in evaluated or evaluated[p].error}
@@ -702,12 +704,18 @@ def _add_binds(scan: _Scan, repositories: _Repositories) -> None:
             scan.add_edge(_EXTERNAL, target, f"WORKSPACE binds //{_EXTERNAL}:{name} to {actual}")
 
 
-def _add_toolchains(scan: _Scan, repositories: _Repositories, sorted_dirs: list[str]) -> None:
-    """The packages of the tree a root ``register_toolchains`` or
-    ``register_execution_platforms`` pattern names (``//tc:all``, ``//tc/...``): toolchain
+def _add_toolchains(
+    scan: _Scan,
+    registered: list[tuple[str, str]],
+    repositories: _Repositories,
+    sorted_dirs: list[str],
+) -> None:
+    """The packages of the tree a target pattern of ``registered`` ((pattern, the file that
+    names it): the root's ``register_toolchains`` and ``register_execution_platforms``,
+    the ``.bazelrc``'s platform flags) names (``//tc:all``, ``//tc/...``): toolchain
     resolution may hand any rule of the build what they declare, an edge ``bazel query``
     does not show."""
-    for pattern, path in repositories.registered:
+    for pattern, path in registered:
         repo, slashes, rest = pattern.partition("//")
         if not slashes:
             continue  # Bazel refuses a pattern that is no absolute label
@@ -725,14 +733,13 @@ def _add_toolchains(scan: _Scan, repositories: _Repositories, sorted_dirs: list[
 
 
 def _add_rc_flags(
-    scan: _Scan, tree: Tree, files: tuple[str, ...], build_dirs: Set[str], sorted_dirs: list[str]
+    scan: _Scan, flags: RcFlags, build_dirs: Set[str], sorted_dirs: list[str]
 ) -> None:
     """What the root ``.bazelrc`` says of packages (``bazel/bazelrc.py``). A package it
     deletes is a directory of the package around it, whose globs then see its files: that
     package depends on it. A package ``p`` a ``--package_path`` root holds (``root/p``) may
     be what Bazel reads as ``//p``: ``p`` depends on it. Either way the package reads the
     rc files as it reads its BUILD file."""
-    flags = rc_flags(lambda path: tree.read(path) if _listed(files, path) else None)
     moved: list[tuple[str, str, str]] = []
     for directory in sorted(flags.deleted_packages & build_dirs):
         holder = _enclosing(posixpath.dirname(directory), build_dirs) if directory else None

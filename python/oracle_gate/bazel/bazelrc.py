@@ -1,11 +1,14 @@
-"""What a workspace's ``.bazelrc`` says that moves its package boundaries.
+"""What a workspace's ``.bazelrc`` says of its packages: what moves their boundaries,
+and what may configure every rule.
 
 ``--deleted_packages=lib/sub`` makes Bazel read ``lib/sub`` as a plain directory of
 ``lib``: ``glob(["**"])`` there sees its files. ``--package_path=%workspace%/overlay:
 %workspace%`` makes it read ``//lib`` from ``overlay/lib`` when that holds a BUILD
-file. A flag can stand under any command (``build``, ``test``, ``query``, ``common``)
-and any config (``build:ci``); which ones a user's CI passes is unknown here, so every
-line counts, and ``import``/``try-import`` are followed inside the tree.
+file. ``--extra_toolchains``, ``--extra_execution_platforms``, ``--platforms`` and
+``--host_platform`` hand what their packages declare to any rule. A flag can stand
+under any command (``build``, ``test``, ``query``, ``common``) and any config
+(``build:ci``); which ones a user's CI passes is unknown here, so every line counts,
+and ``import``/``try-import`` are followed inside the tree.
 """
 
 from __future__ import annotations
@@ -22,6 +25,13 @@ _RC_IMPORT = re.compile(r"^[ \t]*(?:try-)?import[ \t]+(\S+)", re.MULTILINE)
 _WORKSPACE_TOKEN = "%workspace%"
 _DELETED = "--deleted_packages"
 _PACKAGE_PATH = "--package_path"
+# Flags whose comma-separated target patterns may configure every rule of the build.
+_PLATFORM_FLAGS = (
+    "--extra_toolchains",
+    "--extra_execution_platforms",
+    "--platforms",
+    "--host_platform",
+)
 
 
 def _import_target(line: str, workspace: str) -> str | None:
@@ -67,6 +77,8 @@ class RcFlags:
     package_roots: frozenset[str]
     # The rc files read for them: the workspace's ``.bazelrc`` and what it imports.
     files: frozenset[str]
+    # The target patterns the platform and toolchain flags name (``_PLATFORM_FLAGS``).
+    registered: frozenset[str] = frozenset()
 
 
 def rc_flags(read: Callable[[str], bytes | None], workspace: str = "") -> RcFlags:
@@ -87,7 +99,15 @@ def rc_flags(read: Callable[[str], bytes | None], workspace: str = "") -> RcFlag
         for entry in value.split(":")
         if (root := _package_root(entry, workspace)) not in (None, workspace)
     }
-    return RcFlags(frozenset(deleted), frozenset(roots), frozenset(chain))
+    registered = {
+        pattern
+        for line in lines
+        for flag in _PLATFORM_FLAGS
+        for value in _values_on(line, flag)
+        for pattern in value.split(",")
+        if pattern
+    }
+    return RcFlags(frozenset(deleted), frozenset(roots), frozenset(chain), frozenset(registered))
 
 
 def _package_root(entry: str, workspace: str) -> str | None:
