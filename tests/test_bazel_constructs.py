@@ -1157,6 +1157,34 @@ def test_a_change_to_a_toolchain_or_platform_package_reaches_every_package(
     assert _affected(repo, toolchain, repo.commit("the linter changes")) == {"tools"}
 
 
+@pytest.mark.parametrize("registers", [True, False])
+def test_a_toolchain_the_workspace_registers_through_its_macros_reaches_every_package(
+    repo: GitRepo, reader: str, registers: bool
+) -> None:
+    """Which labels a loaded macro registers is not read: each one its file names counts.
+    The same macros naming the package without registering anything register nothing."""
+    call = "native.register_toolchains" if registers else "print"
+    files = {
+        **_TOOLCHAINS,
+        "WORKSPACE": 'load("//tools:deps.bzl", "deps")\n\ndeps()\n',
+        "tools/deps.bzl": 'load(":tc.bzl", "tc")\n\ndef deps():\n    tc()\n',
+        "tools/tc.bzl": f'def tc():\n    {call}("//tc/" + "cc:x", "//tc/cc:impl")\n',
+    }
+    base = _commit(repo, files)
+    repo.write("tc/cc/compiler.sh", 'cc -O2 "$@"\n')
+    head = repo.commit("the compiler wrapper changes")
+    selection = select_diff(repo.path, base, head, datetime.date(2026, 12, 1))
+    if not registers:
+        assert set(selection.affected) == {"tc/cc"}
+        return
+    assert [s.package for s in selection.rows] == ["app"]
+    assert selection.rows[0].reason == (
+        "tools/tc.bzl, which the root WORKSPACE loads, may register //tc/cc:impl, "
+        "and tc/cc is affected"
+    )
+    assert any(place.startswith("tools/tc.bzl, which the") for place in selection.approximate)
+
+
 def test_a_toolchain_of_another_repository_reaches_nothing_here(repo: GitRepo, reader: str) -> None:
     base = _commit(repo, {**_TOOLCHAINS, "WORKSPACE": 'register_toolchains("@rules_cc//tc/...")\n'})
     repo.write("tc/cc/compiler.sh", 'cc -O2 "$@"\n')

@@ -249,8 +249,10 @@ class _Repositories:
     # The root WORKSPACE's ``bind(name, actual)`` calls: ``//external:name`` is ``actual``.
     binds: tuple[tuple[str, str], ...] = ()
     # The target patterns the root's ``register_toolchains`` and
-    # ``register_execution_platforms`` name, each with the file that names it.
+    # ``register_execution_platforms`` name, each with why ("WORKSPACE registers").
     registered: tuple[tuple[str, str], ...] = ()
+    # What the main repositories' WORKSPACE or MODULE.bazel load: (label, the root).
+    loads: tuple[tuple[str, str], ...] = ()
     # Why a repository name this reader does not know may still lie in the tree ("" when
     # the root WORKSPACE declares every repository of the tree plainly).
     unknown: str = ""
@@ -286,6 +288,7 @@ def _repositories(tree: Tree, markers: Mapping[str, list[str]]) -> _Repositories
     mapped: list[tuple[str, str]] = []  # (a name in a repository, the name it stands for)
     binds: list[tuple[str, str]] = []
     registered: list[tuple[str, str]] = []
+    loads: list[tuple[str, str]] = []
     unknown = ""
     for root in sorted(markers):
         own: set[str] = set()
@@ -294,6 +297,7 @@ def _repositories(tree: Tree, markers: Mapping[str, list[str]]) -> _Repositories
             read = parse_build(text, path)
             if root in mains:
                 unknown = unknown or _hidden_repositories(text, read, path)
+                loads += ((label, root) for label, _ in read.loads)
             for call in read.calls:
                 own |= _strings(call, _NAME_KEYS.get(call.function, ()))
                 if root in mains and call.function in _LOCAL_REPOSITORY_CALLS:
@@ -305,7 +309,9 @@ def _repositories(tree: Tree, markers: Mapping[str, list[str]]) -> _Repositories
                         local.setdefault(found.root if found else where, set()).update(given)
                     mapped += _repo_mapping(call)
                 if root in mains and call.function in _REGISTER_CALLS:
-                    registered += ((pattern, path) for pattern in _positional_strings(call))
+                    registered += (
+                        (pattern, f"{path} registers") for pattern in _positional_strings(call)
+                    )
                 if root == "" and call.function == "bind":
                     binds += itertools.product(
                         _strings(call, ("name",)), _strings(call, ("actual",))
@@ -332,6 +338,7 @@ def _repositories(tree: Tree, markers: Mapping[str, list[str]]) -> _Repositories
         built=tuple(built),
         binds=tuple(binds),
         registered=tuple(registered),
+        loads=tuple(loads),
         unknown=unknown,
     )
 
@@ -444,6 +451,7 @@ _EXTERNAL = "external"
 # Calls of a root WORKSPACE or MODULE.bazel that make packages' toolchains or platforms
 # candidates for every rule of the build.
 _REGISTER_CALLS = frozenset({"register_toolchains", "register_execution_platforms"})
+_REGISTERS = re.compile(rb"\bregister_(?:toolchains|execution_platforms)\b")
 _LOCAL_REPOSITORY_CALLS = frozenset(
     {"local_repository", "new_local_repository", "local_path_override"}
 )
@@ -547,7 +555,11 @@ def _scan(tree: Tree) -> _Scan:
     flags = rc_flags(lambda path: tree.read(path) if _listed(files, path) else None)
     _add_rc_flags(scan, flags, build_dirs, sorted_dirs)
     _add_binds(scan, repositories)
-    registered = [*repositories.registered, *((p, ".bazelrc") for p in sorted(flags.registered))]
+    registered = [
+        *repositories.registered,
+        *((pattern, ".bazelrc registers") for pattern in sorted(flags.registered)),
+        *_registered_by_loaded_code(scan, read_builds, files, repositories, build_dirs),
+    ]
     _add_toolchains(scan, registered, repositories, sorted_dirs)
     # The static reader reads what was not evaluated, and every gate's matrix
     # (an evaluated file without its other rule calls: the evaluation has their edges).
@@ -710,12 +722,12 @@ def _add_toolchains(
     repositories: _Repositories,
     sorted_dirs: list[str],
 ) -> None:
-    """The packages of the tree a target pattern of ``registered`` ((pattern, the file that
-    names it): the root's ``register_toolchains`` and ``register_execution_platforms``,
-    the ``.bazelrc``'s platform flags) names (``//tc:all``, ``//tc/...``): toolchain
+    """The packages of the tree a target pattern of ``registered`` ((pattern, who registers
+    it): the root's ``register_toolchains`` and ``register_execution_platforms``, the
+    ``.bazelrc``'s platform flags) names (``//tc:all``, ``//tc/...``): toolchain
     resolution may hand any rule of the build what they declare, an edge ``bazel query``
     does not show."""
-    for pattern, path in registered:
+    for pattern, who in registered:
         repo, slashes, rest = pattern.partition("//")
         if not slashes:
             continue  # Bazel refuses a pattern that is no absolute label
@@ -729,7 +741,42 @@ def _add_toolchains(
         else:
             found = [_join(root, package)] if _listed(sorted_dirs, _join(root, package)) else []
         for directory in found:
-            scan.toolchains.setdefault(directory, f"{path} registers {pattern}")
+            scan.toolchains.setdefault(directory, f"{who} {pattern}")
+
+
+def _registered_by_loaded_code(
+    scan: _Scan,
+    read: _Reads,
+    files: tuple[str, ...],
+    repositories: _Repositories,
+    build_dirs: Set[str],
+) -> list[tuple[str, str]]:
+    """(pattern, who) for the tree's own ``.bzl`` code the root WORKSPACE loads, through
+    the files it loads in turn: a file that calls ``register_toolchains`` or
+    ``register_execution_platforms`` may register any label it names (which of them
+    the calls are given is not read here), so each one counts, and the graph says so."""
+    level = [(label, "", root) for label, root in repositories.loads]
+    seen: dict[str, str] = {}  # each .bzl file reached -> its repository's root
+    found: list[tuple[str, str]] = []
+    while level:
+        reached: dict[str, str] = {}
+        for label, package, root in level:
+            path = _loaded_path(label, package, root, repositories)
+            if path is not None and path not in seen and _listed(files, path):
+                reached[path] = seen[path] = root
+        texts = read(list(reached)) if reached else {}
+        level = []
+        for path, root in reached.items():
+            bzl = scan_bzl(texts[path])
+            home = _enclosing(posixpath.dirname(path), build_dirs) or root
+            package = home[len(root) + 1 :] if root else home
+            level += ((loaded, package, root) for loaded in bzl.loads)
+            if _REGISTERS.search(texts[path]) and bzl.labels:
+                loaded_by = f"{path}, which the root WORKSPACE loads,"
+                found += ((written, f"{loaded_by} may register") for written, _ in bzl.labels)
+                why = "registers toolchains or platforms: every package it names is taken as one"
+                scan.approximate.add((path, f"{loaded_by} {why}"))
+    return found
 
 
 def _add_rc_flags(
