@@ -1133,17 +1133,31 @@ _TOOLCHAINS = {
 
 
 @pytest.mark.parametrize(
-    ("marker", "text", "pattern"),
+    ("marker", "text", "why"),
     [
-        ("WORKSPACE", 'register_toolchains("//tc/...")', "//tc/..."),
-        ("WORKSPACE", 'register_execution_platforms("@//tc/cc:all")', "@//tc/cc:all"),
-        ("MODULE.bazel", 'module(name = "m")\nregister_toolchains("//tc/cc:x")', "//tc/cc:x"),
-        (".bazelrc", "build:ci --extra_toolchains=@rules_cc//cc:all,//tc/cc:x", "//tc/cc:x"),
-        (".bazelrc", "common --platforms //tc/cc:p", "//tc/cc:p"),
+        ("WORKSPACE", 'register_toolchains("//tc/...")', "WORKSPACE registers //tc/..."),
+        (
+            "WORKSPACE",
+            'register_execution_platforms("@//tc/cc:all")',
+            "WORKSPACE registers @//tc/cc:all",
+        ),
+        (
+            "MODULE.bazel",
+            'module(name = "m")\nregister_toolchains("//tc/cc:x")',
+            "MODULE.bazel registers //tc/cc:x",
+        ),
+        (
+            ".bazelrc",
+            "build:ci --extra_toolchains=@rules_cc//cc:all,//tc/cc:x",
+            ".bazelrc names //tc/cc:x",
+        ),
+        (".bazelrc", "common --platforms //tc/cc:p", ".bazelrc names //tc/cc:p"),
+        (".bazelrc", "build --aspects=//tc/cc:a.bzl%a", ".bazelrc names //tc/cc:a.bzl%a"),
+        (".bazelrc", "build --//tc/cc:mode=opt --copt=-O2", ".bazelrc names //tc/cc:mode"),
     ],
 )
-def test_a_change_to_a_toolchain_or_platform_package_reaches_every_package(
-    repo: GitRepo, reader: str, marker: str, text: str, pattern: str
+def test_a_change_to_a_package_that_configures_every_rule_reaches_every_package(
+    repo: GitRepo, reader: str, marker: str, text: str, why: str
 ) -> None:
     """Toolchain resolution may hand any rule what a registered package declares: an edge
     ``bazel query`` does not show. A tool package nobody registers reaches only its users."""
@@ -1152,7 +1166,7 @@ def test_a_change_to_a_toolchain_or_platform_package_reaches_every_package(
     toolchain = repo.commit("the compiler wrapper changes")
     selection = select_diff(repo.path, base, toolchain, datetime.date(2026, 12, 1))
     assert [s.package for s in selection.rows] == ["app"]
-    assert selection.rows[0].reason == f"{marker} registers {pattern}, and tc/cc is affected"
+    assert selection.rows[0].reason == f"{why}, and tc/cc is affected"
     repo.write("tools/lint.sh", "false\n")
     assert _affected(repo, toolchain, repo.commit("the linter changes")) == {"tools"}
 
@@ -1185,8 +1199,19 @@ def test_a_toolchain_the_workspace_registers_through_its_macros_reaches_every_pa
     assert any(place.startswith("tools/tc.bzl, which the") for place in selection.approximate)
 
 
-def test_a_toolchain_of_another_repository_reaches_nothing_here(repo: GitRepo, reader: str) -> None:
-    base = _commit(repo, {**_TOOLCHAINS, "WORKSPACE": 'register_toolchains("@rules_cc//tc/...")\n'})
+@pytest.mark.parametrize(
+    ("marker", "text"),
+    [
+        ("WORKSPACE", 'register_toolchains("@rules_cc//tc/...")'),
+        (".bazelrc", "build --platforms=@rules_cc//tc/cc:p"),
+        (".bazelrc", "# build --platforms=//tc/cc:p"),
+        (".bazelrc", "build --copt=-O2  # //tc/cc:p is the default"),
+    ],
+)
+def test_a_toolchain_of_another_repository_or_a_comment_reaches_nothing_here(
+    repo: GitRepo, reader: str, marker: str, text: str
+) -> None:
+    base = _commit(repo, {**_TOOLCHAINS, marker: f"{text}\n"})
     repo.write("tc/cc/compiler.sh", 'cc -O2 "$@"\n')
     assert _affected(repo, base, repo.commit("the compiler wrapper changes")) == {"tc/cc"}
 

@@ -557,7 +557,7 @@ def _scan(tree: Tree) -> _Scan:
     _add_binds(scan, repositories)
     registered = [
         *repositories.registered,
-        *((pattern, ".bazelrc registers") for pattern in sorted(flags.registered)),
+        *((pattern, ".bazelrc names") for pattern in sorted(flags.registered)),
         *_registered_by_loaded_code(scan, read_builds, files, repositories, build_dirs),
     ]
     _add_toolchains(scan, registered, repositories, sorted_dirs)
@@ -722,11 +722,11 @@ def _add_toolchains(
     repositories: _Repositories,
     sorted_dirs: list[str],
 ) -> None:
-    """The packages of the tree a target pattern of ``registered`` ((pattern, who registers
+    """The packages of the tree a target pattern of ``registered`` ((pattern, who names
     it): the root's ``register_toolchains`` and ``register_execution_platforms``, the
-    ``.bazelrc``'s platform flags) names (``//tc:all``, ``//tc/...``): toolchain
-    resolution may hand any rule of the build what they declare, an edge ``bazel query``
-    does not show."""
+    ``.bazelrc``'s flags) names (``//tc:all``, ``//tc/...``): toolchain resolution, a
+    platform, an aspect or a Starlark flag may hand any rule of the build what they
+    declare, an edge ``bazel query`` does not show."""
     for pattern, who in registered:
         repo, slashes, rest = pattern.partition("//")
         if not slashes:

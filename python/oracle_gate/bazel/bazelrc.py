@@ -4,8 +4,9 @@ and what may configure every rule.
 ``--deleted_packages=lib/sub`` makes Bazel read ``lib/sub`` as a plain directory of
 ``lib``: ``glob(["**"])`` there sees its files. ``--package_path=%workspace%/overlay:
 %workspace%`` makes it read ``//lib`` from ``overlay/lib`` when that holds a BUILD
-file. ``--extra_toolchains``, ``--extra_execution_platforms``, ``--platforms`` and
-``--host_platform`` hand what their packages declare to any rule. A flag can stand
+file. A label a flag names (``--extra_toolchains=//tc:x``, ``--platforms``,
+``--crosstool_top``, ``--aspects=//tools:lint.bzl%lint``, a Starlark flag
+``--//flags:mode=opt``) may configure any rule of the build. A flag can stand
 under any command (``build``, ``test``, ``query``, ``common``) and any config
 (``build:ci``); which ones a user's CI passes is unknown here, so every line counts,
 and ``import``/``try-import`` are followed inside the tree.
@@ -25,13 +26,11 @@ _RC_IMPORT = re.compile(r"^[ \t]*(?:try-)?import[ \t]+(\S+)", re.MULTILINE)
 _WORKSPACE_TOKEN = "%workspace%"
 _DELETED = "--deleted_packages"
 _PACKAGE_PATH = "--package_path"
-# Flags whose comma-separated target patterns may configure every rule of the build.
-_PLATFORM_FLAGS = (
-    "--extra_toolchains",
-    "--extra_execution_platforms",
-    "--platforms",
-    "--host_platform",
-)
+# A label in an rc line: a word, a flag's value or a list item (``=//tc:x,//tc:y``), or
+# a Starlark flag's own name (``--//flags:mode``).
+_RC_LABEL = re.compile(r"(?:^|[\s=,-])((?:@[\w.~+-]*)?//[^\s=,'\"]*)")
+# The package flags' values, which are package names and directories, not labels.
+_PACKAGE_FLAG_VALUE = re.compile(rf"(?:{_DELETED}|{_PACKAGE_PATH})(?:=|\s+)\S*")
 
 
 def _import_target(line: str, workspace: str) -> str | None:
@@ -77,7 +76,7 @@ class RcFlags:
     package_roots: frozenset[str]
     # The rc files read for them: the workspace's ``.bazelrc`` and what it imports.
     files: frozenset[str]
-    # The target patterns the platform and toolchain flags name (``_PLATFORM_FLAGS``).
+    # The labels and target patterns its flags name (``_RC_LABEL``).
     registered: frozenset[str] = frozenset()
 
 
@@ -100,12 +99,10 @@ def rc_flags(read: Callable[[str], bytes | None], workspace: str = "") -> RcFlag
         if (root := _package_root(entry, workspace)) not in (None, workspace)
     }
     registered = {
-        pattern
+        label
         for line in lines
-        for flag in _PLATFORM_FLAGS
-        for value in _values_on(line, flag)
-        for pattern in value.split(",")
-        if pattern
+        if not line.lstrip().startswith(("#", "import", "try-import"))
+        for label in _RC_LABEL.findall(_PACKAGE_FLAG_VALUE.sub("", line.partition(" #")[0]))
     }
     return RcFlags(frozenset(deleted), frozenset(roots), frozenset(chain), frozenset(registered))
 
