@@ -1154,6 +1154,8 @@ _TOOLCHAINS = {
         (".bazelrc", "common --platforms //tc/cc:p", ".bazelrc names //tc/cc:p"),
         (".bazelrc", "build --aspects=//tc/cc:a.bzl%a", ".bazelrc names //tc/cc:a.bzl%a"),
         (".bazelrc", "build --//tc/cc:mode=opt --copt=-O2", ".bazelrc names //tc/cc:mode"),
+        (".bazelrc", "build --platforms='//tc/cc:p'", ".bazelrc names //tc/cc:p"),
+        (".bazelrc", 'build --extra_toolchains "//tc/cc:x"', ".bazelrc names //tc/cc:x"),
     ],
 )
 def test_a_change_to_a_package_that_configures_every_rule_reaches_every_package(

@@ -27,8 +27,8 @@ _WORKSPACE_TOKEN = "%workspace%"
 _DELETED = "--deleted_packages"
 _PACKAGE_PATH = "--package_path"
 # A label in an rc line: a word, a flag's value or a list item (``=//tc:x,//tc:y``), or
-# a Starlark flag's own name (``--//flags:mode``).
-_RC_LABEL = re.compile(r"(?:^|[\s=,-])((?:@[\w.~+-]*)?//[^\s=,'\"]*)")
+# a Starlark flag's own name (``--//flags:mode``); quoted or not (``="//tc:x"``).
+_RC_LABEL = re.compile(r"(?:^|[\s=,'\"-])((?:@[\w.~+-]*)?//[^\s=,'\"]*)")
 # The package flags' values, which are package names and directories, not labels.
 _PACKAGE_FLAG_VALUE = re.compile(rf"(?:{_DELETED}|{_PACKAGE_PATH})(?:=|\s+)\S*")
 
