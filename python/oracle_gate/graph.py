@@ -149,7 +149,7 @@ class _Scan:
     ignored: tuple[str, ...] = ()
     # The root of each repository the main one names (``_Repositories.named``).
     repositories: dict[str, str] = field(default_factory=dict)
-    # The packages the root registers toolchains or execution platforms from -> why.
+    # The packages that may configure every rule (``_add_toolchains``) -> why.
     toolchains: dict[str, str] = field(default_factory=dict)
 
     def add_edge(self, source: str, target: str, why: str) -> None:
@@ -1400,8 +1400,8 @@ class PackageGraph:
         self.ignored = ignored
         # The root of each repository of the tree, by every name the main one gives it.
         self.repositories = dict(repositories or {})
-        # The packages the root registers toolchains or platforms from (``_add_toolchains``)
-        # -> why: any rule of the build may resolve what they declare.
+        # The packages that may configure every rule (``_add_toolchains``: registered
+        # toolchains and platforms, labels the .bazelrc's flags name) -> why.
         self.toolchains = dict(toolchains or {})
 
     def _with_paths_moved(self, added: set[str], removed: set[str]) -> PackageGraph:

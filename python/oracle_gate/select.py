@@ -323,9 +323,9 @@ class _Selector:
         return set(chains) | set(self.sources)
 
     def toolchains_affected(self, affected: set[str]) -> bool:
-        """Whether an affected package is one the root registers toolchains or platforms
-        from (in either tree): any rule of the build may resolve what it declares, so
-        every package changed (``configured``)."""
+        """Whether an affected package is one that may configure every rule, in either tree
+        (``PackageGraph.toolchains``: a registered toolchain or platform, a label the
+        ``.bazelrc``'s flags name): then every package changed (``configured``)."""
         registered = {**self.facts.parent_graph.toolchains, **self.head.toolchains}
         hit = min((p for p in affected if p in registered), default=None)
         if hit is None:
