@@ -743,6 +743,25 @@ WORKSPACES["existing_rule_kind_of_a_starlark_rule"] = {
     "lib/BUILD": FG.format(name="l", srcs="[]"),
     "a/BUILD": 'load("//tools:r.bzl", "grp")\ngrp(name = "a")\n',
 }
+
+
+def _macro_srcs(expression: str) -> dict[str, str]:
+    """A macro whose filegroup's ``srcs`` is ``expression``, which makes ``//lib:l`` in Bazel."""
+    return {
+        "tools/BUILD": "",
+        "tools/defs.bzl": (
+            f"def grp(name):\n    native.filegroup(name = name, srcs = {expression})\n"
+        ),
+        "lib/BUILD": FG.format(name="l", srcs="[]"),
+        "a/BUILD": 'load("//tools:defs.bzl", "grp")\ngrp(name = "a")\n',
+    }
+
+
+# What a depset holds comes back out of it, however deep.
+WORKSPACES["depset_to_list"] = _macro_srcs('depset(["//lib:l"]).to_list()')
+WORKSPACES["transitive_depset_to_list"] = _macro_srcs(
+    'depset(transitive = [depset(["//lib:l"])]).to_list()'
+)
 WORKSPACES["bazelignore_lines"] = {
     ".bazelignore": " lib/a\n/lib/b\nlib/c/\n./lib/d\nlib//e\nlib/x/../f\r\n#lib/h\n",
     **{f"lib/{name}/BUILD": FG.format(name=name, srcs='["//x:x"]') for name in "abcdefh"},
@@ -843,6 +862,8 @@ TRUTH: dict[str, set[tuple[str, str]]] = {
     "label_printed_by_format": {("a", "lib")},
     "computed_attr_default": {("a", "lib")},
     "existing_rule_kind_of_a_starlark_rule": {("a", "lib")},
+    "depset_to_list": {("a", "lib")},
+    "transitive_depset_to_list": {("a", "lib")},
 }
 
 # Where the evaluator knowingly finds more edges than Bazel 4.2.3 reports: a rule's

@@ -787,8 +787,13 @@ impl<'v> StarlarkValue<'v> for Magic {
                 record_call(eval, args, kind, "", implicit)?;
                 Ok(Value::new_none())
             }
-            Magic::Opaque { origin, .. } => {
-                let strings = record_call(eval, args, origin, origin, &[])?;
+            Magic::Opaque {
+                origin,
+                strings: held,
+            } => {
+                let mut strings = record_call(eval, args, origin, origin, &[])?;
+                // A method of an opaque value gives what it held: `depset([...]).to_list()`.
+                strings.extend(held.iter().cloned());
                 let origin = format!("{origin}()");
                 Ok(eval.heap().alloc(Magic::Opaque { origin, strings }))
             }
