@@ -762,6 +762,15 @@ WORKSPACES["depset_to_list"] = _macro_srcs('depset(["//lib:l"]).to_list()')
 WORKSPACES["transitive_depset_to_list"] = _macro_srcs(
     'depset(transitive = [depset(["//lib:l"])]).to_list()'
 )
+# A label cut out of a longer string: the static reader finds it inside the string.
+WORKSPACES["label_in_a_json_document"] = _macro_srcs("json.decode('[\"//lib:l\"]')")
+WORKSPACES["label_stripped"] = _macro_srcs('[" //lib:l ".strip()]')
+WORKSPACES["label_split_out"] = _macro_srcs('["a,//lib:l".split(",")[1]]')
+# A repository name that is computed (the main repository's, "@"): any repository's label.
+WORKSPACES["repository_name_computed"] = _macro_srcs(
+    '["@%s//lib:l" % native.repository_name().lstrip("@")]'
+)
+WORKSPACES["repository_name_formatted"] = _macro_srcs('["@{}//lib:l".format("")]')
 WORKSPACES["bazelignore_lines"] = {
     ".bazelignore": " lib/a\n/lib/b\nlib/c/\n./lib/d\nlib//e\nlib/x/../f\r\n#lib/h\n",
     **{f"lib/{name}/BUILD": FG.format(name=name, srcs='["//x:x"]') for name in "abcdefh"},
@@ -864,6 +873,11 @@ TRUTH: dict[str, set[tuple[str, str]]] = {
     "existing_rule_kind_of_a_starlark_rule": {("a", "lib")},
     "depset_to_list": {("a", "lib")},
     "transitive_depset_to_list": {("a", "lib")},
+    "label_in_a_json_document": {("a", "lib")},
+    "label_stripped": {("a", "lib")},
+    "label_split_out": {("a", "lib")},
+    "repository_name_computed": {("a", "lib")},
+    "repository_name_formatted": {("a", "lib")},
 }
 
 # Where the evaluator knowingly finds more edges than Bazel 4.2.3 reports: a rule's
@@ -1498,6 +1512,24 @@ def test_labels_a_loaded_bzl_names_are_over_approximated_and_said_so(
         "tools/defs.bzl is loaded by 1 BUILD file(s), which are taken to depend on every "
         "label it names",
     )
+
+
+def test_a_url_or_a_comment_in_a_bzl_string_names_no_package(repo: GitRepo, reader: str) -> None:
+    """The static reader finds labels inside longer strings (``label_stripped``), but not
+    the host of a URL nor a comment's words: each would name a package of the tree."""
+    defs = _macro_srcs('["//lib:l"]')["tools/defs.bzl"]
+    files = {
+        **_macro_srcs('["//lib:l"]'),
+        "tools/defs.bzl": defs + 'URL = "https://other"\nFILE = "file:///other"\nC = "// other"\n',
+        "other/BUILD": FG.format(name="o", srcs="[]"),
+    }
+    graph = load_graph(GitTree(repo.path, _commit(repo, files)))
+    assert graph.dependents(["lib"]) == {"a"}
+    assert graph.dependents(["other"]) == set()
+    if reader == "static":  # the same package inside a string that code may cut it out of
+        files["tools/defs.bzl"] += 'E = "x //other:o"\n'
+        graph = load_graph(GitTree(repo.path, _commit(repo, files)))
+        assert graph.dependents(["other"]) == {"a"}
 
 
 @pytest.mark.parametrize(

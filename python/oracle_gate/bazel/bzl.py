@@ -7,10 +7,13 @@ loaded macro adds (``deps = deps + ["//helpers"]``), a loaded constant
 Instead, a package depends on every label its loaded ``.bzl`` files name,
 through every file they load in turn: an over-approximation of what they name.
 String literals are found with a pattern, not a parser, so a ``.bzl`` file
-Python cannot parse is read all the same; their escapes are decoded. A label a
-``.bzl`` file assembles from pieces that are no labels themselves (``"/" +
-"/lib:l"``) is not found: only the native evaluator runs the code that makes it.
-A repository's start among its strings (``"@"``) makes its labels any repository's.
+Python cannot parse is read all the same; their escapes are decoded. A label
+inside a longer string counts too (``'["//lib"]'``, ``" //lib "``), since code
+may cut it out. A label a ``.bzl`` file assembles from pieces that are no labels
+themselves (``"/" + "/lib:l"``, ``"%c%clib" % (47, 47)``) is not found: only the
+native evaluator runs the code that makes it. A repository's start among its
+strings (``"@"``), or a repository name that is computed (``"@%s//lib"``), makes
+its labels any repository's.
 """
 
 from __future__ import annotations
@@ -28,6 +31,13 @@ __all__ = ["BzlFile", "scan_bzl"]
 # (a triple-quoted one is read as an empty string followed by its text).
 _STRING = re.compile(r""""((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)'""")
 _LOAD = re.compile(r"""\bload\(\s*["']([^"']+)["']""")
+# A label inside a longer string, which code may cut out of it: a JSON document
+# (``json.decode('["//lib"]')``), ``" //lib ".strip()``, ``"a,//lib".split(",")``.
+# Not after ``:`` or ``/`` (``https://host/x`` is no label), and at least one character
+# past ``//`` (``"// a comment"`` would name every package).
+_EMBEDDED = re.compile(r"""(?<![:/])(?:@[\w.~+-]*)?//[^\s"'`,;()\[\]{}<>|]+""")
+# A repository name that is computed: ``"@%s//lib" % name``, ``"@{}//lib".format(name)``.
+_COMPUTED_REPOSITORY = re.compile(r"@[\w.~+-]*[%{]")
 
 
 @dataclass(frozen=True)
@@ -68,9 +78,14 @@ def scan_bzl(text: bytes) -> BzlFile:
             local = True
             continue
         pieces = pieces or (string.startswith("@") and "//" not in string)
+        pieces = pieces or _COMPUTED_REPOSITORY.search(string) is not None
         ref = label_ref(string)
         if ref is not None:
             labels.setdefault(string, ref)
+            continue
+        for embedded in _EMBEDDED.findall(string):
+            if (ref := label_ref(embedded)) is not None:
+                labels.setdefault(embedded, ref)
     return BzlFile(
         labels=tuple(sorted(labels.items())),
         local=local,
