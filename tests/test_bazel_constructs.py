@@ -1280,6 +1280,59 @@ def test_a_change_of_a_new_local_repository_selects_its_dependents(
     assert _affected(repo, base, repo.commit("edit")) == affected
 
 
+# A repository fetched from outside the tree that reads files of it: Bazel fetches it
+# again, patched and with the BUILD file given, when one of them changes.
+_HTTP_ARCHIVE = (
+    'load("@bazel_tools//tools/build_defs/repo:http.bzl", "http_archive")\n'
+    "http_archive(\n"
+    '    name = "foo",\n'
+    '    urls = ["https://example.com/foo.tar.gz"],\n'
+    '    build_file = "//third_party:foo.BUILD",\n'
+    '    patches = ["//third_party:foo.patch"],\n'
+    ")\n"
+)
+_MODULE_OVERRIDE = (
+    'bazel_dep(name = "foo", version = "1.0")\n'
+    'single_version_override(module_name = "foo", patches = ["@//third_party:foo.patch"])\n'
+)
+_FETCHED = {
+    "third_party/BUILD": 'exports_files(["foo.BUILD", "foo.patch"])\n',
+    "third_party/foo.BUILD": FG.format(name="lib", srcs='glob(["*.c"])'),
+    "third_party/foo.patch": "--- a/foo.c\n+++ b/foo.c\n",
+    "third_party/notes.txt": "",
+    "app/BUILD": FG.format(name="app", srcs='["@foo//:lib"]'),
+    "tool/BUILD": FG.format(name="t", srcs='["@foo//sub:x"]'),
+    "other/BUILD": FG.format(name="o", srcs="[]"),
+}
+_USERS_OF_FOO = {"third_party", "@foo", "app", "tool"}
+
+
+@pytest.mark.parametrize(
+    ("marker", "declaration", "path", "affected"),
+    [
+        ("WORKSPACE", _HTTP_ARCHIVE, "third_party/foo.patch", _USERS_OF_FOO),
+        ("WORKSPACE", _HTTP_ARCHIVE, "third_party/foo.BUILD", _USERS_OF_FOO),
+        ("MODULE.bazel", _MODULE_OVERRIDE, "third_party/foo.patch", _USERS_OF_FOO),
+        # the honest neighbours: a file the declaration does not name, another package
+        ("WORKSPACE", _HTTP_ARCHIVE, "third_party/notes.txt", {"third_party"}),
+        ("WORKSPACE", _HTTP_ARCHIVE, "other/o.txt", {"other"}),
+        # a BUILD file of another repository: the archive's labels are no tree's
+        (
+            "WORKSPACE",
+            _HTTP_ARCHIVE.replace("//third_party:foo", "@bar//:foo"),
+            "other/o.txt",
+            {"other"},
+        ),
+    ],
+)
+def test_a_file_a_fetched_repository_reads_selects_what_uses_the_repository(
+    repo: GitRepo, reader: str, marker: str, declaration: str, path: str, affected: set[str]
+) -> None:
+    base = _commit(repo, {**_FETCHED, marker: declaration})
+    repo.write(path, repo.read(path) + "# edited\n" if path in _FETCHED else "new\n")
+    assert _affected(repo, base, repo.commit("edit")) == affected
+
+
 @pytest.mark.parametrize(
     "declaration",
     [

@@ -42,12 +42,13 @@ from oracle_gate.bazel.buildfile import (
     BuildFile,
     Call,
     Dep,
+    Value,
     parse_build,
     parse_build_cached,
 )
 from oracle_gate.bazel.bzl import BzlFile, scan_bzl
 from oracle_gate.bazel.glob import package_files, starting_with
-from oracle_gate.bazel.labels import BUILD_NAMES, WORKSPACE_MARKERS, parse_label
+from oracle_gate.bazel.labels import BUILD_NAMES, WORKSPACE_MARKERS, label_ref, parse_label
 from oracle_gate.bazel.query import BAZEL_TIMEOUT_SECONDS, bazel_query_edges, bazel_workspace
 from oracle_gate.bazel.starlark import Evaluated
 from oracle_gate.config.matrix import (
@@ -228,12 +229,17 @@ _LINE_END = re.compile(r"\r\n|\r|\n")
 @dataclass(frozen=True)
 class _BuildFileRepository:
     """A ``new_local_repository``: a directory of the tree whose BUILD file is given apart,
-    as a label (``build_file``) or inline (``build_file_content``)."""
+    as a label (``build_file``) or inline (``build_file_content``). Or a repository fetched
+    from outside the tree (``http_archive``) whose declaration names files of the tree
+    (``build_file``, ``patches``): the node ``@<name>``, which those files change."""
 
     root: str
     declared_in: str  # the WORKSPACE file
     build_file: str | None
     content: str | None
+    # The labels of the declaration's other arguments (a fetched repository's ``patches``).
+    inputs: tuple[str, ...] = ()
+    fetched: bool = False
 
 
 @dataclass(frozen=True)
@@ -289,6 +295,7 @@ def _repositories(tree: Tree, markers: Mapping[str, list[str]]) -> _Repositories
     binds: list[tuple[str, str]] = []
     registered: list[tuple[str, str]] = []
     loads: list[tuple[str, str]] = []
+    fetched: list[tuple[set[str], _BuildFileRepository]] = []
     unknown = ""
     for root in sorted(markers):
         own: set[str] = set()
@@ -308,6 +315,8 @@ def _repositories(tree: Tree, markers: Mapping[str, list[str]]) -> _Repositories
                         built.extend([found] if found else [])
                         local.setdefault(found.root if found else where, set()).update(given)
                     mapped += _repo_mapping(call)
+                elif root in mains and call.function not in _NOT_REPOSITORY_CALLS:
+                    fetched += _fetched(call, path)
                 if root in mains and call.function in _REGISTER_CALLS:
                     registered += (
                         (pattern, f"{path} registers") for pattern in _positional_strings(call)
@@ -330,6 +339,11 @@ def _repositories(tree: Tree, markers: Mapping[str, list[str]]) -> _Repositories
         known = target == "" or target in named  # "@" is the main repository
         if alias and known:
             named.setdefault(alias, named.get(target, ""))
+    for given, repository in fetched:
+        if given.isdisjoint(named):
+            built.append(repository)
+            roots |= {repository.root}
+            named.update(dict.fromkeys(given, repository.root))
     return _Repositories(
         mains=frozenset(mains),
         roots=roots,
@@ -420,6 +434,45 @@ def _repo_mapping(call: Call) -> list[tuple[str, str]]:
     ]
 
 
+def _fetched(call: Call, declared_in: str) -> list[tuple[set[str], _BuildFileRepository]]:
+    """The repository a call that fetches one declares (``http_archive``, a
+    ``single_version_override``), if its arguments name labels, which may be the tree's
+    files (``patches``, ``build_file``): Bazel fetches it again when one changes."""
+    given = _strings(call, ("name", "module_name"))
+    build_file, content = call.get("build_file"), call.get("build_file_content")
+    inputs = tuple(
+        text
+        for key, value in call.kwargs
+        if key not in ("name", "module_name", "build_file_content")
+        for text in _all_strings(value)
+        if label_ref(text) is not None
+    )
+    if not given or not (inputs or isinstance(content, str)):
+        return []
+    repository = _BuildFileRepository(
+        root=f"@{min(given)}",
+        declared_in=declared_in,
+        build_file=build_file if isinstance(build_file, str) else None,
+        content=content if isinstance(content, str) else None,
+        inputs=inputs,
+        fetched=True,
+    )
+    return [(given, repository)]
+
+
+def _all_strings(value: Value) -> Iterator[str]:
+    """Every string in a value read from a call: in lists and dicts too."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, tuple):
+        for item in value:
+            yield from _all_strings(item)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from _all_strings(item)
+
+
 def _built(call: Call, declared_in: str, root: str, names: set[str]) -> _BuildFileRepository | None:
     """The repository of a ``new_local_repository`` call, or None: another call.
 
@@ -454,6 +507,11 @@ _REGISTER_CALLS = frozenset({"register_toolchains", "register_execution_platform
 _REGISTERS = re.compile(rb"\bregister_(?:toolchains|execution_platforms)\b")
 _LOCAL_REPOSITORY_CALLS = frozenset(
     {"local_repository", "new_local_repository", "local_path_override"}
+)
+# Calls of a root WORKSPACE or MODULE.bazel that fetch no repository of their own.
+_NOT_REPOSITORY_CALLS = frozenset(
+    {"workspace", "module", "bind", "load", "bazel_dep", "use_extension", "use_repo"}
+    | _REGISTER_CALLS
 )
 
 
@@ -634,14 +692,22 @@ def _add_built(
 ) -> None:
     """Each ``new_local_repository`` of the tree as one node: its directory's files are
     its sources, what its BUILD file names are its edges, and a change of that BUILD file
-    (or of the WORKSPACE that holds it inline) changes it."""
+    (or of the WORKSPACE that holds it inline) changes it. So does a change of a file of
+    the tree a fetched repository's declaration names (its ``patches``)."""
     for repository in repositories.built:
         root = repository.root
         scan.nodes.add(root)
         scan.workspace_of.setdefault(root, root)
+        for label in repository.inputs:
+            read = _loaded_path(label, "", "", repositories)
+            if read is not None and _listed(files, read):
+                scan.loads.setdefault(read, set()).add(root)
         written = repository.build_file
         path = written and _loaded_path(written, "", "", repositories)
-        if path is not None and _listed(files, path):
+        in_tree = path is not None and _listed(files, path)
+        if repository.fetched and not in_tree and repository.content is None:
+            continue  # its BUILD files are the archive's own, or another repository's
+        if path is not None and in_tree:
             text, source = tree.read(path), path
         elif written is None and repository.content is not None:
             text, source = repository.content.encode(), repository.declared_in
@@ -1077,6 +1143,8 @@ def _label_targets(package: str, prefix: bool, workspace: str, sorted_dirs: list
     """The directories a label of ``package`` can name: one, or, for a computed label's
     ``prefix``, every package under it."""
     target = _join(workspace, package) if package else workspace
+    if workspace.startswith("@"):  # a repository outside the tree is one node
+        return [workspace]
     if not prefix:
         return [target]
     # A bare "//" prefix under a nested workspace starts at the workspace's root.

@@ -229,6 +229,8 @@ pub fn edges(
             root.is_empty(),
             reference.package.is_empty(),
         ) {
+            // A repository outside the tree (`@name`) is one node, whatever its package.
+            (false, _, _) if root.starts_with('@') => root.to_owned(),
             (true, _, _) | (false, true, false) => reference.package,
             (false, _, true) => root.to_owned(),
             (false, false, false) => format!("{root}/{}", reference.package),
@@ -337,5 +339,28 @@ mod tests {
         );
         assert!(found.edges[3].prefix && found.edges[3].target == "libs/");
         assert_eq!(found.approximate.len(), 2);
+    }
+
+    #[test]
+    fn a_repository_outside_the_tree_is_one_node() {
+        let mut repositories = Repositories::default();
+        repositories.own.insert(String::new(), Vec::new());
+        repositories
+            .named
+            .insert("foo".to_owned(), "@foo".to_owned());
+        let record = |label: &str| Record {
+            label: label.to_owned(),
+            location: "a/BUILD:1".to_owned(),
+            opaque: String::new(),
+        };
+        let found = edges(
+            &[record("@foo//:lib"), record("@foo//sub:x"), record("@foo")],
+            "a/BUILD",
+            "a",
+            "",
+            &repositories,
+        );
+        let targets: Vec<&str> = found.edges.iter().map(|e| e.target.as_str()).collect();
+        assert_eq!(targets, ["@foo", "@foo", "@foo"]);
     }
 }
