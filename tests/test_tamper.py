@@ -372,6 +372,39 @@ def test_production_that_senses_the_sandbox_is_a_tamper_reject(
     _rejected_in_merge(example_repo, name, *SENSES_THE_SANDBOX[name])
 
 
+CLI = (
+    "\n\nif __name__ == '__main__':\n"
+    "    import json\n\n"
+    "    print(merge_ranges(json.loads(sys.argv[1])))\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("header", "tail", "rejected"),
+    [
+        ("import sys\n", CLI, False),  # a command line of its own, never run by the gate
+        (
+            "import sys\n",
+            CLI.replace("import json", "import json, sys as s") + "x = s.argv\n",
+            True,
+        ),
+        ("import sys\n", CLI + "else:\n    ARGS = sys.argv\n", True),  # the imported side
+        ("import sys\n", CLI.replace("==", "!="), True),
+        # a module that can start a process can run itself as __main__ under the gate
+        ("import subprocess\nimport sys\n", CLI, True),
+        ("import sys\n", CLI + "    RUN = sys.executable\n", True),
+    ],
+)
+def test_the_command_line_tells_nothing_only_in_a_main_block(
+    example_repo: tuple[GitRepo, str], header: str, tail: str, rejected: bool
+) -> None:
+    repo, base = example_repo
+    _prepend(repo, MERGE, header)
+    repo.append(MERGE, tail)
+    reasons = _tamper(repo.judge_paths(base, repo.commit("a command line")), MERGE)
+    assert ("sys.argv" in reasons) is rejected, reasons
+
+
 def test_ordinary_uses_of_os_sys_and_platform_pass(example_repo: tuple[GitRepo, str]) -> None:
     """Configuration from the environment, the interpreter's version and limits, a
     resource path from __file__, the CPU count."""

@@ -152,6 +152,13 @@ _SANDBOX_TELLS = frozenset(
         "sys.no_user_site",
     }
 )
+# The command line is read by a module's ``if __name__ == "__main__":`` block, which
+# never runs where the gate imports the module: there it tells nothing, unless the
+# module starts a process (which may run it as ``__main__``, with a path of the sandbox).
+_ARGUMENT_TELLS = frozenset({"sys.argv", "sys.orig_argv"})
+_STARTS_PROCESSES = frozenset(
+    {"subprocess", "multiprocessing", "concurrent", "sys.executable", "os.system", "os.popen"}
+)
 # Variables the gate sets for its children (``PYTHONHASHSEED``...): the interpreter's own.
 _TELL_VARIABLE = re.compile(r"^PYTHON[A-Z_]+$")
 # Keywords that hand a descriptor over: open(..., opener=), socket(fileno=), Popen(pass_fds=).
@@ -347,10 +354,26 @@ class _Reader:
     def marks(self, tree: ast.AST) -> Iterator[tuple[Mark, int]]:
         self.aliases = _aliases(tree)
         self.numbers = _numbers(tree)
+        inert = set() if self._starts_processes(tree) else _main_block_nodes(tree)
         for node in ast.walk(tree):
             line = getattr(node, "lineno", 0)
             for mark in self._node_marks(node):
-                yield mark, line
+                if id(node) not in inert or mark[1] not in _ARGUMENT_TELLS:
+                    yield mark, line
+
+    def _starts_processes(self, tree: ast.AST) -> bool:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            elif isinstance(node, ast.Attribute):
+                names = [self._resolved(node) or ""]
+            else:
+                continue
+            if any(n in _STARTS_PROCESSES or n.split(".")[0] in _STARTS_PROCESSES for n in names):
+                return True
+        return False
 
     def _resolved(self, node: ast.AST) -> str | None:
         """The dotted name ``node`` spells, through aliases and a module's other names."""
@@ -476,6 +499,25 @@ class _Reader:
         for fixture in self.fixtures:
             if fixture in text:
                 yield "fixture path", fixture
+
+
+def _main_block_nodes(tree: ast.AST) -> set[int]:
+    """The nodes (by ``id``) of the module's ``if __name__ == "__main__":`` bodies."""
+    found: set[int] = set()
+    for statement in getattr(tree, "body", []):
+        test = statement.test if isinstance(statement, ast.If) else None
+        if (
+            isinstance(test, ast.Compare)
+            and isinstance(test.left, ast.Name)
+            and test.left.id == "__name__"
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.Eq)
+            and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value == "__main__"
+        ):
+            assert isinstance(statement, ast.If)
+            found.update(id(node) for part in statement.body for node in ast.walk(part))
+    return found
 
 
 def _fixture_names(tree: GitTree, package: Package) -> frozenset[str]:
