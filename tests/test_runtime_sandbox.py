@@ -323,6 +323,26 @@ def _money_here_and_installed(repo: GitRepo, tmp_path: Path) -> Path:
     return outside
 
 
+@pytest.mark.parametrize("bwrap", [None, "bwrap"])
+def test_the_childs_own_imports_are_never_the_packages_files(
+    repo: GitRepo, bwrap: str | None
+) -> None:
+    """The child starts in the package directory: a package file named like a module the
+    child itself imports (json, contextlib) must not stand in for it, or it could write
+    the answer frame. Production code still imports the package's own modules."""
+    if bwrap and sandbox.find_bwrap() is None:
+        pytest.skip("bubblewrap is not installed")
+    _package(repo)
+    for name in ("json", "contextlib", "copy", "operator", "struct"):
+        repo.write(f"pkg/{name}.py", 'raise RuntimeError("the package file ran in the child")\n')
+    repo.write("pkg/helper.py", "STEP = 1\n")
+    repo.write("pkg/mod.py", "import helper\n\n\ndef run(x):\n    return x + helper.STEP\n")
+    runner = sandbox.Runner(library=sandbox.library_paths([repo.path]), bwrap=bwrap)
+    request = {"role": "subject", "subject": "mod:run", "inputs": [["int", "1"]]}
+    answer = runner.run(request, repo.path / "pkg", checkout=repo.path)
+    assert answer == {"outputs": [{"ok": ["int", "2"]}]}
+
+
 def test_a_repo_module_imported_from_outside_the_checkout_is_a_gate_error(
     repo: GitRepo, tmp_path: Path
 ) -> None:

@@ -15,9 +15,11 @@ attribute or import they make, one framed answer per framed question, until
 its request pipe closes. The verdict is the oracle child's; the production
 child only ever sends values.
 
-``sys.path`` is built here, not inherited: the package and its declared
-dependencies from one checkout first, then the standard library, then the
-gate's libraries; no site or ``.pth`` processing, no user site directory.
+``sys.path`` is built here, not inherited (the bootstrap leaves the working
+directory off it, so none of the package's files is this module's own import):
+the package and its declared dependencies from one checkout first, then the
+standard library, then the gate's libraries; no site or ``.pth`` processing, no
+user site directory.
 Roles that only read oracle tables (``describe``, ``evaluate``) get no package
 directory on ``sys.path`` at all, so contracts and comparisons run without
 the production code ever being imported.

@@ -407,8 +407,10 @@ class Runner:
     def _command(
         self, checkout: Path, cwd: Path, fds: tuple[int, int], masked: Sequence[Path]
     ) -> list[str]:
+        # ``-c`` puts the working directory (the package's) first on sys.path: a package
+        # file named like a module the child imports (json.py) would be the child's own.
         bootstrap = (
-            "import sys; sys.path.insert(0, sys.argv[1]); "
+            "import sys; sys.path[:] = [sys.argv[1]] + [p for p in sys.path if p]; "
             "from oracle_gate.runtime.child import main; main(int(sys.argv[2]), int(sys.argv[3]))"
         )
         python = [sys.executable, "-s", "-S", "-c", bootstrap, _DRIVER_PATH]
