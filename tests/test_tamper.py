@@ -405,6 +405,51 @@ def test_the_command_line_tells_nothing_only_in_a_main_block(
     assert ("sys.argv" in reasons) is rejected, reasons
 
 
+ROOT = "libs/intervals"
+
+
+@pytest.fixture
+def flat_repo(example_repo: tuple[GitRepo, str]) -> tuple[GitRepo, str]:
+    """The example, its intervals row also guarding every module of the package."""
+    repo, _ = example_repo
+    repo.replace(f"{ROOT}/invariants.yaml", '["intervals/**/*.py"]', '["**/*.py"]')
+    repo.relock(ROOT)
+    return repo, repo.commit("every module guarded")
+
+
+@pytest.mark.parametrize(
+    ("path", "shadows"),
+    [
+        (f"{ROOT}/json.py", True),
+        (f"{ROOT}/copy/__init__.py", True),
+        (f"{ROOT}/hypothesis.py", True),
+        (f"{ROOT}/pluggy/hooks.py", True),
+        # the honest neighbours: another name, a submodule (intervals.json)
+        (f"{ROOT}/jsonutil.py", False),
+        (f"{ROOT}/intervals/json.py", False),
+    ],
+)
+def test_a_new_module_named_like_one_the_gates_children_import_is_a_tamper_mark(
+    flat_repo: tuple[GitRepo, str], path: str, shadows: bool
+) -> None:
+    """The children import the standard library and the test machinery for themselves;
+    production would import the package's module of that name instead."""
+    repo, base = flat_repo
+    repo.write(path, "def dumps(value, **options):\n    return '{}'\n")
+    reasons = _tamper(repo.judge_paths(base, repo.commit("a module")), path)
+    assert ("module named like the standard library's or the gate's" in reasons) is shadows
+
+
+def test_a_module_named_like_the_standard_librarys_the_parent_had_is_no_new_mark(
+    flat_repo: tuple[GitRepo, str],
+) -> None:
+    repo, _ = flat_repo
+    repo.write(f"{ROOT}/json.py", "X = 1\n")
+    base = repo.commit("the package has had its json.py")
+    repo.write(f"{ROOT}/json.py", "X = 2\n")
+    assert not _tamper(repo.judge_paths(base, repo.commit("edit")), f"{ROOT}/json.py")
+
+
 def test_ordinary_uses_of_os_sys_and_platform_pass(example_repo: tuple[GitRepo, str]) -> None:
     """Configuration from the environment, the interpreter's version and limits, a
     resource path from __file__, the CPU count."""

@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import sys
 from collections import Counter
 from collections.abc import Iterator
 
@@ -159,6 +160,23 @@ _ARGUMENT_TELLS = frozenset({"sys.argv", "sys.orig_argv"})
 _STARTS_PROCESSES = frozenset(
     {"subprocess", "multiprocessing", "concurrent", "sys.executable", "os.system", "os.popen"}
 )
+# Modules the gate's children import for themselves: the standard library, the test
+# machinery and what it imports. A production module of that name at the package's import
+# root is not what the children import, but would be what production imports.
+_SHADOWED = sys.stdlib_module_names | {
+    "pytest",
+    "_pytest",
+    "pluggy",
+    "iniconfig",
+    "packaging",
+    "hypothesis",
+    "attr",
+    "attrs",
+    "sortedcontainers",
+    "exceptiongroup",
+    "tomli",
+    "oracle_gate",
+}
 # Variables the gate sets for its children (``PYTHONHASHSEED``...): the interpreter's own.
 _TELL_VARIABLE = re.compile(r"^PYTHON[A-Z_]+$")
 # Keywords that hand a descriptor over: open(..., opener=), socket(fileno=), Popen(pass_fds=).
@@ -588,6 +606,19 @@ def added_marks(
     return added
 
 
+def _new_shadow(path: str, package: Package, parent: GitTree) -> list[tuple[Mark, int]]:
+    """A module at the package's import root (``json.py``, ``json/...``) named like one the
+    gate's children import themselves, which the parent did not have."""
+    top, slash, _ = package.relative(path).partition("/")
+    name = top if slash else top.removesuffix(".py")
+    if name not in _SHADOWED:
+        return []
+    held = package.join(name)
+    if parent.blob_id(f"{held}.py") is not None or parent.has_directory(held):
+        return []
+    return [(("module named like the standard library's or the gate's", name), 1)]
+
+
 def judge(laned: LanedPath, facts: Facts) -> list[Finding]:
     """A ``tamper:`` reject (or ``human_noted``) when the patch added such references."""
     package = laned.package
@@ -599,6 +630,7 @@ def judge(laned: LanedPath, facts: Facts) -> list[Finding]:
     parent = facts.parent.read_optional(laned.change.old_path or laned.path)
     fixtures = _fixture_names(facts.parent, package) | _fixture_names(facts.head, package)
     added = added_marks(parent, head, fixtures, _seed_texts(facts, package))
+    added += _new_shadow(laned.path, package, facts.parent)
     if not added:
         return []
     shown = summarize([f"{kind} {text!r} (line {line})" for (kind, text), line in added])

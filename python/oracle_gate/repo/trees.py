@@ -320,6 +320,10 @@ class GitTree:
         """Every file path, in no set order: for a scan, ``files()`` without its sort."""
         return self._oids.keys()
 
+    def has_directory(self, path: str) -> bool:
+        """Whether the commit holds files below ``path`` (not following links)."""
+        return path in self._directories
+
     def is_link(self, path: str) -> bool:
         """Whether ``path`` is committed as a symbolic link: its content is another blob's."""
         return path in self._listing[1]
