@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from gitrepo import GitRepo
 from oracle_gate.model import Lane, Verdict
 
@@ -84,3 +86,33 @@ def test_build_file_without_a_gate_stays_harness(repo: GitRepo) -> None:
     repo.write("tools/BUILD.bazel", 'py_binary(name = "t", srcs = ["t.py"], args = ["-v"])\n')
     report = repo.gate(base, repo.commit("edit the tool's BUILD"))
     assert report.paths[0].lane is Lane.HARNESS
+
+
+_OWNERS = '    owners = ["@ranges-team"],\n'
+
+
+@pytest.mark.parametrize(
+    ("attribute", "moved"),
+    [
+        ('tags = ["manual"]', True),  # out of `bazel test //...`
+        ('target_compatible_with = ["@platforms//:incompatible"]', True),  # skipped
+        ("flaky = True", True),  # a failure retried until it passes
+        ('env = {"HYPOTHESIS_PROFILE": "ci"}', True),
+        # the honest neighbours: how long it may take, who may depend on it
+        ('size = "large"', False),
+        ('timeout = "long"', False),
+        ('visibility = ["//visibility:private"]', False),
+    ],
+)
+def test_a_gate_test_attribute_that_decides_whether_bazel_runs_it_is_the_matrix(
+    repo: GitRepo, attribute: str, moved: bool
+) -> None:
+    base = _package(repo)
+    repo.replace(BUILD, _OWNERS, f"{_OWNERS}    {attribute},\n")
+    report = repo.judge_paths(base, repo.commit(attribute))
+    assert report.paths[0].lane is Lane.MATRIX
+    assert (report.verdict_of(BUILD) is Verdict.REJECT) is moved, report.findings
+    if moved:
+        repo.note(PKG, base, "BUILD.bazel")
+        noted = repo.judge_paths(base, repo.commit("noted"))
+        assert noted.verdict_of(BUILD) is Verdict.HUMAN_NOTED

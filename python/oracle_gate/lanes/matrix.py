@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import posixpath
 
+from oracle_gate.bazel.buildfile import Value, parse_build
 from oracle_gate.bazel.glob import package_files
+from oracle_gate.bazel.labels import BUILD_NAMES
 from oracle_gate.classify import lane_in
+from oracle_gate.errors import ConfigError
 from oracle_gate.facts import Facts, LanedPath, boundary_moves
 from oracle_gate.lanes.common import oracle_move, summarize
 from oracle_gate.model import Change, ChangeKind, Finding, Lane, Matrix, Row, Verdict
@@ -14,6 +17,24 @@ __all__ = ["check_boundaries", "judge", "narrowings"]
 
 _ROW_LISTS = ("globs", "properties", "partitions", "relations", "fixtures")
 _TOP_LISTS = ("owners", "tests", "fixtures", "deps")
+# Attributes of a Bazel gate's test that decide whether and how Bazel runs it, not what
+# it checks: tags = ["manual"] leaves it out of `bazel test //...`, an incompatible
+# target_compatible_with skips it, flaky retries a failure, env changes what it reads.
+_TEST_ATTRIBUTES = frozenset(
+    {
+        "tags",
+        "target_compatible_with",
+        "exec_compatible_with",
+        "exec_properties",
+        "flaky",
+        "env",
+        "env_inherit",
+        "local",
+        "shard_count",
+        "args",
+        "testonly",
+    }
+)
 
 
 def _lost(
@@ -83,6 +104,36 @@ def _claimed_production(laned: LanedPath, facts: Facts) -> list[str]:
     ]
 
 
+def _test_attributes(text: bytes, path: str) -> dict[str, dict[str, Value]]:
+    """Each gate call of a BUILD file, by name: its test attributes as written."""
+    return {
+        str(call.get("name")): {k: v for k, v in call.kwargs if k in _TEST_ATTRIBUTES}
+        for call in parse_build(text, path).gates
+    }
+
+
+def _test_attributes_changed(laned: LanedPath, facts: Facts) -> list[str]:
+    """``gate: tags, flaky`` for each gate of a BUILD file whose test attributes changed."""
+    if posixpath.basename(laned.path) not in BUILD_NAMES:
+        return []
+    before, after = facts.read_pair(laned.change)
+    if before is None or after is None:
+        return []
+    try:
+        old = _test_attributes(before, laned.change.old_path or laned.path)
+        new = _test_attributes(after, laned.path)
+    except ConfigError:
+        return []  # the graph reports a BUILD file that does not parse
+    changed = []
+    for name in sorted(old.keys() & new.keys()):
+        keys = sorted(
+            k for k in old[name].keys() | new[name].keys() if old[name].get(k) != new[name].get(k)
+        )
+        if keys:
+            changed.append(f"{name}: {', '.join(keys)}")
+    return changed
+
+
 def judge(laned: LanedPath, facts: Facts) -> list[Finding]:
     if laned.change.kind is ChangeKind.DELETED:
         return [oracle_move(laned, facts, "matrix deleted: the package's rows are gone")]
@@ -99,6 +150,12 @@ def judge(laned: LanedPath, facts: Facts) -> list[Finding]:
             lost.append(f"tests, fixtures or oracle now claim production {summarize(claimed)}")
         if lost:
             problems.append("matrix narrowed: " + "; ".join(lost))
+    attributes = _test_attributes_changed(laned, facts)
+    if attributes:
+        problems.append(
+            f"the gate's test attributes changed ({'; '.join(attributes)}): Bazel may skip, "
+            "retry or reconfigure the gate"
+        )
     decorative = _decorative_rows(before, after)
     if decorative:
         problems.append(
