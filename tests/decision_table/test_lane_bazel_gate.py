@@ -25,8 +25,8 @@ oracle_gate(
 """
 
 
-def _package(repo: GitRepo) -> str:
-    repo.write(BUILD, DECLARATION)
+def _package(repo: GitRepo, declaration: str = DECLARATION) -> str:
+    repo.write(BUILD, declaration)
     repo.write(f"{PKG}/ranges/__init__.py", "def merge(x):\n    return x\n")
     repo.write(f"{PKG}/ranges/split.py", "def split(x):\n    return x\n")
     return repo.commit("a Bazel package with a gate")
@@ -98,6 +98,8 @@ _OWNERS = '    owners = ["@ranges-team"],\n'
         ('target_compatible_with = ["@platforms//:incompatible"]', True),  # skipped
         ("flaky = True", True),  # a failure retried until it passes
         ('env = {"HYPOTHESIS_PROFILE": "ci"}', True),
+        ('tags = ["man" + "ual"]', True),
+        ("**EXTRA", True),  # a loaded dict the reader does not know: any attribute
         # the honest neighbours: how long it may take, who may depend on it
         ('size = "large"', False),
         ('timeout = "long"', False),
@@ -107,7 +109,10 @@ _OWNERS = '    owners = ["@ranges-team"],\n'
 def test_a_gate_test_attribute_that_decides_whether_bazel_runs_it_is_the_matrix(
     repo: GitRepo, attribute: str, moved: bool
 ) -> None:
-    base = _package(repo)
+    repo.write("tools/BUILD", "")
+    repo.write("tools/defs.bzl", 'EXTRA = {"tags": ["manual"]}\n')
+    loads = 'load("//tools:defs.bzl", "EXTRA")\npy_library'
+    base = _package(repo, DECLARATION.replace("\npy_library", loads))
     repo.replace(BUILD, _OWNERS, f"{_OWNERS}    {attribute},\n")
     report = repo.judge_paths(base, repo.commit(attribute))
     assert report.paths[0].lane is Lane.MATRIX

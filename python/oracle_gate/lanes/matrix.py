@@ -105,9 +105,13 @@ def _claimed_production(laned: LanedPath, facts: Facts) -> list[str]:
 
 
 def _test_attributes(text: bytes, path: str) -> dict[str, dict[str, Value]]:
-    """Each gate call of a BUILD file, by name: its test attributes as written."""
+    """Each gate call of a BUILD file, by name: its test attributes as written, and as
+    ``**`` what the reader could not splice in (``**EXTRA``, loaded): it may hold any."""
     return {
-        str(call.get("name")): {k: v for k, v in call.kwargs if k in _TEST_ATTRIBUTES}
+        str(call.get("name")): {
+            **{k: v for k, v in call.kwargs if k in _TEST_ATTRIBUTES},
+            **({"**": call.args} if call.args else {}),
+        }
         for call in parse_build(text, path).gates
     }
 
