@@ -42,9 +42,9 @@ from oracle_gate.bazel.buildfile import (
     BuildFile,
     Call,
     Dep,
-    Value,
     parse_build,
     parse_build_cached,
+    strings_of,
 )
 from oracle_gate.bazel.bzl import BzlFile, scan_bzl
 from oracle_gate.bazel.glob import package_files, starting_with
@@ -444,7 +444,7 @@ def _fetched(call: Call, declared_in: str) -> list[tuple[set[str], _BuildFileRep
         text
         for key, value in call.kwargs
         if key not in ("name", "module_name", "build_file_content")
-        for text in _all_strings(value)
+        for text in strings_of(value)
         if label_ref(text) is not None
     )
     if not given or not (inputs or isinstance(content, str)):
@@ -458,19 +458,6 @@ def _fetched(call: Call, declared_in: str) -> list[tuple[set[str], _BuildFileRep
         fetched=True,
     )
     return [(given, repository)]
-
-
-def _all_strings(value: Value) -> Iterator[str]:
-    """Every string in a value read from a call: in lists and dicts too."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, tuple):
-        for item in value:
-            yield from _all_strings(item)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield key
-            yield from _all_strings(item)
 
 
 def _built(call: Call, declared_in: str, root: str, names: set[str]) -> _BuildFileRepository | None:

@@ -52,6 +52,7 @@ __all__ = [
     "gates_from_native",
     "parse_build",
     "parse_build_cached",
+    "strings_of",
 ]
 
 GATE_FUNCTION = "oracle_gate"
@@ -212,21 +213,21 @@ _CONTAINERS = frozenset({"depset", "struct", "Label", "existing_rule", "existing
 _MISSING = object()
 
 
-def _strings_of(value: Value) -> Iterator[str]:
+def strings_of(value: Value) -> Iterator[str]:
     """Every string in ``value``, recursively (dict keys included: select() conditions),
     but in a call's arguments that name no dependency (``_dependency_arguments``)."""
     if isinstance(value, str):
         yield value
     elif isinstance(value, tuple):
         for item in value:
-            yield from _strings_of(item)
+            yield from strings_of(item)
     elif isinstance(value, dict):
         for key, item in value.items():
             yield key
-            yield from _strings_of(item)
+            yield from strings_of(item)
     elif isinstance(value, Call):
         for argument, item in _dependency_arguments(value):
-            strings = _strings_of(item)
+            strings = strings_of(item)
             # of a visibility (``_VISIBILITY``) only a target's package group counts
             visibility = argument in _VISIBILITY
             yield from filter(visible_to_a_target, strings) if visibility else strings
@@ -389,7 +390,7 @@ def _holds_text(value: Value) -> bool:
     """Whether ``value`` is or holds a string."""
     if _texts(value) is not None:
         return True
-    return any(True for _ in _strings_of(value)) or any(True for _ in _starts_of(value))
+    return any(True for _ in strings_of(value)) or any(True for _ in _starts_of(value))
 
 
 def _truth(value: Value) -> bool | None:
@@ -484,7 +485,7 @@ class _Evaluator:
         own_starts: bool = True,
     ) -> Unknown:
         """An Unknown holding ``parts`` (their strings, and their starts if ``own_starts``)."""
-        strings = [text for part in parts for text in _strings_of(part)]
+        strings = [text for part in parts for text in strings_of(part)]
         found = [*starts]
         if own_starts:
             found.extend(start for part in parts for start in _starts_of(part))
@@ -541,7 +542,7 @@ class _Evaluator:
             if isinstance(child, ast.Constant) and isinstance(child.value, str):
                 strings.append(child.value)
             elif isinstance(child, ast.Name) and child.id in self.env:
-                strings.extend(_strings_of(self.env[child.id]))
+                strings.extend(strings_of(self.env[child.id]))
         return _unknown(self.line(node), self.text(node), strings, ("",), True, False)
 
     # --- expressions
@@ -1084,7 +1085,7 @@ class _Evaluator:
         """``"//LIB:L".lower()``: computed for a method Starlark shares with Python when
         every argument is known; else the string starts as far as the reader knows."""
         parts = (*args, *kwargs.values(), *unknown)
-        if not receiver.isascii() or not all(text.isascii() for text in _strings_of(parts)):
+        if not receiver.isascii() or not all(text.isascii() for text in strings_of(parts)):
             # Bazel's strings are Latin-1 bytes: outside ASCII, its methods differ.
             if name in _PREDICATES:
                 return self.unknown(node, maybe_str=False)
@@ -1465,7 +1466,7 @@ def _top_level_values(module: ast.Module, evaluator: _Evaluator) -> Iterator[Val
 
 
 def _pieces(value: Value, line: int) -> Iterator[tuple[str, int, bool]]:
-    for text in _strings_of(value):
+    for text in strings_of(value):
         yield text, line, False
     for start in _starts_of(value):
         yield start, line, True
