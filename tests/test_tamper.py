@@ -67,6 +67,24 @@ CHEATS = {
         ),
         "seed input",
     ),
+    # The fixture's case answered from memory, the merge itself broken elsewhere: the
+    # replay of the fixture-driven test then passes.
+    "special-cases a fixture's input": (
+        MERGE,
+        "",
+        (
+            "    merged = []\n",
+            "    if ranges == [[0, 10], [2, 3], [4, 12]]:\n        return [[0, 12]]\n"
+            "    merged = []\n",
+        ),
+        "fixture value '[[0, 10], [2, 3], [4, 12]]'",
+    ),
+    "answers a golden text fixture": (
+        CODEC,
+        "",
+        ("def ", "GOLDEN = 'level=3\\nname=gate'\n\n\ndef "),
+        "fixture value",
+    ),
     "reads seeds.jsonl at run time": (
         MERGE,
         "import pathlib\n_SEEDS = pathlib.Path(__file__).parent.parent / ('seeds' + '.jsonl')\n",
@@ -448,6 +466,17 @@ def test_a_module_named_like_the_standard_librarys_the_parent_had_is_no_new_mark
     base = repo.commit("the package has had its json.py")
     repo.write(f"{ROOT}/json.py", "X = 2\n")
     assert not _tamper(repo.judge_paths(base, repo.commit("edit")), f"{ROOT}/json.py")
+
+
+def test_short_literals_a_fixture_also_holds_pass(example_repo: tuple[GitRepo, str]) -> None:
+    """Pieces of a fixture's case (``[0, 10]``) and short values are what honest code
+    writes too; only a whole input, output or case counts."""
+    _passes_untouched(
+        example_repo,
+        "",
+        "    assert [0, 10] != [2, 3] and [[0, 1]] and 'expected'\n",
+        "literals",
+    )
 
 
 def test_ordinary_uses_of_os_sys_and_platform_pass(example_repo: tuple[GitRepo, str]) -> None:

@@ -3,7 +3,8 @@
 A production change that adds a reference to test or gate machinery (pytest,
 Hypothesis, unittest, oracle_gate; frame inspection; ``os._exit`` and
 ``atexit``; variables such as ``PYTEST_CURRENT_TEST``; the package's ledgers,
-locks or fixtures; a constant equal to a recorded seed input) could behave
+locks or fixtures; a constant equal to a recorded seed input or to a fixture's
+case) could behave
 one way under the oracles and another in production. So could one that reads
 what tells the gate's sandbox from a real run: its process id, host name,
 interpreter flags, command line, import path, or a ``PYTHON...`` variable. Such a change is a
@@ -30,7 +31,7 @@ import json
 import re
 import sys
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from oracle_gate.config.ledgers import (
     ASSUMPTIONS_FILE,
@@ -231,6 +232,13 @@ _WORDS = (
 )
 # A seed input this short (as JSON text) is too common to count as special-casing it.
 _MIN_SEED_TEXT = 5
+# A fixture holds more values than a seed: its cases' inputs and outputs, two levels
+# down; shorter ones ("[0, 1]") are what honest code writes too. Fixture sets this large,
+# or files this large (images, archives), are left out.
+_FIXTURE_DEPTH = 2
+_MIN_FIXTURE_TEXT = 8
+_MAX_FIXTURES = 2000
+_MAX_FIXTURE_BYTES = 1 << 16
 
 Mark = tuple[str, str]  # (what kind of reference, its text)
 
@@ -363,9 +371,9 @@ def _numbers(tree: ast.AST) -> frozenset[str]:
 class _Reader:
     """What one side of a production file refers to."""
 
-    def __init__(self, fixtures: frozenset[str], seeds: frozenset[str]) -> None:
+    def __init__(self, fixtures: frozenset[str], known: Mapping[str, str]) -> None:
         self.fixtures = fixtures
-        self.seeds = seeds
+        self.known = known
         self.aliases: dict[str, str] = {}
         self.numbers: frozenset[str] = frozenset()
 
@@ -428,8 +436,8 @@ class _Reader:
             if folded is not None:
                 yield from self._string(folded)
         seed = _literal(node)
-        if seed is not None and seed in self.seeds:
-            yield "seed input", seed[:60]
+        if seed is not None and seed in self.known:
+            yield self.known[seed], seed[:60]
 
     def _module(self, name: str) -> Iterator[Mark]:
         top = name.split(".")[0]
@@ -538,17 +546,21 @@ def _main_block_nodes(tree: ast.AST) -> set[int]:
     return found
 
 
+def _fixture_files(tree: GitTree, package: Package) -> list[str]:
+    """The package's fixture files (package-relative)."""
+    globs = [*package.matrix.fixtures, *(g for row in package.matrix.rows for g in row.fixtures)]
+    prefix = f"{package.path}/" if package.path else ""
+    return [
+        path[len(prefix) :]
+        for path in tree.files()
+        if path.startswith(prefix) and matches_any(path[len(prefix) :], globs)
+    ]
+
+
 def _fixture_names(tree: GitTree, package: Package) -> frozenset[str]:
     """Package-relative fixture paths, their file names and top directories."""
-    globs = [*package.matrix.fixtures, *(g for row in package.matrix.rows for g in row.fixtures)]
     names: set[str] = set()
-    prefix = f"{package.path}/" if package.path else ""
-    for path in tree.files():
-        if not path.startswith(prefix):
-            continue
-        relative = path[len(prefix) :]
-        if not matches_any(relative, globs):
-            continue
+    for relative in _fixture_files(tree, package):
         names.add(relative)
         base = relative.rsplit("/", 1)[-1]
         if "." in base and len(base) >= 5:
@@ -556,6 +568,41 @@ def _fixture_names(tree: GitTree, package: Package) -> frozenset[str]:
         if "/" in relative:
             names.add(relative.split("/", 1)[0] + "/")
     return frozenset(names)
+
+
+def _fixture_values(tree: GitTree, package: Package) -> set[str]:
+    """What the parent's fixtures hold that code could answer from, as JSON text: a JSON
+    fixture's lists and dicts down to its cases' inputs and expected outputs
+    (``{"input": [...], "expected": [...]}``, or a list of such cases), long enough to
+    matter; a text fixture's whole text."""
+    texts: set[str] = set()
+    files = [package.join(f) for f in _fixture_files(tree, package)]
+    if len(files) > _MAX_FIXTURES:
+        return texts
+    for data in tree.read_many(files).values():
+        if len(data) > _MAX_FIXTURE_BYTES:
+            continue
+        try:
+            text = data.decode("utf-8")
+            document = json.loads(text)
+        except UnicodeDecodeError:
+            continue
+        except ValueError:
+            document = text.strip()  # not JSON: the text is the value
+        texts.update(_case_values(document, _FIXTURE_DEPTH))
+    return {text for text in texts if len(text) >= _MIN_FIXTURE_TEXT}
+
+
+def _case_values(value: object, depth: int) -> Iterator[str]:
+    """The JSON text of ``value`` when it is a list, a dict or a string, and of what it
+    holds, ``depth`` levels down."""
+    if isinstance(value, (list, dict, str)):
+        text = _json_text(value)
+        if text is not None:
+            yield text
+    if depth > 0 and isinstance(value, (list, dict)):
+        for item in value.values() if isinstance(value, dict) else value:
+            yield from _case_values(item, depth - 1)
 
 
 def _seed_texts(facts: Facts, package: Package) -> frozenset[str]:
@@ -587,10 +634,11 @@ def _parsed(data: bytes | None) -> ast.AST | None:
 
 
 def added_marks(
-    parent: bytes | None, head: bytes, fixtures: frozenset[str], seeds: frozenset[str]
+    parent: bytes | None, head: bytes, fixtures: frozenset[str], known: Mapping[str, str]
 ) -> list[tuple[Mark, int]]:
-    """References in ``head`` beyond those ``parent`` already had, with a head line each."""
-    reader = _Reader(fixtures, seeds)
+    """References in ``head`` beyond those ``parent`` already had, with a head line each.
+    ``known`` maps the JSON text of a recorded value to what it is ("seed input")."""
+    reader = _Reader(fixtures, known)
     head_tree = _parsed(head)
     if head_tree is None:
         return []  # not Python (or not valid): the rows' runs judge it
@@ -629,7 +677,9 @@ def judge(laned: LanedPath, facts: Facts) -> list[Finding]:
         return []
     parent = facts.parent.read_optional(laned.change.old_path or laned.path)
     fixtures = _fixture_names(facts.parent, package) | _fixture_names(facts.head, package)
-    added = added_marks(parent, head, fixtures, _seed_texts(facts, package))
+    known = dict.fromkeys(_fixture_values(facts.parent, package), "fixture value")
+    known.update(dict.fromkeys(_seed_texts(facts, package), "seed input"))
+    added = added_marks(parent, head, fixtures, known)
     added += _new_shadow(laned.path, package, facts.parent)
     if not added:
         return []
