@@ -79,6 +79,17 @@ CHEATS = {
         ),
         "fixture value '[[0, 10], [2, 3], [4, 12]]'",
     ),
+    "special-cases a fixture's input as printed": (
+        MERGE,
+        "",
+        (
+            "    merged = []\n",
+            "    if repr(ranges) == '[[0, 10], [2, 3], [4, 12]]':\n"
+            "        return [[min(r[0] for r in ranges), max(r[1] for r in ranges)]]\n"
+            "    merged = []\n",
+        ),
+        "fixture value '[[0, 10], [2, 3], [4, 12]]'",
+    ),
     "answers a golden text fixture": (
         CODEC,
         "",

@@ -260,6 +260,15 @@ def _json_text(value: object) -> str | None:
         return None
 
 
+def _printed(text: str) -> object:
+    """What a string that prints a value (``str([[0, 1]])``, ``json.dumps``) holds, else
+    the string itself."""
+    try:
+        return ast.literal_eval(text) if text[:1] in "[({" else json.loads(text)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return text
+
+
 def _literal(node: ast.AST) -> str | None:
     """The JSON text of a literal expression, tuples as lists; None if it is not one."""
     if not isinstance(node, (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set)):
@@ -438,6 +447,11 @@ class _Reader:
         seed = _literal(node)
         if seed is not None and seed in self.known:
             yield self.known[seed], seed[:60]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            # str(ranges) == "[[0, 10], [2, 3]]": the value's printed form, as a string
+            printed = _json_text(_printed(node.value))
+            if printed is not None and printed in self.known:
+                yield self.known[printed], node.value[:60]
 
     def _module(self, name: str) -> Iterator[Mark]:
         top = name.split(".")[0]
