@@ -77,6 +77,28 @@ def test_documentation_passes_without_rows(example_repo: tuple[GitRepo, str], pa
     assert report.docs_only
 
 
+@pytest.mark.parametrize(
+    "path",
+    [
+        f"{PKG}/.gitignore",
+        f"{PKG}/intervals/__init__.pyi",  # a type stub: never imported when code runs
+        f"{PKG}/intervals/py.typed",
+        "mypy.ini",
+        f"{PKG}/ruff.toml",
+        ".pre-commit-config.yaml",
+        ".flake8",
+    ],
+)
+def test_inert_files_pass_inside_and_outside_packages(
+    example_repo: tuple[GitRepo, str], path: str
+) -> None:
+    repo, base = example_repo
+    repo.write(path, "[settings]\n")
+    report = repo.judge_paths(base, repo.commit("an inert file"))
+    assert _entry(report, path)[1] is Verdict.PASS
+    assert report.verdict is Verdict.PASS
+
+
 def test_outside_globs_from_the_parent_settings_let_a_path_pass(
     example_repo: tuple[GitRepo, str],
 ) -> None:

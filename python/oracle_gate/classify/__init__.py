@@ -25,8 +25,31 @@ from oracle_gate.model import Change, ChangeKind, Lane, Package
 __all__ = ["classify", "is_docs", "lane_in"]
 
 _LEDGER_FILES = frozenset({SEEDS_FILE, FREEZE_FILE, ASSUMPTIONS_FILE, CHANGELOG_FILE})
-# Files that neither run nor judge anything, wherever they are.
-_OTHER_NAMES = frozenset({".gitignore", ".editorconfig", ".mailmap"})
+# Files that neither run nor judge anything, wherever they are: git's and editors'
+# settings, and linters' and type checkers' configuration (pyproject.toml's sections
+# for them are inert too: ``harness._INERT_TOOLS``).
+_OTHER_NAMES = frozenset(
+    {
+        ".gitignore",
+        ".editorconfig",
+        ".mailmap",
+        ".dockerignore",
+        "mypy.ini",
+        ".mypy.ini",
+        "ruff.toml",
+        ".ruff.toml",
+        ".flake8",
+        ".pylintrc",
+        "pylintrc",
+        ".isort.cfg",
+        "pyrightconfig.json",
+        ".codespellrc",
+        ".yamllint",
+        ".pre-commit-config.yaml",
+    }
+)
+# Type stubs: read by type checkers, never imported when code runs.
+_STUB_SUFFIX = ".pyi"
 # Files Python can import: never documentation, whatever a docs glob says.
 _PYTHON_SUFFIXES = (".py", ".pyi", ".pyx", ".pxd", ".so", ".pyd")
 # When the parent's and the head's matrices put a path in different lanes, the
@@ -39,6 +62,7 @@ _PRECEDENCE = (
     Lane.AGENT_TEST,
     Lane.PRODUCTION,
     Lane.DOCS,
+    Lane.OTHER,
 )
 
 
@@ -47,10 +71,17 @@ def is_docs(path: str, globs: tuple[str, ...]) -> bool:
     return not path.endswith(_PYTHON_SUFFIXES) and matches_any(path, globs)
 
 
+def _is_inert(path: str) -> bool:
+    """Whether ``path`` is a file that neither runs nor judges anything (``_OTHER_NAMES``,
+    a type stub)."""
+    return posixpath.basename(path) in _OTHER_NAMES or path.endswith(_STUB_SUFFIX)
+
+
 def lane_in(relative: str, package: Package, is_new: bool, docs: tuple[str, ...]) -> Lane:
     """The lane one package's matrix alone gives a package-relative path.
 
-    First match wins: oracle module, fixture, test, docs, test support, production.
+    First match wins: oracle module, fixture, inert file, test, docs, test support,
+    production.
     """
     matrix = package.matrix
     if any(relative in row.oracle_modules for row in matrix.rows):
@@ -58,6 +89,8 @@ def lane_in(relative: str, package: Package, is_new: bool, docs: tuple[str, ...]
     fixtures = [*matrix.fixtures, *(g for row in matrix.rows for g in row.fixtures)]
     if matches_any(relative, fixtures):
         return Lane.FIXTURE
+    if _is_inert(relative):
+        return Lane.OTHER
     if matches_any(relative, matrix.tests) or (
         not is_docs(relative, docs) and matrix.is_test_support(relative)
     ):
@@ -189,7 +222,7 @@ class _Classifier:
         settings = self.facts.settings
         if is_docs(path, settings.docs):
             return Lane.DOCS
-        if posixpath.basename(path) in _OTHER_NAMES or matches_any(path, settings.outside):
+        if _is_inert(path) or matches_any(path, settings.outside):
             return Lane.OTHER
         if _looks_like_test(path):
             return Lane.TEST if change.kind is not ChangeKind.ADDED else Lane.AGENT_TEST
