@@ -27,6 +27,7 @@ the patch added counts: a reference the parent already had is not new.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
 import sys
@@ -560,15 +561,22 @@ def _main_block_nodes(tree: ast.AST) -> set[int]:
     return found
 
 
-def _fixture_files(tree: GitTree, package: Package) -> list[str]:
+def _fixture_files(tree: GitTree, package: Package) -> tuple[str, ...]:
     """The package's fixture files (package-relative)."""
-    globs = [*package.matrix.fixtures, *(g for row in package.matrix.rows for g in row.fixtures)]
-    prefix = f"{package.path}/" if package.path else ""
-    return [
+    globs = (*package.matrix.fixtures, *(g for row in package.matrix.rows for g in row.fixtures))
+    return _files_matching(tree, package.path, globs)
+
+
+# Every changed production file of a package asks again: the tree's files are walked,
+# and its fixtures read, once per package.
+@functools.lru_cache(maxsize=4)
+def _files_matching(tree: GitTree, directory: str, globs: tuple[str, ...]) -> tuple[str, ...]:
+    prefix = f"{directory}/" if directory else ""
+    return tuple(
         path[len(prefix) :]
         for path in tree.files()
         if path.startswith(prefix) and matches_any(path[len(prefix) :], globs)
-    ]
+    )
 
 
 def _fixture_names(tree: GitTree, package: Package) -> frozenset[str]:
@@ -584,15 +592,19 @@ def _fixture_names(tree: GitTree, package: Package) -> frozenset[str]:
     return frozenset(names)
 
 
-def _fixture_values(tree: GitTree, package: Package) -> set[str]:
+def _fixture_values(tree: GitTree, package: Package) -> frozenset[str]:
     """What the parent's fixtures hold that code could answer from, as JSON text: a JSON
     fixture's lists and dicts down to its cases' inputs and expected outputs
     (``{"input": [...], "expected": [...]}``, or a list of such cases), long enough to
     matter; a text fixture's whole text."""
+    return _values_of(tree, tuple(package.join(f) for f in _fixture_files(tree, package)))
+
+
+@functools.lru_cache(maxsize=4)
+def _values_of(tree: GitTree, files: tuple[str, ...]) -> frozenset[str]:
     texts: set[str] = set()
-    files = [package.join(f) for f in _fixture_files(tree, package)]
     if len(files) > _MAX_FIXTURES:
-        return texts
+        return frozenset()
     for data in tree.read_many(files).values():
         if len(data) > _MAX_FIXTURE_BYTES:
             continue
@@ -604,7 +616,7 @@ def _fixture_values(tree: GitTree, package: Package) -> set[str]:
         except ValueError:
             document = text.strip()  # not JSON: the text is the value
         texts.update(_case_values(document, _FIXTURE_DEPTH))
-    return {text for text in texts if len(text) >= _MIN_FIXTURE_TEXT}
+    return frozenset(text for text in texts if len(text) >= _MIN_FIXTURE_TEXT)
 
 
 def _case_values(value: object, depth: int) -> Iterator[str]:
