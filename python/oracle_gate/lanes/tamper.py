@@ -390,7 +390,9 @@ class _Reader:
     def marks(self, tree: ast.AST) -> Iterator[tuple[Mark, int]]:
         self.aliases = _aliases(tree)
         self.numbers = _numbers(tree)
-        inert = set() if self._starts_processes(tree) else _main_block_nodes(tree)
+        inert = _main_block_nodes(tree)
+        if inert and self._starts_processes(tree):
+            inert = set()
         for node in ast.walk(tree):
             line = getattr(node, "lineno", 0)
             for mark in self._node_marks(node):
