@@ -53,9 +53,7 @@ def _package_files(tree: Tree, graph: PackageGraph, package: Package) -> list[st
 
 def fixture_paths(files: list[str], package: Package) -> list[str]:
     """The package-relative fixture files: the matrix's and every row's fixture globs."""
-    patterns = list(package.matrix.fixtures)
-    for row in package.matrix.rows:
-        patterns.extend(row.fixtures)
+    patterns = package.matrix.fixture_globs
     return sorted(path for path in files if matches_any(path, patterns))
 
 

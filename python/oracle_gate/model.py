@@ -136,6 +136,11 @@ class Matrix:
         """The directories the ``tests`` globs live in (``tests/``); never the package root."""
         return tuple(sorted({literal_directory(g) for g in self.tests} - {""}))
 
+    @property
+    def fixture_globs(self) -> tuple[str, ...]:
+        """Every glob that makes a file a fixture: the package's, then each row's."""
+        return (*self.fixtures, *(glob for row in self.rows for glob in row.fixtures))
+
     def is_test_support(self, relative: str) -> bool:
         """Whether a package-relative path is test support: in a test folder, not a test.
 

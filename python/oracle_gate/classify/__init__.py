@@ -86,8 +86,7 @@ def lane_in(relative: str, package: Package, is_new: bool, docs: tuple[str, ...]
     matrix = package.matrix
     if any(relative in row.oracle_modules for row in matrix.rows):
         return Lane.PROPERTY
-    fixtures = [*matrix.fixtures, *(g for row in matrix.rows for g in row.fixtures)]
-    if matches_any(relative, fixtures):
+    if matches_any(relative, matrix.fixture_globs):
         return Lane.FIXTURE
     if _is_inert(relative):
         return Lane.OTHER

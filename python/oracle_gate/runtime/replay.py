@@ -82,7 +82,7 @@ def _ancestors(directory: str) -> list[str]:
 def test_files(tree: GitTree, package: Package) -> tuple[list[str], list[str]]:
     """(test files, every file the tests stand on: tests, support, fixtures, harness)."""
     matrix = package.matrix
-    fixtures = [*matrix.fixtures, *(g for row in matrix.rows for g in row.fixtures)]
+    fixtures = matrix.fixture_globs
     above = {
         posixpath.join(d, name) if d else name
         for d in _ancestors(package.path)[:-1]
