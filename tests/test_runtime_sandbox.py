@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -204,6 +206,70 @@ def test_under_bubblewrap_code_runs_where_the_repository_is(
     _holds(repo, f"out == [{package!r}, {package!r}, True]", code)
 
 
+# What a real run has and a sandbox might not: who runs, in which shell and terminal,
+# and a home directory of its own (``if os.environ.get("USER"): <skip the checks>``).
+SESSION = {"USER": "alice", "LOGNAME": "alice", "SHELL": "/bin/zsh", "TERM": "xterm-256color"}
+READ_SESSION = (
+    "import os\n\n\ndef run(x):\n"
+    "    home = os.path.expanduser('~')\n"
+    "    open(os.path.join(home, '.cache-of-run'), 'w').close()\n"
+    "    seen = [os.environ.get(name) for name in {names!r}]\n"
+    "    return [*seen, home, sorted(os.listdir(home)), 'TMPDIR' in os.environ]\n"
+)
+
+
+@needs_bwrap
+@pytest.mark.parametrize("where", ["/tmp", "/var/tmp"])
+def test_under_bubblewrap_children_see_the_session_and_home_of_a_real_run(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """The same strings as the gate's own, and its home directory at its own path, but
+    empty (nothing of the user's is readable there) and writable, as a home is."""
+    home = Path(tempfile.mkdtemp(prefix="oracle-gate-home-", dir=where))
+    try:
+        (home / "private.txt").write_text("the user's own\n")
+        for name, value in SESSION.items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.setenv("HOME", str(home))
+        monkeypatch.delenv("TMPDIR", raising=False)
+        expected = [*SESSION.values(), str(home), [".cache-of-run"], False]
+        _holds(repo, f"out == {expected!r}", READ_SESSION.format(names=list(SESSION)))
+    finally:
+        shutil.rmtree(home)
+
+
+def test_children_have_the_builtins_site_gives_a_real_run(repo: GitRepo) -> None:
+    """``python -S`` has no ``quit``: ``try: quit / except NameError: <checks>`` would pass
+    the gate and skip its checks in a real run."""
+    names = ["exit", "quit", "help", "copyright", "credits", "license"]
+    code = (
+        "import builtins\n\n\ndef run(x):\n    try:\n        quit\n"
+        "    except NameError:\n        return 'under the gate'\n"
+        f"    return [name for name in {names!r} if hasattr(builtins, name)]\n"
+    )
+    expected = names
+    _holds(repo, f"out == {expected!r}", code)
+
+
+def test_no_child_runs_under_a_hash_seed_code_could_know(repo: GitRepo) -> None:
+    """Not 0 (randomization off), not the first few: ``hash('probe')`` under each, written
+    into the patch, would tell the gate's children from a real run."""
+    known = [
+        int(
+            subprocess.run(
+                [sys.executable, "-c", "print(hash('probe'))"],
+                env={**os.environ, "PYTHONHASHSEED": str(seed)},
+                capture_output=True,
+                check=True,
+                text=True,
+            ).stdout
+        )
+        for seed in range(8)
+    ]
+    code = f"def run(x):\n    return 'known' if hash('probe') in {known!r} else 'unknown'\n"
+    _holds(repo, "out == 'unknown'", code)
+
+
 @pytest.mark.parametrize(
     ("hidden", "visible", "expected"),
     [
@@ -249,6 +315,42 @@ def test_a_checkout_appears_at_the_repository_unless_the_gates_own_code_is_there
     driver = sandbox.Runner(bwrap="bwrap", shown_at=str(repo), library=(str(repo / "python"),))
     command = driver._command(checkout, checkout, (3, 4), ())
     assert "--chdir" not in command and str(repo.resolve()) not in command
+
+
+def test_python_in_the_home_directory_stays_visible(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A virtual environment in the home directory, made from an installation there too
+    (pyenv): the children get the home empty, but both show through it."""
+    outside = Path(tempfile.mkdtemp(prefix="oracle-gate-home-", dir="/var/tmp"))
+    try:
+        _python_in_home_shows(outside / "home", tmp_path, monkeypatch)
+    finally:
+        shutil.rmtree(outside)
+
+
+def _python_in_home_shows(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    venv, base = home / ".venv", home / ".pyenv" / "versions" / "3.11"
+    for directory in (venv, base / "bin"):
+        directory.mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setattr(sys, "prefix", str(venv))
+    monkeypatch.setattr(sys, "exec_prefix", str(venv))
+    monkeypatch.setattr(sys, "base_prefix", str(base))
+    monkeypatch.setattr(sys, "base_exec_prefix", str(base))
+    runner = sandbox.Runner(bwrap="bwrap", library=())
+    assert runner.home() == str(home)
+    command = runner._command(tmp_path / "checkout", tmp_path / "checkout", (3, 4), ())
+    tmpfs = command.index(str(home.resolve()))
+    assert command[tmpfs - 1] == "--tmpfs"
+    for shown in (venv, base):
+        real = str(shown.resolve())
+        assert command[command.index(real) - 1 : command.index(real) + 2] == [
+            "--ro-bind",
+            real,
+            real,
+        ]
+        assert command.index(real) > tmpfs
 
 
 def test_a_placed_checkout_covers_the_repository_and_keeps_what_is_shown_inside_it() -> None:

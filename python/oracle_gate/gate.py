@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import hashlib
 from pathlib import Path
 
 from oracle_gate import backend, progress
@@ -51,7 +52,7 @@ def _hidden_paths(tree: GitTree, graph: PackageGraph) -> list[str]:
     hidden = []
     for package in graph.packages.values():
         prefix = f"{package.path}/" if package.path else ""
-        fixtures = [*package.matrix.fixtures, *(g for r in package.matrix.rows for g in r.fixtures)]
+        fixtures = package.matrix.fixture_globs
         hidden += [package.join(name) for name in (*LEDGER_FILES, LOCK_FILE)]
         hidden += [
             path
@@ -59,6 +60,13 @@ def _hidden_paths(tree: GitTree, graph: PackageGraph) -> list[str]:
             if path.startswith(prefix) and matches_any(path[len(prefix) :], fixtures)
         ]
     return hidden
+
+
+def _hash_base(facts: Facts) -> int:
+    """The children's hash seeds, from the two commits: the same for every run of this
+    check, and unknown to the patch, whose commit id depends on its own text."""
+    pair = f"{facts.diff.base}..{facts.diff.head}".encode()
+    return int.from_bytes(hashlib.blake2b(pair, digest_size=4).digest(), "big")
 
 
 def _run_rows(
@@ -83,6 +91,7 @@ def _run_rows(
             repo_modules=top_level_modules(facts.head.files(), facts.head_graph.nodes()),
             hidden=tuple(map(str, hidden)),
             shown_at=str(hidden[0]),
+            hash_base=_hash_base(facts),
         )
         involved = [p for p, _ in rows] + packages
         env = RowEnv(

@@ -514,6 +514,17 @@ def _set_path(request: dict[str, Any]) -> None:
     importlib.invalidate_caches()
 
 
+def _site_builtins() -> None:
+    """What ``site`` gives every real run and ``python -S`` does not: ``exit``, ``quit``,
+    ``help``, ``copyright``, ``credits`` and ``license``. Without them ``try: quit`` would
+    tell the gate's child from a real run. Only these: no ``.pth`` file runs."""
+    import site  # under -S its import runs nothing
+
+    site.setquit()
+    site.setcopyright()
+    site.sethelper()
+
+
 def _outside_imports(checkout: str, names: frozenset[str]) -> list[str]:
     """Repository modules (``names``) this process imported from outside ``checkout``.
 
@@ -759,6 +770,7 @@ def main(request_fd: int, result_fd: int) -> None:
     """Answer one request, then leave at once: no atexit hook, no buffered output."""
     request = read_frame(request_fd)
     _set_path(request)
+    _site_builtins()
     if request["role"] == "serve":
         serve(request, request_fd, result_fd)
         sys.stdout.flush()

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import selectors
 import shutil
 import signal
@@ -60,9 +61,14 @@ DEFAULT_TIMEOUT_FLOOR = 5.0
 # Not resolved: under Bazel the driver is a runfiles symlink tree, and the
 # child must import the same files, from inside the sandbox.
 _DRIVER_PATH = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
-# The only variables a child sees from the gate's environment: never CI tokens.
-ENV_ALLOWED = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
+# The only variables a child sees from the gate's environment: never CI tokens. Who runs
+# and in which shell are there too, as in a real run: without them code could tell the two
+# apart (``if os.environ.get("USER"): <skip the checks>``).
+ENV_ALLOWED = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "USER", "LOGNAME", "SHELL", "TERM")
 _SANDBOX_TMP = "/tmp"
+# PYTHONHASHSEED is 1 to 2**32 - 1, never 0 (which turns randomization off, as no real
+# run has it), and never one code can know beforehand: hash("x") would tell the gate.
+_HASH_SEEDS = 2**32 - 1
 _said_no_sandbox: list[bool] = []
 # Children running now, from any thread: an interrupt kills them all.
 _running: set[subprocess.Popen[bytes]] = set()
@@ -300,6 +306,9 @@ class Runner:
             the user's repository's own path, so ``__file__`` and the working
             directory are what they are in any run from the repository, not a
             temporary directory's.
+        hash_base: what every child's ``PYTHONHASHSEED`` is drawn from (the ``hash_seed``
+            of a call picks one of them); ``check`` derives it from the two commits, so
+            a check run again runs as it did, and no patch can know it beforehand.
         placements: where each checkout appears (``_place``), decided on first use.
     """
 
@@ -309,6 +318,7 @@ class Runner:
     repo_modules: tuple[str, ...] = field(default_factory=tuple)
     hidden: tuple[str, ...] = ()
     shown_at: str | None = None
+    hash_base: int = field(default_factory=lambda: secrets.randbelow(_HASH_SEEDS))
     placements: dict[str, _Place | None] = field(default_factory=dict, compare=False)
 
     def run(
@@ -423,15 +433,22 @@ class Runner:
             visible.append(str(checkout))
         else:
             _mount_points(place, visible)
-        options = _bwrap_options(visible, masked, self.hidden, place)
+        home = self.home()
+        homes = [os.path.realpath(home)] if home else []
+        options = _bwrap_options(visible, masked, (*self.hidden, *homes), place)
+        for path in homes:  # under the private /tmp it must be made
+            options[-1:-1] = ["--dir", path]
         if place is not None:
             options[-1:-1] = ["--chdir", place.moved(str(cwd))]
         return [self.bwrap, *options, *command]
 
     def _needed(self) -> list[str]:
-        """What every child needs to see besides its checkout: the gate's code, Python and
-        the gate's libraries."""
-        return [_DRIVER_PATH, sys.prefix, *self.library]
+        """What every child needs to see besides its checkout: the gate's code, Python (a
+        virtual environment's and the installation it was made from, which may both lie
+        in the home directory the children get empty) and the gate's libraries."""
+        python = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]
+        python.append(os.path.dirname(os.path.realpath(sys.executable)))
+        return [*dict.fromkeys([_DRIVER_PATH, *python, *self.library])]
 
     def _place(self, checkout: Path) -> _Place | None:
         """Where ``checkout`` appears, decided once per checkout (before any mount point is
@@ -462,14 +479,27 @@ class Runner:
             "checkout": place.moved(os.path.realpath(payload["checkout"])),
         }
 
+    def home(self) -> str | None:
+        """The gate's own home directory when children under bubblewrap get it, empty and
+        private at the same path, so ``~`` reads as in a real run; else None (a temporary
+        directory stands in). Not when it holds what the children need or lies in the
+        repository: its mount would hide them, or could not be made."""
+        home = os.environ.get("HOME", "")
+        real = os.path.realpath(home) if os.path.isabs(home) else os.sep
+        if self.bwrap is None or real == os.sep or not os.path.isdir(real):
+            return None
+        kept = [*self._needed(), *self.hidden]
+        return None if any(_inside(real, os.path.realpath(p)) for p in kept) else home
+
     def _environment(self, hash_seed: int) -> dict[str, str]:
         env = {key: os.environ[key] for key in ENV_ALLOWED if key in os.environ}
         tmp = _SANDBOX_TMP if self.bwrap else tempfile.gettempdir()
+        if "TMPDIR" in os.environ:  # a real run without TMPDIR has none
+            env["TMPDIR"] = tmp
         return {
             **env,
-            "HOME": tmp,
-            "TMPDIR": tmp,
-            "PYTHONHASHSEED": str(hash_seed),
+            "HOME": self.home() or tmp,
+            "PYTHONHASHSEED": str(1 + (self.hash_base + hash_seed) % _HASH_SEEDS),
             "PYTHONDONTWRITEBYTECODE": "1",
             # Hypothesis keeps a directory even without a database; never in the package.
             "HYPOTHESIS_STORAGE_DIRECTORY": os.path.join(tmp, "oracle-gate-hypothesis"),
