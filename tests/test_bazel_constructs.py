@@ -1295,6 +1295,12 @@ _MODULE_OVERRIDE = (
     'bazel_dep(name = "foo", version = "1.0")\n'
     'single_version_override(module_name = "foo", patches = ["@//third_party:foo.patch"])\n'
 )
+# The module is known in the main repository by its bazel_dep's repo_name.
+_MODULE_OVERRIDE_RENAMED = (
+    'bazel_dep(name = "foo_module", version = "1.0", repo_name = "foo")\n'
+    'archive_override(module_name = "foo_module", urls = ["https://example.com/f.zip"], '
+    'patches = ["//third_party:foo.patch"])\n'
+)
 _FETCHED = {
     "third_party/BUILD": 'exports_files(["foo.BUILD", "foo.patch"])\n',
     "third_party/foo.BUILD": FG.format(name="lib", srcs='glob(["*.c"])'),
@@ -1313,6 +1319,7 @@ _USERS_OF_FOO = {"third_party", "@foo", "app", "tool"}
         ("WORKSPACE", _HTTP_ARCHIVE, "third_party/foo.patch", _USERS_OF_FOO),
         ("WORKSPACE", _HTTP_ARCHIVE, "third_party/foo.BUILD", _USERS_OF_FOO),
         ("MODULE.bazel", _MODULE_OVERRIDE, "third_party/foo.patch", _USERS_OF_FOO),
+        ("MODULE.bazel", _MODULE_OVERRIDE_RENAMED, "third_party/foo.patch", _USERS_OF_FOO),
         # the honest neighbours: a file the declaration does not name, another package
         ("WORKSPACE", _HTTP_ARCHIVE, "third_party/notes.txt", {"third_party"}),
         ("WORKSPACE", _HTTP_ARCHIVE, "other/o.txt", {"other"}),
@@ -1331,6 +1338,32 @@ def test_a_file_a_fetched_repository_reads_selects_what_uses_the_repository(
     base = _commit(repo, {**_FETCHED, marker: declaration})
     repo.write(path, repo.read(path) + "# edited\n" if path in _FETCHED else "new\n")
     assert _affected(repo, base, repo.commit("edit")) == affected
+
+
+@pytest.mark.parametrize(
+    ("module", "users"),
+    [
+        ('bazel_dep(name = "v_module", repo_name = "v")\n', {"third_party/v", "app"}),
+        # the honest neighbour: the name the module is known by is another's
+        ('bazel_dep(name = "v_module", repo_name = "w")\n', {"third_party/v"}),
+    ],
+)
+def test_a_local_path_overrides_module_is_known_by_its_repo_name(
+    repo: GitRepo, reader: str, module: str, users: set[str]
+) -> None:
+    """``@v//:l`` is the module ``v_module`` of third_party/v when its bazel_dep says
+    ``repo_name = "v"``: an edit there reaches what names it."""
+    files = {
+        "MODULE.bazel": module
+        + 'local_path_override(module_name = "v_module", path = "third_party/v")\n',
+        "third_party/v/MODULE.bazel": 'module(name = "v_module")\n',
+        "third_party/v/BUILD": FG.format(name="l", srcs='["f.txt"]'),
+        "third_party/v/f.txt": "",
+        "app/BUILD": FG.format(name="app", srcs='["@v//:l"]'),
+    }
+    base = _commit(repo, files)
+    repo.write("third_party/v/f.txt", "edited\n")
+    assert _affected(repo, base, repo.commit("edit")) == users
 
 
 @pytest.mark.parametrize(

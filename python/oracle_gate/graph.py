@@ -299,9 +299,11 @@ def _repositories(tree: Tree, markers: Mapping[str, list[str]]) -> _Repositories
     unknown = ""
     for root in sorted(markers):
         own: set[str] = set()
-        for path in markers[root]:
-            text = tree.read(path)
-            read = parse_build(text, path)
+        texts = {path: tree.read(path) for path in markers[root]}
+        reads = {path: parse_build(text, path) for path, text in texts.items()}
+        renamed = _renamed_modules(read.calls for read in reads.values())
+        for path, read in reads.items():
+            text = texts[path]
             if root in mains:
                 unknown = unknown or _hidden_repositories(text, read, path)
                 loads += ((label, root) for label, _ in read.loads)
@@ -310,13 +312,13 @@ def _repositories(tree: Tree, markers: Mapping[str, list[str]]) -> _Repositories
                 if root in mains and call.function in _LOCAL_REPOSITORY_CALLS:
                     paths = _strings(call, ("path",))
                     for where in (through_links(posixpath.join(root, p)) for p in paths):
-                        given = _strings(call, ("name", "module_name"))
+                        given = _apparent_names(call, renamed)
                         found = _built(call, path, where, given)
                         built.extend([found] if found else [])
                         local.setdefault(found.root if found else where, set()).update(given)
                     mapped += _repo_mapping(call)
                 elif root in mains and call.function not in _NOT_REPOSITORY_CALLS:
-                    fetched += _fetched(call, path)
+                    fetched += _fetched(call, path, renamed)
                 if root in mains and call.function in _REGISTER_CALLS:
                     registered += (
                         (pattern, f"{path} registers") for pattern in _positional_strings(call)
@@ -434,11 +436,32 @@ def _repo_mapping(call: Call) -> list[tuple[str, str]]:
     ]
 
 
-def _fetched(call: Call, declared_in: str) -> list[tuple[set[str], _BuildFileRepository]]:
+def _renamed_modules(calls: Iterable[Iterable[Call]]) -> dict[str, str]:
+    """Module name -> the name the main repository knows it by, where ``bazel_dep`` gives
+    one (``repo_name = "com_foo"``)."""
+    return {
+        module: repo_name
+        for call in itertools.chain.from_iterable(calls)
+        if call.function == "bazel_dep"
+        for module in _strings(call, ("name",))
+        for repo_name in _strings(call, ("repo_name",))
+    }
+
+
+def _apparent_names(call: Call, renamed: Mapping[str, str]) -> set[str]:
+    """The names labels of the main repository give the repository ``call`` declares: an
+    override's module by its ``bazel_dep``'s ``repo_name``."""
+    modules = _strings(call, ("module_name",))
+    return _strings(call, ("name",)) | {renamed.get(module, module) for module in modules}
+
+
+def _fetched(
+    call: Call, declared_in: str, renamed: Mapping[str, str]
+) -> list[tuple[set[str], _BuildFileRepository]]:
     """The repository a call that fetches one declares (``http_archive``, a
     ``single_version_override``), if its arguments name labels, which may be the tree's
     files (``patches``, ``build_file``): Bazel fetches it again when one changes."""
-    given = _strings(call, ("name", "module_name"))
+    given = _apparent_names(call, renamed)
     build_file, content = call.get("build_file"), call.get("build_file_content")
     inputs = tuple(
         text
