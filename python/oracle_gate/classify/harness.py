@@ -18,6 +18,7 @@ from oracle_gate.config.settings import SETTINGS_FILE, load_toml
 from oracle_gate.repo.trees import GitTree
 
 __all__ = [
+    "PYTEST_CONFIGS",
     "bazelrc_imports",
     "harness_by_name",
     "harness_scope",
@@ -25,17 +26,22 @@ __all__ = [
     "same_meaning",
 ]
 
+# Where pytest reads its options (``addopts``) from; pyproject.toml is judged by meaning.
+PYTEST_CONFIGS = (
+    "pytest.ini",
+    ".pytest.ini",
+    "pytest.toml",
+    ".pytest.toml",
+    "tox.ini",
+    "setup.cfg",
+    "pyproject.toml",
+)
 _NAMES = frozenset(
     {
         # pytest, tox, nox, coverage: every file they read their configuration from
         "conftest.py",
-        "pytest.ini",
-        ".pytest.ini",
-        "pytest.toml",
-        ".pytest.toml",
-        "tox.ini",
+        *(name for name in PYTEST_CONFIGS if name != "pyproject.toml"),
         "tox.toml",
-        "setup.cfg",
         "setup.py",
         "noxfile.py",
         ".coveragerc",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from oracle_gate.facts import Facts, LanedPath, rows_guarding
-from oracle_gate.lanes import tamper
+from oracle_gate.lanes import doctests, tamper
 from oracle_gate.model import Finding, Verdict
 
 __all__ = ["judge"]
@@ -26,5 +26,5 @@ def judge(laned: LanedPath, facts: Facts) -> list[Finding]:
                 Verdict.REJECT, f"unmeasured module: no row of {matrix_file} has a glob matching it"
             )
         ]
-    tampered = tamper.judge(laned, facts)
-    return tampered or [laned.finding(Verdict.PASS, f"guarded by row(s) {', '.join(rows)}")]
+    findings = tamper.judge(laned, facts) + doctests.judge(laned, facts)
+    return findings or [laned.finding(Verdict.PASS, f"guarded by row(s) {', '.join(rows)}")]

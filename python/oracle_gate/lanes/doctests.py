@@ -1,0 +1,122 @@
+"""Doctest examples: where the parent's pytest configuration collects them
+(``--doctest-modules``), the ``>>>`` examples in production docstrings are tests, and a
+patch that removes or changes one moves the oracle as editing a test would."""
+
+from __future__ import annotations
+
+import ast
+import doctest
+import functools
+import posixpath
+from collections import Counter
+
+from oracle_gate.classify.harness import PYTEST_CONFIGS
+from oracle_gate.facts import Facts, LanedPath
+from oracle_gate.lanes.common import oracle_move, summarize
+from oracle_gate.model import ChangeKind, Finding, Package
+from oracle_gate.repo.trees import GitTree
+
+__all__ = ["collects_doctests", "judge"]
+
+_OPTION = b"--doctest-modules"
+_DOCUMENTED = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+# (source, expected output) of one example; a docstring doctest cannot read is one whole.
+_Example = tuple[str, str]
+
+
+def judge(laned: LanedPath, facts: Facts) -> list[Finding]:
+    """An oracle move when the production file loses examples the package's other changed
+    files do not gain (moving a function between modules moves its examples too)."""
+    package = laned.package
+    if package is None or not collects_doctests(facts.parent, posixpath.dirname(laned.path)):
+        return []
+    before, after = facts.read_pair(laned.change)
+    findings: list[Finding] = []
+    lost = _examples(before) - _head_examples(facts.head, _changed_modules(facts, package))
+    if lost:
+        shown = summarize([source.strip().splitlines()[0] for source, _ in sorted(lost)])
+        run = "pytest runs them: --doctest-modules"
+        reason = f"doctest examples removed or changed ({run}): {shown}"
+        findings.append(oracle_move(laned, facts, reason))
+    if _docstring_stores(after) > _docstring_stores(before):
+        # ``f.__doc__ = None``: the source keeps its examples, pytest finds none to run
+        reason = "a docstring replaced at run time, where pytest reads the examples it runs"
+        findings.append(oracle_move(laned, facts, reason))
+    return findings
+
+
+@functools.lru_cache(maxsize=64)
+def collects_doctests(tree: GitTree, directory: str) -> bool:
+    """Whether a pytest configuration at ``directory`` or above turns on doctests of
+    modules. Read as text: a mention anywhere counts, erring toward the oracle."""
+    while True:
+        for name in PYTEST_CONFIGS:
+            text = tree.read_optional(posixpath.join(directory, name) if directory else name)
+            if text is not None and _OPTION in text:
+                return True
+        if not directory:
+            return False
+        directory = posixpath.dirname(directory)
+
+
+def _changed_modules(facts: Facts, package: Package) -> tuple[str, ...]:
+    prefix = f"{package.path}/" if package.path else ""
+    return tuple(
+        sorted(
+            change.path
+            for change in facts.diff.changes
+            if change.kind is not ChangeKind.DELETED
+            and change.path.startswith(prefix)
+            and change.path.endswith(".py")
+        )
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def _head_examples(tree: GitTree, paths: tuple[str, ...]) -> Counter[_Example]:
+    found: Counter[_Example] = Counter()
+    for path in paths:
+        found += _examples(tree.read_optional(path))
+    return found
+
+
+def _docstring_stores(source: bytes | None) -> int:
+    """How often the module assigns or deletes a ``__doc__`` (its own or an object's),
+    directly or through ``setattr``/``delattr``."""
+    return sum(1 for node in ast.walk(_parsed(source)) if _stores_docstring(node))
+
+
+def _stores_docstring(node: ast.AST) -> bool:
+    if isinstance(node, (ast.Attribute, ast.Name)) and not isinstance(node.ctx, ast.Load):
+        return (node.attr if isinstance(node, ast.Attribute) else node.id) == "__doc__"
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("setattr", "delattr")
+        and any(isinstance(a, ast.Constant) and a.value == "__doc__" for a in node.args[1:2])
+    )
+
+
+def _parsed(source: bytes | None) -> ast.Module:
+    try:
+        return ast.parse(source or b"")
+    except (SyntaxError, ValueError):
+        # the production lane's other judges see a module Python refuses
+        return ast.Module(body=[], type_ignores=[])
+
+
+def _examples(source: bytes | None) -> Counter[_Example]:
+    """Every example of every docstring of the module (its own, its classes' and
+    functions', nested ones too)."""
+    found: Counter[_Example] = Counter()
+    tree = _parsed(source)
+    parser = doctest.DocTestParser()
+    for node in ast.walk(tree):
+        docstring = ast.get_docstring(node) if isinstance(node, _DOCUMENTED) else None
+        if not docstring or ">>>" not in docstring:
+            continue
+        try:
+            found.update((e.source, e.want) for e in parser.get_examples(docstring))
+        except ValueError:
+            found[(docstring, "")] += 1
+    return found
