@@ -82,6 +82,34 @@ def test_test_support_comment_only_edit_passes(with_helpers: tuple[GitRepo, str]
     assert _entry(report, HELPERS) == (Lane.TEST, Verdict.PASS)
 
 
+@pytest.mark.parametrize(
+    ("old", "new", "verdict"),
+    [
+        # a typing clean-up: what the lock records of the helper does not move
+        (
+            "def expected_overlap():\n",
+            "from __future__ import annotations, division\n\n\n"
+            "def expected_overlap() -> list[list[int]]:\n"
+            '    """The merge of [0, 4] and [3, 7]."""\n',
+            Verdict.PASS,
+        ),
+        # ``!=`` spelled ``<>``: what the helper means moves
+        (
+            "def expected_overlap():\n",
+            "from __future__ import barry_as_FLUFL\n\n\ndef expected_overlap():\n",
+            Verdict.REJECT,
+        ),
+    ],
+)
+def test_test_support_surface_decides_beyond_layout(
+    with_helpers: tuple[GitRepo, str], old: str, new: str, verdict: Verdict
+) -> None:
+    repo, base = with_helpers
+    repo.replace(HELPERS, old, new)
+    report = repo.gate(base, repo.commit("typing"), replay=verdict is Verdict.PASS)
+    assert _entry(report, HELPERS) == (Lane.TEST, verdict), [f.reason for f in report.findings]
+
+
 def test_test_support_change_with_note_is_human_noted(with_helpers: tuple[GitRepo, str]) -> None:
     repo, base = with_helpers
     repo.replace(HELPERS, "[[0, 7]]", "[[0, 7]]  # reviewed\n")

@@ -210,6 +210,12 @@ BAD_EDITS = {
         "\n\ndef pytest_generate_tests(metafunc):\n    metafunc.parametrize('case', [])\n",
     ),
     "module pytestmark": (None, "\npytestmark = pytest.mark.skip\n"),
+    "module __test__ = False": (None, "\n__test__ = False\n"),
+    # ``!=`` spelled ``<>``: what a comparison means changes under the existing tests
+    "future that changes the language": (
+        "import json\n",
+        "from __future__ import annotations, barry_as_FLUFL\n\nimport json\n",
+    ),
     # Module-level code the assertions depend on.
     "builtin shadowed": (None, "\n\ndef sorted(values, **kwargs):\n    return []\n"),
     "import retargeted": (
@@ -285,6 +291,11 @@ HONEST_EDITS = {
         "def test_single_fixture(single_range):\n"
         "    assert merge_ranges(single_range) == single_range\n",
     ),
+    "annotations postponed": (
+        "import json\n",
+        "from __future__ import annotations\n\nimport json\n",
+    ),
+    "__all__ and __version__": (None, "\n__all__ = ['test_cases']\n__version__ = '1'\n"),
     "new import and test": (
         "import json\n",
         "import itertools\nimport json\n",

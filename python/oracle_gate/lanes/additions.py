@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 from oracle_gate.surface import keyed_statements, scope_bindings
 
-__all__ = ["FileView", "rebound_names", "why_not_fresh"]
+__all__ = ["HARMLESS_FUTURES", "FileView", "rebound_names", "why_not_fresh"]
 
 # Names pytest or unittest call on their own: defining one runs code for every test.
 _RESERVED = frozenset(
@@ -35,6 +35,25 @@ _RESERVED = frozenset(
         "pytest_plugins",
         "collect_ignore",
         "collect_ignore_glob",
+    }
+)
+# Dunder names that neither pytest nor unittest reads: ``from module import *`` and
+# metadata. Every other dunder may be read (``__test__``, a module ``__getattr__``).
+_UNREAD_DUNDERS = frozenset({"__all__", "__version__", "__author__"})
+# Future imports that change nothing a test checks: the no-ops of Python 3, and
+# annotations kept as text (an assertion on an annotation fails; it cannot pass more).
+# ``barry_as_FLUFL`` changes what ``!=`` means.
+HARMLESS_FUTURES = frozenset(
+    {
+        "annotations",
+        "absolute_import",
+        "division",
+        "generator_stop",
+        "generators",
+        "nested_scopes",
+        "print_function",
+        "unicode_literals",
+        "with_statement",
     }
 )
 # Callables whose call at import time only builds a marker, a parameter set or a patcher.
@@ -145,7 +164,9 @@ def why_not_fresh(key: str, parent: FileView, head: FileView) -> str | None:
         return _fresh(node.name, parent) or _inert_definition(node, head)
     if isinstance(node, ast.Import | ast.ImportFrom):
         if isinstance(node, ast.ImportFrom) and node.module == "__future__":
-            return "adds a __future__ import"
+            futures = {alias.name for alias in node.names}
+            if not futures <= HARMLESS_FUTURES:
+                return f"adds a __future__ import ({', '.join(sorted(futures))})"
         return _fresh_all(scope_bindings(node), parent)
     if isinstance(node, ast.Assign | ast.AnnAssign) and _plain_targets(node):
         value = node.value
@@ -182,7 +203,8 @@ def _fresh_all(names: list[str], parent: FileView) -> str | None:
 def _fresh(name: str, parent: FileView) -> str | None:
     if name == "*":
         return "adds a star import, which can rebind any name"
-    if name.startswith("__") or name in _RESERVED or name.startswith("pytest_"):
+    reserved = name.startswith("__") and name not in _UNREAD_DUNDERS
+    if reserved or name in _RESERVED or name.startswith("pytest_"):
         return f"adds {name}, which pytest or unittest run for every test"
     if name in parent.mentions:
         return f"rebinds {name}, which the existing tests use"

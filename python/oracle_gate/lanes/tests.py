@@ -7,8 +7,14 @@ from collections import Counter
 
 from oracle_gate import backend
 from oracle_gate.classify.python import same_code
+from oracle_gate.errors import GateError
 from oracle_gate.facts import Facts, LanedPath
-from oracle_gate.lanes.additions import FileView, rebound_names, why_not_fresh
+from oracle_gate.lanes.additions import (
+    HARMLESS_FUTURES,
+    FileView,
+    rebound_names,
+    why_not_fresh,
+)
 from oracle_gate.lanes.common import oracle_move, summarize
 from oracle_gate.model import ChangeKind, Finding, Verdict
 from oracle_gate.surface import parse_module
@@ -23,6 +29,11 @@ _SKIP_LINE = re.compile(
     r"|^\(expr \(call (pytest\.(skip|xfail)|self\.skipTest) "
     r"|^\(assert True\)$"
 )
+
+
+# The canonical unit of an added future import that changes nothing a test checks.
+_FUTURE_NAME = "|".join(sorted(HARMLESS_FUTURES))
+_FUTURE_UNIT = re.compile(rf"\(from __future__ (?:{_FUTURE_NAME})(?: (?:{_FUTURE_NAME}))*\)")
 
 
 def _units(source: bytes | None, path: str) -> dict[str, str]:
@@ -54,8 +65,28 @@ def _judge_support(laned: LanedPath, facts: Facts) -> list[Finding]:
         before == after or (laned.path.endswith(".py") and same_code(before, after))
     ):
         return [laned.finding(Verdict.PASS, "test support unchanged but for comments or layout")]
+    if laned.change.kind is ChangeKind.MODIFIED and _same_surface(before, after, laned.path):
+        reason = "test support's assertion surface unchanged (docstrings, annotations, names)"
+        return [laned.finding(Verdict.PASS, reason)]
     verb = laned.change.kind.value
     return [oracle_move(laned, facts, f"test support {verb}: what existing tests rely on moved")]
+
+
+def _same_surface(before: bytes | None, after: bytes | None, path: str) -> bool:
+    """Whether a support module's units (what its lock records) are the parent's, with at
+    most harmless ``__future__`` imports added (``from __future__ import annotations``)."""
+    if not path.endswith(".py"):
+        return False
+    try:
+        old, new = _units(before, path), _units(after, path)
+    except GateError:
+        return False  # a side Python refuses moved
+    added = set(new) - set(old)
+    return (
+        bool(old)
+        and all(new.get(key) == text for key, text in old.items())
+        and all(_FUTURE_UNIT.fullmatch(new[key]) for key in added)
+    )
 
 
 def judge_test(laned: LanedPath, facts: Facts) -> list[Finding]:
