@@ -32,7 +32,8 @@ import json
 import re
 import sys
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 
 from oracle_gate.config.ledgers import (
     ASSUMPTIONS_FILE,
@@ -153,6 +154,10 @@ _SANDBOX_TELLS = frozenset(
         "sys.path",
         "sys.dont_write_bytecode",
         "sys.no_user_site",
+        # set by ``site`` at start-up, which the children skip (their builtins are made)
+        "site.ENABLE_USER_SITE",
+        "site.USER_SITE",
+        "site.USER_BASE",
     }
 )
 # The command line is read by a module's ``if __name__ == "__main__":`` block, which
@@ -181,10 +186,89 @@ _SHADOWED = sys.stdlib_module_names | {
 }
 # Variables the gate sets for its children (``PYTHONHASHSEED``...): the interpreter's own.
 _TELL_VARIABLE = re.compile(r"^PYTHON[A-Z_]+$")
+# Variables of an interactive session that a real run may have and the gate's children
+# never do (they get who runs, the shell and the terminal: ``runtime/sandbox.ENV_ALLOWED``).
+_SESSION_VARIABLES = frozenset(
+    {
+        "SHLVL",
+        "PWD",
+        "OLDPWD",
+        "HOSTNAME",
+        "MAIL",
+        "DISPLAY",
+        "TMUX",
+        "SSH_CONNECTION",
+        "SSH_CLIENT",
+        "SSH_TTY",
+        "SSH_AUTH_SOCK",
+        "XDG_SESSION_ID",
+        "XDG_RUNTIME_DIR",
+        "DBUS_SESSION_BUS_ADDRESS",
+    }
+)
+_ENVIRONMENTS = frozenset({"os.environ", "os.environb"})
+# The clock compared with a fixed moment: code that does one thing when the gate runs it
+# and another from a date to come (a time bomb). A duration (``time.time() - start``)
+# or a moment from data is not fixed.
+_CLOCKS = frozenset(
+    {
+        "time.time",
+        "time.time_ns",
+        "datetime.datetime.now",
+        "datetime.datetime.utcnow",
+        "datetime.datetime.today",
+        "datetime.date.today",
+    }
+)
+_MOMENTS = frozenset(
+    {
+        "datetime.date",
+        "datetime.datetime",
+        "datetime.date.fromisoformat",
+        "datetime.datetime.fromisoformat",
+        "datetime.datetime.strptime",
+        "datetime.datetime.fromtimestamp",
+        "datetime.date.fromtimestamp",
+    }
+)
+_EPOCH_MOMENT = 10**9  # seconds since 1970 in September 2001: less is a duration
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+_YEARS = range(1970, 10000)
 # Keywords that hand a descriptor over: open(..., opener=), socket(fileno=), Popen(pass_fds=).
 _FD_KEYWORDS = frozenset({"opener", "closefd", "fileno", "pass_fds", "close_fds"})
 # open() given one of these (or an int) opens a descriptor, not a path.
 _OPENERS = frozenset({"open", "io.open", "builtins.open"})
+# Calls that say whether a descriptor is open (or stat it) when handed a number: a child
+# holds its result pipe open under a number a real run has closed.
+_FD_PROBES = frozenset(
+    {
+        "os.fstat",
+        "os.stat",
+        "os.fstatvfs",
+        "os.statvfs",
+        "os.isatty",
+        "os.ttyname",
+        "os.lseek",
+        "os.get_inheritable",
+        "os.get_blocking",
+        "os.set_blocking",
+        "os.device_encoding",
+        "os.fsync",
+        "os.fdatasync",
+        "os.ftruncate",
+        "os.fchmod",
+        "os.fchown",
+        "os.fchdir",
+        "os.close",
+        "os.closerange",
+        "os.listdir",
+        "os.scandir",
+        "os.path.exists",
+        "os.path.isfile",
+        "os.path.getsize",
+        "os.path.samestat",
+    }
+)
 _FD_CALLS = frozenset({"int", "fileno", "len", "abs", "ord", "hash", "round"})
 # Paths into the process's own descriptors and memory.
 _PROCESS_PATHS = re.compile(r"/proc(?:/|$)|/dev/fd(?:/|$)|^proc/?$")
@@ -238,6 +322,9 @@ _MIN_SEED_TEXT = 5
 # or files this large (images, archives), are left out.
 _FIXTURE_DEPTH = 2
 _MIN_FIXTURE_TEXT = 8
+# A structured literal a test hands the code or an oracle module holds (an input): long
+# enough to be a case and not a piece honest code shares.
+_MIN_ORACLE_TEXT = 12
 _MAX_FIXTURES = 2000
 _MAX_FIXTURE_BYTES = 1 << 16
 
@@ -362,20 +449,46 @@ def _is_fd(node: ast.AST, numbers: frozenset[str] = frozenset()) -> bool:
     return False
 
 
-def _numbers(tree: ast.AST) -> frozenset[str]:
-    """Names that hold a number somewhere in the file: ``for fd in range(...)``, ``fd = 5``,
-    ``fd = f.fileno()``. Scopes are ignored, as for aliases."""
-    found: set[str] = set()
+def _is_guessed_fd(node: ast.AST, numbers: frozenset[str] = frozenset()) -> bool:
+    """A descriptor number the code did not get from a file it opened: ``5``, ``n + 1``, a
+    name in ``numbers``; not 0, 1 or 2 (every run has them) nor ``f.fileno()``."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, int) and not isinstance(node.value, bool) and node.value > 2
+    if isinstance(node, ast.Call):
+        return False
+    return _is_fd(node, numbers)
+
+
+def _is_year(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value in _YEARS
+
+
+@dataclass(frozen=True)
+class _Bindings:
+    """What the file binds, scopes ignored as for aliases: the variables of ``for ... in
+    range(...)`` loops and comprehensions, and each name a plain assignment (``=``, an
+    annotated one, ``:=``) gives a value."""
+
+    ranged: frozenset[str]
+    assigned: tuple[tuple[str, ast.expr], ...]
+
+    def holding(self, is_wanted: Callable[[ast.expr], bool]) -> frozenset[str]:
+        """Names assigned anywhere a value ``is_wanted`` says yes to."""
+        return frozenset(name for name, value in self.assigned if is_wanted(value))
+
+
+def _bindings(tree: ast.AST) -> _Bindings:
+    ranged: set[str] = set()
+    assigned: list[tuple[str, ast.expr]] = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.For) and isinstance(node.target, ast.Name):
+        if isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.target, ast.Name):
             iterated = node.iter
             if isinstance(iterated, ast.Call) and getattr(iterated.func, "id", "") == "range":
-                found.add(node.target.id)
+                ranged.add(node.target.id)
         elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and node.value:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if _is_fd(node.value):
-                found.update(t.id for t in targets if isinstance(t, ast.Name))
-    return frozenset(found)
+            assigned += [(t.id, node.value) for t in targets if isinstance(t, ast.Name)]
+    return _Bindings(frozenset(ranged), tuple(assigned))
 
 
 class _Reader:
@@ -386,10 +499,16 @@ class _Reader:
         self.known = known
         self.aliases: dict[str, str] = {}
         self.numbers: frozenset[str] = frozenset()
+        self.guessed: frozenset[str] = frozenset()
+        self.moments: frozenset[str] = frozenset()
 
     def marks(self, tree: ast.AST) -> Iterator[tuple[Mark, int]]:
         self.aliases = _aliases(tree)
-        self.numbers = _numbers(tree)
+        bindings = _bindings(tree)
+        # ``fd = 5``, ``fd = f.fileno()``, ``for fd in range(...)``: names holding a number
+        self.numbers = bindings.ranged | bindings.holding(_is_fd)
+        self.guessed = bindings.ranged | bindings.holding(_is_guessed_fd)
+        self.moments = bindings.holding(self._is_moment)
         inert = _main_block_nodes(tree)
         if inert and self._starts_processes(tree):
             inert = set()
@@ -437,10 +556,14 @@ class _Reader:
         elif isinstance(node, ast.Call):
             yield from self._reflection(node)
             yield from self._descriptor(node)
+            if self._resolved(node.func) == "len" and self._counts_environment(node):
+                yield "sandbox tell", "len(os.environ)"  # the children's is allow-listed
             if self._resolved(node.func) == "compile" and (
                 len(node.args) >= 3 or any(k.arg == "mode" for k in node.keywords)
             ):
                 yield "reference", "compile"  # the builtin's (source, filename, mode)
+        elif isinstance(node, ast.Compare) and self._is_time_bomb(node):
+            yield "time bomb", ast.unparse(node)[:60]
         if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)):
             yield from self._string(node.value)
         elif isinstance(node, (ast.BinOp, ast.JoinedStr)) or _is_join(node):
@@ -455,6 +578,55 @@ class _Reader:
             printed = _json_text(_printed(node.value))
             if printed is not None and printed in self.known:
                 yield self.known[printed], node.value[:60]
+
+    def _is_time_bomb(self, node: ast.Compare) -> bool:
+        """The clock on one side, a fixed moment on another: ``time.time() > 1.8e9``,
+        ``date.today() >= SUNSET`` with ``SUNSET = date(2027, 1, 1)``, ``now().year > 2026``."""
+        operands = [node.left, *node.comparators]
+        clocks = [o for o in operands if self._reads_clock(o) and not self._is_duration(o)]
+        others = [o for o in operands if o not in clocks]
+        years = any(isinstance(o, ast.Attribute) and o.attr == "year" for o in clocks)
+        return bool(clocks) and any(
+            self._is_moment(o) or (years and isinstance(o, ast.Constant) and _is_year(o.value))
+            for o in others
+        )
+
+    def _is_duration(self, node: ast.AST) -> bool:
+        """The clock minus something (``time.time_ns() - start``): a duration, whatever
+        number it is compared with."""
+        return any(
+            isinstance(n, ast.BinOp)
+            and isinstance(n.op, ast.Sub)
+            and (self._reads_clock(n.left) or self._reads_clock(n.right))
+            for n in ast.walk(node)
+        )
+
+    def _reads_clock(self, node: ast.AST) -> bool:
+        return any(
+            isinstance(n, ast.Call) and self._resolved(n.func) in _CLOCKS for n in ast.walk(node)
+        )
+
+    def _is_moment(self, node: ast.AST) -> bool:
+        if isinstance(node, ast.Constant):
+            value = node.value
+            if isinstance(value, str):
+                return bool(_ISO_DATE.match(value))
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                return False
+            return value >= _EPOCH_MOMENT
+        if isinstance(node, ast.Name):
+            return node.id in self.moments
+        return (
+            isinstance(node, ast.Call)
+            and self._resolved(node.func) in _MOMENTS
+            and bool(node.args)
+            and all(
+                isinstance(a, ast.Constant) for a in [*node.args, *(k.value for k in node.keywords)]
+            )
+        )
+
+    def _counts_environment(self, node: ast.Call) -> bool:
+        return any(self._resolved(a) in _ENVIRONMENTS for a in node.args)
 
     def _module(self, name: str) -> Iterator[Mark]:
         top = name.split(".")[0]
@@ -493,6 +665,9 @@ class _Reader:
             yield "frame attribute", node.attr
         if node.attr in _NAMESPACES and self._resolved(node.value) in _REFLECTED:
             yield "reflection", f"{self._resolved(node.value)}.{node.attr}"
+        if not isinstance(node.ctx, ast.Load) and self._resolved(node.value) == "builtins":
+            # every module's names: an oracle's all() or min() too, where they share a process
+            yield "reflection", f"builtins.{node.attr} replaced"
 
     def _reflection(self, node: ast.Call) -> Iterator[Mark]:
         function = node.func
@@ -520,6 +695,8 @@ class _Reader:
             if keyword.arg in _FD_KEYWORDS:
                 yield "file descriptor", f"{keyword.arg}="
         name = self._resolved(node.func)
+        if name in _FD_PROBES and node.args and _is_guessed_fd(node.args[0], self.guessed):
+            yield "file descriptor", f"{name}({ast.unparse(node.args[0])[:30]})"
         if name in _OPENERS:
             first = node.args[0] if node.args else None
             given = [k.value for k in node.keywords if k.arg == "file"]
@@ -535,7 +712,7 @@ class _Reader:
                 yield "name of test machinery", word
         if "PYTEST_" in text or "HYPOTHESIS_" in text:
             yield "test variable", text[:40]
-        elif _TELL_VARIABLE.match(text):
+        elif _TELL_VARIABLE.match(text) or text in _SESSION_VARIABLES:
             yield "sandbox tell", text[:40]
         if _PROCESS_PATHS.search(text):
             yield "process path", text[:40]
@@ -565,8 +742,7 @@ def _main_block_nodes(tree: ast.AST) -> set[int]:
 
 def _fixture_files(tree: GitTree, package: Package) -> tuple[str, ...]:
     """The package's fixture files (package-relative)."""
-    globs = (*package.matrix.fixtures, *(g for row in package.matrix.rows for g in row.fixtures))
-    return _files_matching(tree, package.path, globs)
+    return _files_matching(tree, package.path, package.matrix.fixture_globs)
 
 
 # Every changed production file of a package asks again: the tree's files are walked,
@@ -631,6 +807,54 @@ def _case_values(value: object, depth: int) -> Iterator[str]:
     if depth > 0 and isinstance(value, (list, dict)):
         for item in value.values() if isinstance(value, dict) else value:
             yield from _case_values(item, depth - 1)
+
+
+def _oracle_values(tree: GitTree, package: Package) -> frozenset[str]:
+    """The cases the parent's tests and oracle modules hand the code, as JSON text: code
+    that answers those inputs from memory passes them while broken.
+
+    In a test file, a structured literal passed to a call (``merge_ranges([[0, 2], [2,
+    4]])``, a parametrize table) and each case in it; not what a test compares with
+    (``== {"timeout": 30, ...}`` is what honest code may define too). In an oracle module
+    (partitions, relations), every structured literal: its tables are inputs."""
+    modules = sorted({module for row in package.matrix.rows for module in row.oracle_modules})
+    # only those the tree holds: the head's matrix may name a module the patch adds
+    tests = _files_matching(tree, package.path, package.matrix.tests)
+    oracles = _files_matching(tree, package.path, tuple(modules))
+    return _written_values(tree, tuple(package.join(f) for f in tests), arguments_only=True) | (
+        _written_values(tree, tuple(package.join(f) for f in oracles), arguments_only=False)
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def _written_values(tree: GitTree, files: tuple[str, ...], arguments_only: bool) -> frozenset[str]:
+    texts: set[str] = set()
+    for data in tree.read_many(files).values():
+        parsed = _parsed(data) if len(data) <= _MAX_FIXTURE_BYTES else None
+        nodes = (_arguments(parsed) if arguments_only else ast.walk(parsed)) if parsed else ()
+        for node in nodes:
+            text = _literal(node) if _is_structured(node) else None
+            texts.update([text] if text and len(text) >= _MIN_ORACLE_TEXT else [])
+    return frozenset(texts)
+
+
+def _arguments(tree: ast.AST) -> Iterator[ast.AST]:
+    """Every call's arguments, and what those that are containers hold."""
+    for call in ast.walk(tree):
+        if isinstance(call, ast.Call):
+            for argument in [*call.args, *(keyword.value for keyword in call.keywords)]:
+                yield argument
+                if isinstance(argument, (ast.List, ast.Tuple, ast.Set)):
+                    yield from argument.elts
+
+
+def _is_structured(node: ast.AST) -> bool:
+    """A list, tuple or dict that holds another: a case's shape, not an enumeration of
+    scalars (status codes, names) that tests and honest code both write."""
+    if not isinstance(node, (ast.List, ast.Tuple, ast.Dict)):
+        return False
+    items = node.values if isinstance(node, ast.Dict) else node.elts
+    return any(isinstance(item, (ast.List, ast.Tuple, ast.Dict)) for item in items)
 
 
 def _seed_texts(facts: Facts, package: Package) -> frozenset[str]:
@@ -705,7 +929,8 @@ def judge(laned: LanedPath, facts: Facts) -> list[Finding]:
         return []
     parent = facts.parent.read_optional(laned.change.old_path or laned.path)
     fixtures = _fixture_names(facts.parent, package) | _fixture_names(facts.head, package)
-    known = dict.fromkeys(_fixture_values(facts.parent, package), "fixture value")
+    known = dict.fromkeys(_oracle_values(facts.parent, package), "test value")
+    known.update(dict.fromkeys(_fixture_values(facts.parent, package), "fixture value"))
     known.update(dict.fromkeys(_seed_texts(facts, package), "seed input"))
     added = added_marks(parent, head, fixtures, known)
     added += _new_shadow(laned.path, package, facts.parent)
