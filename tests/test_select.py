@@ -646,6 +646,8 @@ def _configured_repo(repo: GitRepo) -> str:
         "tools/ci.bazelrc": "build --color=no\n",
         "requirements.txt": "attrs==23.1.0\n",
         "CODEOWNERS": "* @team\n",
+        "REPO.bazel": "repo()\n",
+        "tools/deps.MODULE.bazel": "bazel_dep(name = 'rules_cc', version = '0.1')\n",
         "lib/BUILD": GLOBBED,
         "lib/sub/BUILD": "",
         "lib/sub/x.txt": "1\n",
@@ -675,6 +677,10 @@ EVERY_GATE = {("a", "all"), ("sub/b", "all"), ("tools/c", "all")}
         ({"requirements.txt": "attrs==24.1.0\n"}, EVERY_GATE),
         ({"tools/bazel": '#!/bin/sh\nexec bazel-real --noremote "$@"\n'}, EVERY_GATE),
         ({"WORKSPACE": 'workspace(name = "w")\n'}, EVERY_GATE),
+        ({"REPO.bazel": 'repo(default_visibility = ["//visibility:private"])\n'}, EVERY_GATE),
+        ({".bazeliskrc": "USE_BAZEL_VERSION=8.0.0\n"}, EVERY_GATE),
+        # A MODULE.bazel segment counts for the whole repository, not the tree below it.
+        ({"sub/b/deps.MODULE.bazel": "bazel_dep(name = 'rules_cc', version = '1')\n"}, EVERY_GATE),
         # Python runs these wherever their directory is on sys.path, not only below it.
         ({"sub/sitecustomize.py": "import builtins\n"}, EVERY_GATE),
         ({"sub/vendor.pth": "import os\n"}, EVERY_GATE),
@@ -682,6 +688,8 @@ EVERY_GATE = {("a", "all"), ("sub/b", "all"), ("tools/c", "all")}
         ({"sub/conftest.py": "import pytest  # the fixtures live in plugins\n"}, set()),
         ({".bazelrc": "# CI adds its own flags\nimport %workspace%/tools/ci.bazelrc\n"}, set()),
         ({"WORKSPACE": "# the main repository\n"}, set()),
+        ({"REPO.bazel": "# defaults\nrepo()\n"}, set()),
+        ({"tools/deps.MODULE.bazel": "# \nbazel_dep(name = 'rules_cc', version = '0.1')"}, set()),
         ({"CODEOWNERS": "* @team @other\n"}, set()),
         ({"README.md": "# docs\n"}, set()),
     ],

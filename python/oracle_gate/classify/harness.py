@@ -55,6 +55,8 @@ _NAMES = frozenset(
         "WORKSPACE.bazel",
         "WORKSPACE.bzlmod",
         "MODULE.bazel",
+        "REPO.bazel",  # Bazel 7+: every package's defaults; Bazel 8+: directories it ignores
+        ".bazeliskrc",  # Bazelisk: which Bazel runs
         # the interpreter and what it loads before any test
         "sitecustomize.py",
         "usercustomize.py",
@@ -80,8 +82,12 @@ _NAMES = frozenset(
         SETTINGS_FILE,
     }
 )
-_SUFFIXES = (".bzl", ".bazelrc", ".pth", ".lock")
-_STARLARK_NAMES = frozenset({"WORKSPACE", "WORKSPACE.bazel", "WORKSPACE.bzlmod", "MODULE.bazel"})
+# A ``*.MODULE.bazel`` file is a segment MODULE.bazel reads with ``include()`` (Bazel 7.2+).
+_MODULE_SEGMENT = ".MODULE.bazel"
+_SUFFIXES = (".bzl", ".bazelrc", ".pth", ".lock", _MODULE_SEGMENT)
+_STARLARK_NAMES = frozenset(
+    {"WORKSPACE", "WORKSPACE.bazel", "WORKSPACE.bzlmod", "MODULE.bazel", "REPO.bazel"}
+)
 _LOADED_FROM_ANYWHERE = frozenset({"sitecustomize.py", "usercustomize.py"})
 _GRAPH_SCOPED = frozenset({"BUILD", "BUILD.bazel", ".bazelignore", "CODEOWNERS"})
 _DIRS = (
@@ -156,7 +162,8 @@ def harness_scope(path: str) -> str | None:
     tree below a ``conftest.py``, a ``.bazelrc``, a ``WORKSPACE``, a manifest or CI file;
     the whole repository for what may be loaded from anywhere (a ``.bazelrc`` variant or
     import, a module binding pytest hooks, ``sitecustomize.py`` or a ``.pth`` file, which
-    Python runs wherever their directory is on ``sys.path``). None for the files the
+    Python runs wherever their directory is on ``sys.path``, a ``*.MODULE.bazel`` segment
+    the root MODULE.bazel includes). None for the files the
     package graph already scopes (BUILD files, ``.bzl`` files a BUILD loads,
     ``.bazelignore``) and CODEOWNERS, which changes who reviews, not what runs.
     """
@@ -168,6 +175,8 @@ def harness_scope(path: str) -> str | None:
         return path[: wrapper.start()]
     if name in _LOADED_FROM_ANYWHERE or name.endswith(".pth"):
         return ""  # Python runs it wherever its directory is on sys.path
+    if name.endswith(_MODULE_SEGMENT):
+        return ""  # part of the root MODULE.bazel, wherever it lives
     if name in (".bazelrc", "pyproject.toml") or (harness_by_name(path) and ".bazelrc" not in name):
         return posixpath.dirname(path)
     return ""
@@ -180,7 +189,7 @@ def same_meaning(path: str, before: bytes | None, after: bytes | None) -> bool:
     if before is None or after is None:
         return before == after
     name = posixpath.basename(path)
-    if name.endswith(".py") or name in _STARLARK_NAMES:
+    if name.endswith((".py", _MODULE_SEGMENT)) or name in _STARLARK_NAMES:
         return same_code(before, after)
     if ".bazelrc" in name:
         return _rc_lines(before) == _rc_lines(after)
