@@ -953,6 +953,84 @@ def test_package_metadata_is_a_dependency_of_the_package(repo: GitRepo, reader: 
     assert _edges(graph) == {("a", "meta")}
 
 
+# What Bazel 7 and 8 add to macros and rules, which Bazel 4.2.3 rejects (no e2e
+# workspace holds them): each is Bazel's edge a -> lib, whatever steers it. The bool
+# says whether the evaluator knows the construct (exact edges) or hands the file to the
+# static reader (an approximate graph: a rule's initializer rewrites the arguments of
+# every call; a module's name or the package's subpackages are not known here).
+_NEWER_BAZEL: dict[str, tuple[str, bool]] = {
+    "repo_name": ('["//lib:l"] if native.repo_name() == "" else []', True),
+    "package_relative_label": ('[native.package_relative_label("//lib:l")]', True),
+    "package_relative_label_name": (
+        '["//lib:" + native.package_relative_label(":l").name]',
+        True,
+    ),
+    "module_name": ('["//lib:l"] if native.module_name() == None else []', False),
+    "subpackages": ('["//lib:l"] if not native.subpackages(include = ["*"]) else []', False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_NEWER_BAZEL))
+def test_a_newer_bazel_native_function_keeps_the_edge_it_steers(
+    repo: GitRepo, reader: str, name: str
+) -> None:
+    srcs, known = _NEWER_BAZEL[name]
+    files = {
+        "tools/BUILD": "",
+        "tools/defs.bzl": f"def grp(name):\n    native.filegroup(name = name, srcs = {srcs})\n",
+        "lib/BUILD": FG.format(name="l", srcs="[]"),
+        "a/BUILD": 'load("//tools:defs.bzl", "grp")\ngrp(name = "a")\n',
+        # A BUILD file calls each of them without `native.`.
+        "b/BUILD": FG.format(name="b", srcs=srcs.replace("native.", "")),
+    }
+    graph = load_graph(GitTree(repo.path, _commit(repo, files)))
+    assert {("a", "lib"), ("b", "lib")} <= _edges(graph)
+    if reader == "starlark":
+        assert (_edges(graph) == {("a", "lib"), ("b", "lib")}) is known
+        assert (graph.approximate == ()) is known
+
+
+@pytest.mark.parametrize(
+    ("declaration", "known"),
+    [
+        # A rule extending another keeps the private defaults of its parent.
+        (
+            'base = rule(implementation = _impl, extendable = True, attrs = {"_t": '
+            'attr.label(default = "//lib:l")})\nr = rule(implementation = _impl, parent = base)',
+            True,
+        ),
+        # An initializer adds to the arguments of every call.
+        (
+            'def _init(name, deps = [], **kwargs):\n    return {"deps": deps + ["//lib:l"]}\n'
+            "r = rule(implementation = _impl, initializer = _init, "
+            'attrs = {"deps": attr.label_list()})',
+            False,
+        ),
+        # A symbolic macro's private attribute default is handed to its implementation.
+        (
+            "def _m(name, visibility, _t):\n    native.filegroup(name = name, srcs = [_t])\n"
+            'r = macro(implementation = _m, attrs = {"_t": attr.label(default = "//lib:l")})',
+            True,
+        ),
+    ],
+)
+def test_a_newer_bazel_rule_declaration_keeps_its_edges(
+    repo: GitRepo, reader: str, declaration: str, known: bool
+) -> None:
+    files = {
+        "tools/BUILD": "",
+        "tools/defs.bzl": f"def _impl(ctx):\n    return []\n\n{declaration}\n",
+        "lib/BUILD": FG.format(name="l", srcs="[]"),
+        "a/BUILD": 'load("//tools:defs.bzl", "r")\nr(name = "a")\n',
+        "other/BUILD": FG.format(name="o", srcs="[]"),
+    }
+    graph = load_graph(GitTree(repo.path, _commit(repo, files)))
+    assert ("a", "lib") in _edges(graph)
+    if reader == "starlark":
+        assert (_edges(graph) == {("a", "lib")}) is known
+        assert (graph.approximate == ()) is known
+
+
 # glob() and symbolic links: Bazel follows a link to a directory (a/linkdir/x.txt is a
 # file of a) and leaves out the directory it names (b's glob(["link*"]) finds nothing).
 # The evaluator leaves such a glob opaque, and the file to the static reader; c's link

@@ -25,7 +25,7 @@ use super::guess;
 use super::plain::plain_records;
 use super::values::{
     standard_globals, unlike_bazel_char, Context, Magic, PackageFiles, Record, TreeFiles,
-    EXTENSIONS,
+    EXTENSIONS, PACKAGE_FUNCTIONS,
 };
 
 /// One BUILD file to evaluate.
@@ -112,18 +112,14 @@ fn globals() -> Globals {
             );
         }
     }
-    for name in [
-        "glob",
-        "select",
+    // `native`'s functions; `existing_rule(s)` is Bazel's in a BUILD file as
+    // `native.existing_rule(s)` in a macro.
+    for name in PACKAGE_FUNCTIONS.into_iter().chain([
         "rule",
         "macro",
         "aspect",
         "subrule",
         "exec_group",
-        "package_name",
-        // Bazel's in a BUILD file, as `native.existing_rule(s)` in a macro.
-        "existing_rules",
-        "existing_rule",
         "depset",
         // Shadowing the standard ones: they note a look at a stand-in value, or at
         // attributes Bazel lists otherwise (`guess.rs`).
@@ -131,8 +127,7 @@ fn globals() -> Globals {
         "getattr",
         "hasattr",
         "dir",
-        "repository_name",
-    ] {
+    ]) {
         builder.set(
             name,
             Magic::Builtin {

@@ -364,6 +364,22 @@ fn record_call<'v>(
     Ok(strings)
 }
 
+/// The functions of `native` that declare no rule, each a global of BUILD files too.
+pub const PACKAGE_FUNCTIONS: [&str; 12] = [
+    "glob",
+    "select",
+    "package_name",
+    "repository_name",
+    "repo_name",
+    "package_relative_label",
+    "module_name",
+    "module_version",
+    "package_default_visibility",
+    "subpackages",
+    "existing_rules",
+    "existing_rule",
+];
+
 fn builtin<'v>(
     name: &str,
     args: &Arguments<'v, '_>,
@@ -384,6 +400,14 @@ fn builtin<'v>(
         }
         "package_name" => heap.alloc(package),
         "repository_name" => heap.alloc("@"),
+        "repo_name" => heap.alloc(""),
+        "package_relative_label" => package_relative_label(args, eval)?,
+        // Bazel 6+ answers these from what it knows of the module and the tree; a
+        // stand-in here could steer a macro's labels, so the file is read statically.
+        "module_name" | "module_version" | "package_default_visibility" | "subpackages" => {
+            guessed(|| format!("native.{name}()"));
+            Value::new_none()
+        }
         "existing_rules" | "existing_rule" => existing_rules(name, args, eval)?,
         "type" => {
             let value = args.positional1(heap)?;
@@ -409,7 +433,7 @@ fn builtin<'v>(
         "depset" => depset(args, heap)?,
         "rule" | "macro" => heap.alloc(Magic::Rule {
             kind: name.to_owned(),
-            implicit: declared_labels(args, heap)?,
+            implicit: rule_labels(args, heap)?,
         }),
         // Their attributes' defaults become implicit dependencies of the rules (or of
         // the attributes) that name them: bazel query follows an aspect's.
@@ -677,6 +701,41 @@ fn declared_labels<'v>(args: &Arguments<'v, '_>, heap: Heap<'v>) -> starlark::Re
     Ok(labels)
 }
 
+/// What a `rule()` or `macro()` declaration names: its attributes' defaults, and those
+/// of the rule it extends (`parent`) or takes its attributes from (`inherit_attrs`). An
+/// `initializer` rewrites every call's arguments, which is not modelled: the file is
+/// then read statically.
+fn rule_labels<'v>(args: &Arguments<'v, '_>, heap: Heap<'v>) -> starlark::Result<Vec<String>> {
+    let mut labels = declared_labels(args, heap)?;
+    for (name, value) in args.names_map()? {
+        match (name.as_str(), value.downcast_ref::<Magic>()) {
+            ("initializer", _) if !value.is_none() => guessed(|| "a rule's initializer".into()),
+            ("parent" | "inherit_attrs", Some(Magic::Rule { implicit, .. })) => {
+                labels.extend(implicit.iter().cloned())
+            }
+            _ => {}
+        }
+    }
+    Ok(labels)
+}
+
+/// `native.package_relative_label(text)`: a label of the package the BUILD file
+/// declares, whichever `.bzl` file asks.
+fn package_relative_label<'v>(
+    args: &Arguments<'v, '_>,
+    eval: &mut Evaluator<'v, '_, '_>,
+) -> starlark::Result<Value<'v>> {
+    let heap = eval.heap();
+    let text = label_text(args.positional1(heap)?);
+    let (package, repo) = Context::of(eval)
+        .map(|c| (c.package.clone(), c.repo.clone()))
+        .unwrap_or_default();
+    let label = in_repository(canonical_label(&text, &package), &repo);
+    Ok(heap.alloc(Magic::Label {
+        text: main_label(label, &[]),
+    }))
+}
+
 /// `glob(include, exclude, exclude_directories)` over the package's files, as Bazel
 /// lists them; opaque when they are not known here, directories could match, or
 /// `PackageFiles::glob` cannot be sure.
@@ -828,8 +887,7 @@ impl<'v> StarlarkValue<'v> for Magic {
     fn get_attr(&self, attribute: &str, heap: Heap<'v>) -> Option<Value<'v>> {
         match self {
             Magic::Namespace { name } if name == "native" => Some(heap.alloc(match attribute {
-                "glob" | "select" | "package_name" | "repository_name" | "existing_rules"
-                | "existing_rule" => Magic::Builtin {
+                _ if PACKAGE_FUNCTIONS.contains(&attribute) => Magic::Builtin {
                     name: attribute.to_owned(),
                 },
                 _ => Magic::Rule {
