@@ -538,6 +538,12 @@ WORKSPACES: dict[str, dict[str, str]] = {
         "lib/BUILD": FG.format(name="l", srcs="[]") + FG.format(name="x", srcs="[]"),
         "a/BUILD": 'load("//tools:defs.bzl", "DEPS")\n' + FG.format(name="a", srcs="DEPS"),
     },
+    # A relative default a .bzl file holds without a colon: of the .bzl file's package.
+    "attr_default_without_colon": {
+        "lib/r.bzl": _rule_bzl('{"_t": attr.label(default = "l")}'),
+        "lib/BUILD": FG.format(name="l", srcs="[]"),
+        "a/BUILD": 'load("//lib:r.bzl", "r")\nr(name = "a")\n',
+    },
     # A rule re-exported under another name by a second .bzl file.
     "reexported_rule": {
         "tools/BUILD": "",
@@ -804,6 +810,7 @@ TRUTH: dict[str, set[tuple[str, str]]] = {
     "private_label_list_exec": {("a", "t1"), ("a", "t2")},
     "dict_get_default": {("a", "lib")},
     "macro_relative_label": set(),
+    "attr_default_without_colon": {("a", "lib")},
     "select_in_macro": {("a", "lib")},
     "macro_chain_across_files": {("a", "deep")},
     "test_suite_tests": {("a", "t")},
@@ -988,6 +995,23 @@ def test_a_newer_bazel_native_function_keeps_the_edge_it_steers(
     if reader == "starlark":
         assert (_edges(graph) == {("a", "lib"), ("b", "lib")}) is known
         assert (graph.approximate == ()) is known
+
+
+@pytest.mark.parametrize("label", ['Label(":" + "l")', 'Label("l")', "Label(NAME)"])
+def test_a_relative_label_a_bzl_file_makes_is_of_its_package(
+    repo: GitRepo, reader: str, label: str
+) -> None:
+    """Bazel 6+ reads a relative ``Label()`` in the package of the .bzl file calling it
+    (Bazel 4.2.3 rejects one, so no e2e workspace holds it)."""
+    files = {
+        "lib/defs.bzl": 'NAME = "l"\n\ndef grp(name):\n'
+        f"    native.filegroup(name = name, srcs = [{label}])\n",
+        "lib/BUILD": FG.format(name="l", srcs="[]"),
+        "a/BUILD": 'load("//lib:defs.bzl", "grp")\ngrp(name = "a")\n',
+        "other/BUILD": FG.format(name="o", srcs="[]"),
+    }
+    graph = load_graph(GitTree(repo.path, _commit(repo, files)))
+    assert _edges(graph) == {("a", "lib")}
 
 
 @pytest.mark.parametrize(

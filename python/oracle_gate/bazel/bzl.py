@@ -13,7 +13,9 @@ may cut it out. A label a ``.bzl`` file assembles from pieces that are no labels
 themselves (``"/" + "/lib:l"``, ``"%c%clib" % (47, 47)``) is not found: only the
 native evaluator runs the code that makes it. A repository's start among its
 strings (``"@"``), or a repository name that is computed (``"@%s//lib"``), makes
-its labels any repository's.
+its labels any repository's. A label the file's own package completes
+(``Label(":x")``, ``Label("x")``, ``Label(name)``, ``attr.label(default = "x")``)
+makes that package a dependency too.
 """
 
 from __future__ import annotations
@@ -38,6 +40,13 @@ _LOAD = re.compile(r"""\bload\(\s*["']([^"']+)["']""")
 _EMBEDDED = re.compile(r"""(?<![:/])(?:@[\w.~+-]*)?//[^\s"'`,;()\[\]{}<>|]+""")
 # A repository name that is computed: ``"@%s//lib" % name``, ``"@{}//lib".format(name)``.
 _COMPUTED_REPOSITORY = re.compile(r"@[\w.~+-]*[%{]")
+# A label the file's package may complete: ``Label("x")``, ``Label(name)``, a label
+# attribute's default that is not an absolute literal (``attr.label(default = "tool")``).
+_NOT_ABSOLUTE = r"""(?!["'](?://|@)|None\b|\[\s*\]|\{\s*\})"""
+_RELATIVE_LABEL = re.compile(
+    rf"\bLabel\s*\(\s*{_NOT_ABSOLUTE}"
+    rf"|\battr\.label\w*\s*\((?:[^()]|\([^()]*\))*?\bdefault\s*=\s*{_NOT_ABSOLUTE}"
+)
 
 
 @dataclass(frozen=True)
@@ -45,7 +54,8 @@ class BzlFile:
     """The labels one ``.bzl`` file names and the files it loads, as written."""
 
     labels: tuple[tuple[str, LabelRef], ...]  # (as written, what it names)
-    # ``:name`` strings: ``Label(":x")`` and attribute defaults are in the file's package.
+    # ``:name`` strings, ``Label("x")``, a label attribute's relative default: labels of
+    # the file's own package.
     local: bool
     loads: tuple[str, ...]
     # A string that may start another label's repository (``"@"``, ``"@main"``): its
@@ -88,7 +98,7 @@ def scan_bzl(text: bytes) -> BzlFile:
                 labels.setdefault(embedded, ref)
     return BzlFile(
         labels=tuple(sorted(labels.items())),
-        local=local,
+        local=local or _RELATIVE_LABEL.search(source) is not None,
         loads=tuple(dict.fromkeys(_LOAD.findall(source))),
         repository_pieces=pieces,
     )
