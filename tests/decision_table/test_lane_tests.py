@@ -485,3 +485,80 @@ def test_class_and_helper_honest_edits_pass(class_repo: tuple[GitRepo, str], nam
     report = repo.gate(base, repo.commit(name))
     assert report.verdict_of(CLASSES) is Verdict.PASS, [f.reason for f in report.findings]
     assert report.verdict is Verdict.PASS
+
+
+# ------------------------------------------- cases appended to an existing parametrize table
+
+TABLE = (
+    "\n\n@pytest.mark.parametrize(\n    ('given', 'expected'),\n"
+    "    [\n        ([[0, 1]], [[0, 1]]),\n        ([[0, 2], [1, 3]], [[0, 3]]),\n    ],\n)\n"
+    "def test_table(given, expected):\n    assert merge_ranges(given) == expected\n"
+)
+LAST_CASE = "        ([[0, 2], [1, 3]], [[0, 3]]),\n"
+
+# What the table's last line becomes: the parent's cases, then these.
+APPENDED = {
+    "a literal case": LAST_CASE + "        ([[5, 6]], [[5, 6]]),\n",
+    "two cases": LAST_CASE + "        ([], []),\n        ([[1, 1]], [[1, 1]]),\n",
+    "a named case": LAST_CASE + "        pytest.param([[2, 4]], [[2, 4]], id='single'),\n",
+}
+NOT_APPENDED = {
+    # Weaker or fewer: a parent case changed, dropped, or reordered behind a new one.
+    "a case changed": "        ([[0, 2], [1, 3]], [[0, 2], [1, 3]]),\n",
+    "a case dropped": "",
+    "a case inserted before": "        ([[9, 9]], [[9, 9]]),\n" + LAST_CASE,
+    # Code run at import, or a mark that changes how cases report.
+    "a case that runs code": LAST_CASE
+    + "        (__import__('intervals').__dict__.update(merge_ranges=list), []),\n",
+    "a case built by a call": LAST_CASE + "        (list(range(2)), [[0, 1]]),\n",
+    "a case marked xfail": LAST_CASE
+    + "        pytest.param([[0, 1]], [[7]], marks=pytest.mark.xfail),\n",
+    "a case and a body change": LAST_CASE + "        ([[5, 6]], [[5, 6]]),\n",
+}
+
+
+def _table_repo(example_repo: tuple[GitRepo, str]) -> tuple[GitRepo, str]:
+    repo, _ = example_repo
+    repo.append(TEST, TABLE)
+    repo.relock(PKG)
+    return repo, repo.commit("a parametrized table, reviewed and locked")
+
+
+def _extend_table(repo: GitRepo, last: str, relock: bool = True) -> None:
+    repo.replace(TEST, LAST_CASE, last)
+    if relock:
+        repo.relock(PKG)
+
+
+@pytest.mark.parametrize("name", sorted(APPENDED))
+def test_cases_appended_to_a_parametrize_table_pass(
+    example_repo: tuple[GitRepo, str], name: str
+) -> None:
+    repo, base = _table_repo(example_repo)
+    _extend_table(repo, APPENDED[name])
+    report = repo.gate(base, repo.commit(name))
+    assert report.verdict_of(TEST) is Verdict.PASS, [f.reason for f in report.findings]
+    assert "cases appended to" in next(f.reason for f in report.findings if f.path == TEST)
+    assert report.verdict is Verdict.PASS, [f.reason for f in report.findings]
+
+
+@pytest.mark.parametrize("name", sorted(NOT_APPENDED))
+def test_a_parametrize_table_that_does_not_only_grow_is_rejected(
+    example_repo: tuple[GitRepo, str], name: str
+) -> None:
+    repo, base = _table_repo(example_repo)
+    _extend_table(repo, NOT_APPENDED[name])
+    if name == "a case and a body change":
+        repo.replace(TEST, "    assert merge_ranges(given) == expected", "    assert given")
+        repo.relock(PKG)
+    report = repo.judge_paths(base, repo.commit(name))
+    assert report.verdict_of(TEST) is Verdict.REJECT, [f.reason for f in report.findings]
+    assert report.verdict is Verdict.REJECT
+
+
+def test_cases_appended_without_relocking_are_rejected(example_repo: tuple[GitRepo, str]) -> None:
+    repo, base = _table_repo(example_repo)
+    _extend_table(repo, APPENDED["a literal case"], relock=False)
+    report = repo.judge_paths(base, repo.commit("the lock still has the old table"))
+    assert report.verdict is Verdict.REJECT
+    assert any("lock does not match the head tree" in f.reason for f in report.findings)

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from oracle_gate.config.lockfile import (
     LOCK_FILE,
     Drift,
+    DriftKind,
     Lock,
     compare_locks,
     parse_lock,
@@ -15,6 +16,7 @@ from oracle_gate.config.lockfile import (
 )
 from oracle_gate.errors import LockError
 from oracle_gate.facts import Facts, LanedPath
+from oracle_gate.lanes.cases import only_cases_appended
 from oracle_gate.lanes.common import note_problem, noted, oracle_move, part_problem, summarize
 from oracle_gate.locks import compute_lock
 from oracle_gate.model import Finding, Lane, Package, Verdict
@@ -41,13 +43,26 @@ def judge(laned: LanedPath, facts: Facts) -> list[Finding]:
         return [oracle_move(laned, facts, "lock deleted")]
     if before is None:
         return [laned.finding(Verdict.PASS, "lock introduced; checked against the head tree below")]
-    drifts = compare_locks(before, after)
+    moved = compare_locks(before, after)
+    drifts = [d for d in moved if not _cases_appended(d, posixpath.dirname(laned.path), facts)]
     if not drifts:
-        return [laned.finding(Verdict.PASS, "lock reformatted; no entry moved")]
-    moved = f"lock entries moved: {describe_drifts(drifts)}"
+        why = "only units that gained parametrize cases" if moved else "no entry"
+        return [laned.finding(Verdict.PASS, f"lock reformatted; {why} moved")]
+    reason = f"lock entries moved: {describe_drifts(drifts)}"
     if note_problem([laned.path, old_path], laned.package, facts) is None:
-        return [oracle_move(laned, facts, moved)]  # a note names the lock itself
+        return [oracle_move(laned, facts, reason)]  # a note names the lock itself
     return [_entries_noted(laned, facts, drifts)]
+
+
+def _cases_appended(drift: Drift, directory: str, facts: Facts) -> bool:
+    """Whether a surface entry moved only because its unit gained parametrize cases
+    (``cases.py``), judged on the test file's parent and head text."""
+    if drift.section != "surface" or drift.kind is not DriftKind.CHANGED:
+        return False
+    test, _, unit = drift.key.partition("::")
+    path = posixpath.join(directory, test)
+    before, after = facts.parent.read_optional(path), facts.head.read_optional(path)
+    return before is not None and after is not None and only_cases_appended(before, after, unit)
 
 
 def _entries_noted(laned: LanedPath, facts: Facts, drifts: list[Drift]) -> Finding:

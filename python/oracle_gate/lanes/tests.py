@@ -15,6 +15,7 @@ from oracle_gate.lanes.additions import (
     rebound_names,
     why_not_fresh,
 )
+from oracle_gate.lanes.cases import only_cases_appended
 from oracle_gate.lanes.common import oracle_move, summarize
 from oracle_gate.model import ChangeKind, Finding, Verdict
 from oracle_gate.surface import parse_module
@@ -102,6 +103,8 @@ def judge_test(laned: LanedPath, facts: Facts) -> list[Finding]:
     renamed = old_path != laned.path
     removed = sorted(before) if renamed else sorted(set(before) - set(after))
     changed = sorted(k for k in set(before) & set(after) if before[k] != after[k] and not renamed)
+    extended = [k for k in changed if _cases_appended(before_source, after_source, k)]
+    changed = [k for k in changed if k not in extended]
     triaged = []
     if facts.notes.freeze_triage:
         triaged = [k for k in changed if _only_skipped(before[k], after[k])]
@@ -133,14 +136,25 @@ def judge_test(laned: LanedPath, facts: Facts) -> list[Finding]:
             )
         )
     if not findings:
-        reason = (
-            f"assertion surface unchanged; new units {summarize(_qualified(laned.path, added))} "
-            "are ignored as oracle"
-            if added
-            else "assertion surface unchanged (format-only edit or moved statements)"
-        )
-        findings.append(laned.finding(Verdict.PASS, reason))
+        findings.append(laned.finding(Verdict.PASS, _unchanged(laned.path, added, extended)))
     return findings
+
+
+def _cases_appended(before: bytes | None, after: bytes | None, key: str) -> bool:
+    return before is not None and after is not None and only_cases_appended(before, after, key)
+
+
+def _unchanged(path: str, added: list[str], extended: list[str]) -> str:
+    """Why a test file whose existing assertions all stand passes."""
+    parts = []
+    if extended:
+        parts.append(f"cases appended to {summarize(_qualified(path, extended))}")
+    if added:
+        parts.append(f"new units {summarize(_qualified(path, added))} are ignored as oracle")
+    if not parts:
+        return "assertion surface unchanged (format-only edit or moved statements)"
+    kept = "every existing case kept" if extended else "assertion surface unchanged"
+    return f"{kept}; " + "; ".join(parts)
 
 
 def _qualified(path: str, keys: list[str]) -> list[str]:
