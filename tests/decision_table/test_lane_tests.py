@@ -562,3 +562,57 @@ def test_cases_appended_without_relocking_are_rejected(example_repo: tuple[GitRe
     report = repo.judge_paths(base, repo.commit("the lock still has the old table"))
     assert report.verdict is Verdict.REJECT
     assert any("lock does not match the head tree" in f.reason for f in report.findings)
+
+
+NAMED_TABLE = (
+    "\n\nROWS = [\n    ([[0, 1]], [[0, 1]]),\n]\n\n\n"
+    "@pytest.mark.parametrize(('given', 'expected'), ROWS)\n"
+    "def test_rows(given, expected):\n    assert merge_ranges(given) == expected\n"
+)
+ROWS_GROWN = (
+    "    ([[0, 1]], [[0, 1]]),\n]",
+    "    ([[0, 1]], [[0, 1]]),\n    ([[4, 5]], [[4, 5]]),\n]",
+)
+
+
+@pytest.mark.parametrize(
+    ("elsewhere", "passes"),
+    [
+        (None, True),
+        # The table is also what an assertion accepts: a new row widens it.
+        ("\n\ndef test_known(given=[[0, 1]]):\n    assert (given, given) in ROWS\n", False),
+        ("\n\nCOPY = list(ROWS)\n", False),
+        ("\n\nglobals()['ROWS'].clear()\n", False),
+    ],
+)
+def test_rows_appended_to_a_named_table_pass_only_if_nothing_else_reads_it(
+    example_repo: tuple[GitRepo, str], elsewhere: str | None, passes: bool
+) -> None:
+    repo, _ = example_repo
+    repo.append(TEST, NAMED_TABLE + (elsewhere or ""))
+    repo.relock(PKG)
+    base = repo.commit("a named table, reviewed and locked")
+    repo.replace(TEST, *ROWS_GROWN)
+    repo.relock(PKG)
+    report = repo.judge_paths(base, repo.commit("a row appended"))
+    expected = Verdict.PASS if passes else Verdict.REJECT
+    assert report.verdict_of(TEST) is expected, [f.reason for f in report.findings]
+    assert report.verdict is expected, [f.reason for f in report.findings]
+
+
+def test_a_named_table_another_test_file_imports_does_not_grow(
+    example_repo: tuple[GitRepo, str],
+) -> None:
+    repo, _ = example_repo
+    repo.append(TEST, NAMED_TABLE)
+    repo.write(
+        f"{PKG}/tests/test_known.py",
+        "from test_merge import ROWS\n\n\n"
+        "def test_known():\n    assert ([[9]], [[9]]) not in ROWS\n",
+    )
+    repo.relock(PKG)
+    base = repo.commit("a named table another test reads")
+    repo.replace(TEST, *ROWS_GROWN)
+    repo.relock(PKG)
+    report = repo.judge_paths(base, repo.commit("a row appended"))
+    assert report.verdict_of(TEST) is Verdict.REJECT, [f.reason for f in report.findings]

@@ -16,7 +16,7 @@ from oracle_gate.config.lockfile import (
 )
 from oracle_gate.errors import LockError
 from oracle_gate.facts import Facts, LanedPath
-from oracle_gate.lanes.cases import only_cases_appended
+from oracle_gate.lanes.cases import grown_units
 from oracle_gate.lanes.common import note_problem, noted, oracle_move, part_problem, summarize
 from oracle_gate.locks import compute_lock
 from oracle_gate.model import Finding, Lane, Package, Verdict
@@ -44,7 +44,7 @@ def judge(laned: LanedPath, facts: Facts) -> list[Finding]:
     if before is None:
         return [laned.finding(Verdict.PASS, "lock introduced; checked against the head tree below")]
     moved = compare_locks(before, after)
-    drifts = [d for d in moved if not _cases_appended(d, posixpath.dirname(laned.path), facts)]
+    drifts = _not_grown(moved, posixpath.dirname(laned.path), facts)
     if not drifts:
         why = "only units that gained parametrize cases" if moved else "no entry"
         return [laned.finding(Verdict.PASS, f"lock reformatted; {why} moved")]
@@ -54,15 +54,20 @@ def judge(laned: LanedPath, facts: Facts) -> list[Finding]:
     return [_entries_noted(laned, facts, drifts)]
 
 
-def _cases_appended(drift: Drift, directory: str, facts: Facts) -> bool:
-    """Whether a surface entry moved only because its unit gained parametrize cases
+def _not_grown(drifts: list[Drift], directory: str, facts: Facts) -> list[Drift]:
+    """The drifts but those of surface entries whose unit only gained parametrize cases
     (``cases.py``), judged on the test file's parent and head text."""
-    if drift.section != "surface" or drift.kind is not DriftKind.CHANGED:
-        return False
-    test, _, unit = drift.key.partition("::")
-    path = posixpath.join(directory, test)
-    before, after = facts.parent.read_optional(path), facts.head.read_optional(path)
-    return before is not None and after is not None and only_cases_appended(before, after, unit)
+    units: dict[str, list[str]] = {}
+    for drift in drifts:
+        if drift.section == "surface" and drift.kind is DriftKind.CHANGED:
+            test, _, unit = drift.key.partition("::")
+            units.setdefault(posixpath.join(directory, test), []).append(unit)
+    grown = {
+        posixpath.relpath(path, directory or ".") + "::" + unit
+        for path, keys in units.items()
+        for unit in grown_units(facts, path, keys)
+    }
+    return [d for d in drifts if d.section != "surface" or d.key not in grown]
 
 
 def _entries_noted(laned: LanedPath, facts: Facts, drifts: list[Drift]) -> Finding:

@@ -15,7 +15,7 @@ from oracle_gate.lanes.additions import (
     rebound_names,
     why_not_fresh,
 )
-from oracle_gate.lanes.cases import only_cases_appended
+from oracle_gate.lanes.cases import grown_units
 from oracle_gate.lanes.common import oracle_move, summarize
 from oracle_gate.model import ChangeKind, Finding, Verdict
 from oracle_gate.surface import parse_module
@@ -103,8 +103,9 @@ def judge_test(laned: LanedPath, facts: Facts) -> list[Finding]:
     renamed = old_path != laned.path
     removed = sorted(before) if renamed else sorted(set(before) - set(after))
     changed = sorted(k for k in set(before) & set(after) if before[k] != after[k] and not renamed)
-    extended = [k for k in changed if _cases_appended(before_source, after_source, k)]
-    changed = [k for k in changed if k not in extended]
+    grown = grown_units(facts, laned.path, changed) if changed else set()
+    extended = [k for k in changed if k in grown]
+    changed = [k for k in changed if k not in grown]
     triaged = []
     if facts.notes.freeze_triage:
         triaged = [k for k in changed if _only_skipped(before[k], after[k])]
@@ -138,10 +139,6 @@ def judge_test(laned: LanedPath, facts: Facts) -> list[Finding]:
     if not findings:
         findings.append(laned.finding(Verdict.PASS, _unchanged(laned.path, added, extended)))
     return findings
-
-
-def _cases_appended(before: bytes | None, after: bytes | None, key: str) -> bool:
-    return before is not None and after is not None and only_cases_appended(before, after, key)
 
 
 def _unchanged(path: str, added: list[str], extended: list[str]) -> str:
