@@ -144,3 +144,60 @@ def test_without_doctests_in_the_configuration_examples_are_prose(
     repo.replace(MERGE, "    [[0, 7]]\n", "    [[0, 4], [3, 7]]\n")
     report = repo.judge_paths(base, repo.commit("edit the example"))
     assert not _moved(report)
+
+
+QUIET = "def _quiet(f):\n    return lambda ranges: f(ranges)\n\n\n"
+DEF = "def merge_ranges(ranges):\n"
+
+
+def _decorated(decorator: str, prelude: str = "") -> Callable[[GitRepo], None]:
+    """merge_ranges given ``decorator``, with ``prelude`` (imports, helpers) before it."""
+
+    def edit(repo: GitRepo) -> None:
+        repo.replace(MERGE, DEF, f"{prelude}@{decorator}\n{DEF}")
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        _decorated("_quiet", QUIET),
+        _decorated("functools.partial", "import functools\n\n\n"),
+        # A name that looks like a keeper but is the patch's own.
+        _decorated("cache", "cache = lambda f: lambda ranges: f(ranges)\n\n\n"),
+        _decorated("property", "property = lambda f: None\n\n\n"),
+        lambda repo: repo.append(MERGE, "\n\n" + QUIET + "merge_ranges = _quiet(merge_ranges)\n"),
+    ],
+    ids=["own decorator", "partial", "shadowed cache", "shadowed property", "rebound"],
+)
+def test_examples_hidden_behind_a_wrapper_are_an_oracle_move(
+    example_repo: tuple[GitRepo, str], edit: Callable[[GitRepo], None]
+) -> None:
+    """pytest collects the examples of the object the module's name holds: a wrapper
+    without the docstring has none, though the source keeps them."""
+    repo, _ = example_repo
+    base = _base(repo)
+    edit(repo)
+    report = repo.judge_paths(base, repo.commit("wrap the documented function"))
+    assert report.verdict is Verdict.REJECT
+    assert any("wrapped or rebound where pytest looks" in f.reason for f in report.findings)
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        _decorated("functools.cache", "import functools\n\n\n"),
+        _decorated("functools.lru_cache(maxsize=None)", "import functools\n\n\n"),
+        _decorated("cache", "from functools import cache\n\n\n"),
+    ],
+    ids=["functools.cache", "lru_cache()", "imported cache"],
+)
+def test_a_decorator_that_keeps_the_docstring_passes(
+    example_repo: tuple[GitRepo, str], edit: Callable[[GitRepo], None]
+) -> None:
+    repo, _ = example_repo
+    base = _base(repo)
+    edit(repo)
+    report = repo.judge_paths(base, repo.commit("cache the documented function"))
+    assert report.verdict is Verdict.PASS, [f.reason for f in report.findings]

@@ -42,6 +42,12 @@ def judge(laned: LanedPath, facts: Facts) -> list[Finding]:
         # ``f.__doc__ = None``: the source keeps its examples, pytest finds none to run
         reason = "a docstring replaced at run time, where pytest reads the examples it runs"
         findings.append(oracle_move(laned, facts, reason))
+    hidden = _wrapped(after) - _wrapped(before)
+    if hidden:
+        # pytest reads the examples from the object the name holds, not from the source
+        shown = summarize(sorted(hidden))
+        reason = f"documented examples wrapped or rebound where pytest looks for them: {shown}"
+        findings.append(oracle_move(laned, facts, reason))
     return findings
 
 
@@ -95,6 +101,94 @@ def _stores_docstring(node: ast.AST) -> bool:
         and node.func.id in ("setattr", "delattr")
         and any(isinstance(a, ast.Constant) and a.value == "__doc__" for a in node.args[1:2])
     )
+
+
+# Decorators that keep the docstring where doctest finds it (the object itself, or a
+# wrapper ``inspect.unwrap`` sees through), by the name their module gives them.
+_KEEPS_DOCSTRING = frozenset(
+    {
+        "abc.abstractmethod",
+        "contextlib.contextmanager",
+        "dataclasses.dataclass",
+        "functools.cache",
+        "functools.cached_property",
+        "functools.lru_cache",
+        "functools.singledispatch",
+        "functools.total_ordering",
+        "typing.final",
+        "typing.overload",
+        "typing.override",
+    }
+)
+_BUILTIN_KEEPERS = frozenset({"classmethod", "property", "staticmethod"})
+
+
+def _wrapped(source: bytes | None) -> Counter[str]:
+    """The documented functions and classes (those with examples) whose name no longer
+    holds the object its docstring is on: each decorator not known to keep the
+    docstring (``name@decorator``), and each other binding of the name beside them
+    (``name=``: ``merge = _quiet(merge)``)."""
+    module = _parsed(source)
+    imported = _imported_names(module)
+    shadowed = {name for statement in module.body for name in _binds(statement)}
+    found: Counter[str] = Counter()
+    for body in _bodies(module):
+        bound = Counter(name for statement in body for name in _binds(statement))
+        for node in body:
+            if not isinstance(node, _DOCUMENTED[1:]) or ">>>" not in (
+                ast.get_docstring(node) or ""
+            ):
+                continue
+            for decorator in node.decorator_list:
+                if not _keeps_docstring(decorator, imported, shadowed | set(bound)):
+                    found[f"{node.name}@{ast.unparse(decorator)}"] += 1
+            found.update([f"{node.name}="] * (bound[node.name] - 1))
+    return found
+
+
+def _bodies(module: ast.Module) -> list[list[ast.stmt]]:
+    """The module's body and every class body in it: where a docstring's owner is bound."""
+    classes = [node.body for node in ast.walk(module) if isinstance(node, ast.ClassDef)]
+    return [module.body, *classes]
+
+
+def _binds(statement: ast.stmt) -> list[str]:
+    """The names a statement of a body binds (imports aside: ``_imported_names``)."""
+    if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return [statement.name]
+    if isinstance(statement, ast.Import | ast.ImportFrom):
+        return [(a.asname or a.name).split(".")[0] for a in statement.names]
+    return [
+        node.id
+        for node in ast.walk(statement)
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)
+    ]
+
+
+def _imported_names(module: ast.Module) -> dict[str, str]:
+    """Module-level names bound by an import alone: ``functools`` for ``import
+    functools``, ``functools.cache`` for ``from functools import cache``."""
+    names: dict[str, str] = {}
+    for statement in module.body:
+        if isinstance(statement, ast.Import):
+            names.update((a.name, a.name) for a in statement.names if a.asname is None)
+        elif isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
+            names.update(
+                (a.name, f"{statement.module}.{a.name}") for a in statement.names if not a.asname
+            )
+    bound = Counter(name for statement in module.body for name in _binds(statement))
+    return {name: full for name, full in names.items() if bound[name] == 1}
+
+
+def _keeps_docstring(decorator: ast.expr, imported: dict[str, str], bound: set[str]) -> bool:
+    """Whether a decorator is one of those known to keep the docstring, by a name the
+    module does not rebind (``property``, ``functools.cache``, ``cache`` imported)."""
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    if isinstance(target, ast.Name) and target.id in _BUILTIN_KEEPERS:
+        return target.id not in bound
+    parts = ast.unparse(target).split(".")
+    root = imported.get(parts[0])
+    return root is not None and ".".join([root, *parts[1:]]) in _KEEPS_DOCSTRING
 
 
 def _parsed(source: bytes | None) -> ast.Module:
