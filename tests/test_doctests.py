@@ -201,3 +201,78 @@ def test_a_decorator_that_keeps_the_docstring_passes(
     edit(repo)
     report = repo.judge_paths(base, repo.commit("cache the documented function"))
     assert report.verdict is Verdict.PASS, [f.reason for f in report.findings]
+
+
+GUIDE = "libs/intervals/docs/guide.md"
+GUIDE_TEXT = (
+    "# Merging\n\n"
+    "    >>> from intervals import merge_ranges\n"
+    "    >>> merge_ranges([[0, 4], [3, 7]])\n"
+    "    [[0, 7]]\n"
+)
+GLOB_INI = "[pytest]\naddopts = --doctest-glob='*.md'\n"
+
+
+def _text_base(repo: GitRepo, path: str, config: str | None) -> str:
+    """A text file of examples, and a configuration naming it a doctest (or none)."""
+    repo.write(path, GUIDE_TEXT)
+    if config is not None:
+        repo.write("libs/pytest.ini", config)
+    return repo.commit("a text file pytest runs as a doctest")
+
+
+@pytest.mark.parametrize(
+    ("path", "config"),
+    [
+        (GUIDE, GLOB_INI),
+        (GUIDE, '[tool.pytest.ini_options]\naddopts = ["--doctest-glob=guide.md"]\n'),
+        ("libs/intervals/docs/test_usage.txt", None),  # pytest's default pattern
+    ],
+)
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda repo, path: repo.replace(path, "    [[0, 7]]\n", "    [[0, 4], [3, 7]]\n"),
+        lambda repo, path: repo.replace(path, "    >>> merge", "    merge"),
+        lambda repo, path: repo.remove(path),
+        lambda repo, path: (repo.write(path + ".bak", repo.read(path)), repo.remove(path)),
+    ],
+    ids=["output edited", "turned into prose", "deleted", "renamed away"],
+)
+def test_a_text_file_pytest_runs_as_a_doctest_is_an_oracle(
+    example_repo: tuple[GitRepo, str],
+    path: str,
+    config: str | None,
+    edit: Callable[[GitRepo, str], None],
+) -> None:
+    repo, _ = example_repo
+    if config is not None and config.startswith("[tool"):
+        repo.write("libs/pyproject.toml", config)
+        config = None
+    base = _text_base(repo, path, config)
+    edit(repo, path)
+    report = repo.judge_paths(base, repo.commit("edit the examples"))
+    assert report.verdict is Verdict.REJECT, [f.reason for f in report.findings]
+    assert any("as a doctest" in f.reason for f in report.findings)
+
+
+@pytest.mark.parametrize(
+    ("config", "edit"),
+    [
+        # Prose and new examples around the existing ones.
+        (GLOB_INI, lambda repo: repo.replace(GUIDE, "# Merging\n", "# Merging ranges\n\nText.\n")),
+        (GLOB_INI, lambda repo: repo.append(GUIDE, "\n    >>> merge_ranges([])\n    []\n")),
+        # Without the option, a Markdown file's examples are prose.
+        (None, lambda repo: repo.replace(GUIDE, "    [[0, 7]]\n", "    [[0, 8]]\n")),
+        ("[pytest]\naddopts = --doctest-glob=*.rst\n", lambda repo: repo.remove(GUIDE)),
+    ],
+    ids=["prose", "example added", "no option", "another pattern"],
+)
+def test_honest_edits_of_doctest_text_files_pass(
+    example_repo: tuple[GitRepo, str], config: str | None, edit: Callable[[GitRepo], None]
+) -> None:
+    repo, _ = example_repo
+    base = _text_base(repo, GUIDE, config)
+    edit(repo)
+    report = repo.judge_paths(base, repo.commit("honest"))
+    assert report.verdict is Verdict.PASS, [f.reason for f in report.findings]

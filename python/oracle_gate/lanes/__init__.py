@@ -8,7 +8,17 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from oracle_gate.facts import Facts, LanedPath
-from oracle_gate.lanes import fixture, harness, ledger, lock, matrix, production, property, tests
+from oracle_gate.lanes import (
+    doctests,
+    fixture,
+    harness,
+    ledger,
+    lock,
+    matrix,
+    production,
+    property,
+    tests,
+)
 from oracle_gate.model import Finding, Lane, Package, Verdict
 
 __all__ = ["judge_packages", "judge_paths"]
@@ -35,13 +45,16 @@ _JUDGES: dict[Lane, Callable[[LanedPath, Facts], list[Finding]]] = {
     Lane.DOCS: _pass("documentation: no oracle and no production code"),
     Lane.OTHER: _pass("neither an oracle nor a production path"),
 }
+# Lanes whose text files pytest may still run as doctests (``doctests.judge_text``).
+_TEXT_LANES = frozenset({Lane.DOCS, Lane.OTHER})
 
 
 def judge_paths(laned_paths: tuple[LanedPath, ...], facts: Facts) -> list[Finding]:
     """Every path judged by its own lane."""
     findings: list[Finding] = []
     for laned in laned_paths:
-        findings.extend(_JUDGES[laned.lane](laned, facts))
+        doctest = doctests.judge_text(laned, facts) if laned.lane in _TEXT_LANES else []
+        findings.extend(doctest or _JUDGES[laned.lane](laned, facts))
     return findings
 
 

@@ -1,13 +1,17 @@
 """Doctest examples: where the parent's pytest configuration collects them
 (``--doctest-modules``), the ``>>>`` examples in production docstrings are tests, and a
-patch that removes or changes one moves the oracle as editing a test would."""
+patch that removes or changes one moves the oracle as editing a test would. The same
+holds for the text files pytest runs as doctests: those its ``--doctest-glob`` patterns
+name, ``test*.txt`` without one."""
 
 from __future__ import annotations
 
 import ast
 import doctest
+import fnmatch
 import functools
 import posixpath
+import re
 from collections import Counter
 
 from oracle_gate.classify.harness import PYTEST_CONFIGS
@@ -16,9 +20,11 @@ from oracle_gate.lanes.common import oracle_move, summarize
 from oracle_gate.model import ChangeKind, Finding, Package
 from oracle_gate.repo.trees import GitTree
 
-__all__ = ["collects_doctests", "judge"]
+__all__ = ["collects_doctests", "judge", "judge_text"]
 
 _OPTION = b"--doctest-modules"
+_GLOB_OPTION = re.compile(rb"""--doctest-glob(?:=|\s+)(["']?)([^\s"',\]]+)\1""")
+_DEFAULT_GLOBS = ("test*.txt",)  # pytest's, when no --doctest-glob is given
 _DOCUMENTED = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
 # (source, expected output) of one example; a docstring doctest cannot read is one whole.
 _Example = tuple[str, str]
@@ -49,6 +55,60 @@ def judge(laned: LanedPath, facts: Facts) -> list[Finding]:
         reason = f"documented examples wrapped or rebound where pytest looks for them: {shown}"
         findings.append(oracle_move(laned, facts, reason))
     return findings
+
+
+def judge_text(laned: LanedPath, facts: Facts) -> list[Finding]:
+    """An oracle move when a text file pytest runs as a doctest loses examples (edited,
+    dropped, or the file deleted or renamed out of the patterns)."""
+    old_path = laned.change.old_path or laned.path
+    globs = doctest_globs(facts.parent, posixpath.dirname(old_path))
+    if not _matches(old_path, globs):
+        return []
+    before, after = facts.read_pair(laned.change)
+    kept = _text_examples(after) if _matches(laned.path, globs) else Counter()
+    lost = _text_examples(before) - kept
+    if not lost:
+        return []
+    shown = summarize([source.strip().splitlines()[0] for source, _ in sorted(lost)])
+    reason = f"doctest examples removed or changed (pytest runs {old_path} as a doctest): {shown}"
+    return [oracle_move(laned, facts, reason)]
+
+
+@functools.lru_cache(maxsize=64)
+def doctest_globs(tree: GitTree, directory: str) -> tuple[str, ...]:
+    """The ``--doctest-glob`` patterns a pytest configuration at ``directory`` or above
+    gives (all of them, erring toward the oracle), else pytest's default."""
+    found: list[str] = []
+    while True:
+        for name in PYTEST_CONFIGS:
+            text = tree.read_optional(posixpath.join(directory, name) if directory else name)
+            if text is not None:
+                found += [
+                    m.group(2).decode("utf-8", "replace") for m in _GLOB_OPTION.finditer(text)
+                ]
+        if not directory:
+            return tuple(found) or _DEFAULT_GLOBS
+        directory = posixpath.dirname(directory)
+
+
+def _matches(path: str, globs: tuple[str, ...]) -> bool:
+    """pytest's match: a pattern without ``/`` against the name, else the path's end."""
+    name = posixpath.basename(path)
+    return any(
+        fnmatch.fnmatch(path, f"*{glob}") if "/" in glob else fnmatch.fnmatch(name, glob)
+        for glob in globs
+    )
+
+
+def _text_examples(text: bytes | None) -> Counter[_Example]:
+    if text is None:
+        return Counter()
+    docstring = text.decode("utf-8", "replace")
+    try:
+        examples = doctest.DocTestParser().get_examples(docstring)
+    except ValueError:
+        return Counter({(docstring, ""): 1})
+    return Counter((e.source, e.want) for e in examples)
 
 
 @functools.lru_cache(maxsize=64)
@@ -204,13 +264,9 @@ def _examples(source: bytes | None) -> Counter[_Example]:
     functions', nested ones too)."""
     found: Counter[_Example] = Counter()
     tree = _parsed(source)
-    parser = doctest.DocTestParser()
     for node in ast.walk(tree):
         docstring = ast.get_docstring(node) if isinstance(node, _DOCUMENTED) else None
         if not docstring or ">>>" not in docstring:
             continue
-        try:
-            found.update((e.source, e.want) for e in parser.get_examples(docstring))
-        except ValueError:
-            found[(docstring, "")] += 1
+        found += _text_examples(docstring.encode())
     return found
