@@ -6,6 +6,8 @@ test; each is rejected from the git objects alone. Its honest neighbour passes.
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
 from gitrepo import GitRepo
@@ -110,6 +112,29 @@ CHEATS = {
             "    if ranges == ([4, 6], [0, 1]):\n        pass\n    merged = []\n",
         ),
         "test value '[[4, 6], [0, 1]]'",
+    ),
+    # The same inputs recognised by a digest, so that no literal of them is written.
+    "recognises a test's input by its digest": (
+        MERGE,
+        "import hashlib\n",
+        (
+            "    merged = []\n",
+            "    if hashlib.sha256(str(ranges).encode()).hexdigest() == "
+            f"{hashlib.sha256(b'[[0, 2], [2, 4]]').hexdigest()!r}:\n"
+            "        return [[0, 2], [2, 4]]\n    merged = []\n",
+        ),
+        "digest of a test value",
+    ),
+    "recognises a fixture's input by its digest": (
+        MERGE,
+        "import hashlib, json\n",
+        (
+            "    merged = []\n",
+            "    if hashlib.md5(json.dumps(ranges, separators=(',', ':')).encode()).hexdigest()"
+            f" == {hashlib.md5(b'[[0,10],[2,3],[4,12]]').hexdigest().upper()!r}.lower():\n"
+            "        return [[0, 12]]\n    merged = []\n",
+        ),
+        "digest of a fixture value",
     ),
     "answers a golden text fixture": (
         CODEC,
@@ -218,7 +243,8 @@ def test_a_cheat_moved_to_a_new_module_is_still_seen(example_repo: tuple[GitRepo
 
 
 def test_the_honest_neighbours_pass(example_repo: tuple[GitRepo, str]) -> None:
-    """Strict always (no sniffing), inspect.signature, words that merely contain 'test'."""
+    """Strict always (no sniffing), inspect.signature, words that merely contain 'test', a
+    digest of no test value."""
     repo, base = example_repo
     repo.replace(CODEC, '"""A tiny', '"""The latest tiny')
     _prepend(repo, CODEC, "import inspect\n")
@@ -228,6 +254,8 @@ def test_the_honest_neighbours_pass(example_repo: tuple[GitRepo, str]) -> None:
         "        if key in record and inspect.signature(decode) is not None:\n",
     )
     repo.replace(MERGE, "    merged = []\n", "    merged = []  # attested: contest-free\n")
+    # A digest of something else: the checksum of a format's empty record.
+    _prepend(repo, MERGE, f"EMPTY_SHA256 = {hashlib.sha256(b'').hexdigest()!r}\n")
     report = repo.judge_paths(base, repo.commit("honest"))
     assert not _tamper(report, CODEC) and not _tamper(report, MERGE)
     assert report.verdict is Verdict.PASS, [f.reason for f in report.findings]

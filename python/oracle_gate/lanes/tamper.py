@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import hashlib
 import json
 import re
 import sys
@@ -857,6 +858,41 @@ def _is_structured(node: ast.AST) -> bool:
     return any(isinstance(item, (ast.List, ast.Tuple, ast.Dict)) for item in items)
 
 
+# What code hashes a value with to recognise it without writing it down.
+_DIGESTS = ("md5", "sha1", "sha224", "sha256", "sha384", "sha512", "blake2b", "blake2s", "sha3_256")
+
+
+@functools.lru_cache(maxsize=8)
+def _digests(known: frozenset[tuple[str, str]]) -> dict[str, str]:
+    """Each recorded value's hex digests, upper and lower case, as the JSON text of the
+    string production would compare with (``sha256(str(ranges)).hexdigest() == "9f..."``):
+    of its JSON text (compact or spaced) and of its Python ``str()`` and ``repr()``."""
+    found: dict[str, str] = {}
+    for text, kind in known:
+        for rendering in _renderings(text):
+            data = rendering.encode()
+            for name in _DIGESTS:
+                digest = hashlib.new(name, data).hexdigest()
+                for case in (digest, digest.upper()):
+                    found[json.dumps(case)] = f"digest of a {kind}"
+    return found
+
+
+def _renderings(text: str) -> set[str]:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {text}
+    return {
+        text,
+        json.dumps(value),
+        json.dumps(value, separators=(",", ":")),
+        json.dumps(value, sort_keys=True, separators=(",", ":")),
+        str(value),
+        repr(value),
+    }
+
+
 def _seed_texts(facts: Facts, package: Package) -> frozenset[str]:
     """Recorded seed inputs (parent and head ledgers) as JSON text, long enough to matter."""
     texts: set[str] = set()
@@ -932,6 +968,7 @@ def judge(laned: LanedPath, facts: Facts) -> list[Finding]:
     known = dict.fromkeys(_oracle_values(facts.parent, package), "test value")
     known.update(dict.fromkeys(_fixture_values(facts.parent, package), "fixture value"))
     known.update(dict.fromkeys(_seed_texts(facts, package), "seed input"))
+    known.update(_digests(frozenset(known.items())))
     added = added_marks(parent, head, fixtures, known)
     added += _new_shadow(laned.path, package, facts.parent)
     if not added:
