@@ -500,6 +500,27 @@ TIME_BOMBS = {
         "from datetime import datetime\n",
         "if datetime.utcnow().isoformat() > '2027-01-01':\n        return ranges",
     ),
+    # The same moments spelled in arithmetic.
+    "epoch seconds summed": (
+        "import time\n",
+        "if time.time() > 1_700_000_000 + 400 * 86_400:\n        return ranges",
+    ),
+    "time since a fixed moment": (
+        "import time\n",
+        "if time.time() - 1.7e9 > 3.5e7:\n        return ranges",
+    ),
+    "days since the epoch": (
+        "import time\n",
+        "if int(time.time()) // 86400 > 20_600:\n        return ranges",
+    ),
+    "a date plus a timedelta": (
+        "from datetime import date, timedelta\n",
+        "if date.today() > date(2026, 1, 1) + timedelta(days=400):\n        return ranges",
+    ),
+    "days since a date": (
+        "from datetime import date\n",
+        "if (date.today() - date(2026, 1, 1)).days > 400:\n        return ranges",
+    ),
 }
 
 

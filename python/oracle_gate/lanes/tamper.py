@@ -371,6 +371,32 @@ def _literal(node: ast.AST) -> str | None:
     return _json_text(value)
 
 
+def _number(node: ast.AST) -> float | None:
+    """The value of arithmetic on number constants (``1.7e9 + 400 * 86400``), else None."""
+    if isinstance(node, ast.Constant):
+        value = node.value
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return None
+        return float(value)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _number(node.operand)
+        return None if inner is None else -inner
+    if not isinstance(node, ast.BinOp):
+        return None
+    left, right = _number(node.left), _number(node.right)
+    if left is None or right is None or max(abs(left), abs(right)) > 1e30:
+        return None
+    if isinstance(node.op, ast.Add):
+        return left + right
+    if isinstance(node.op, ast.Sub):
+        return left - right
+    if isinstance(node.op, ast.Mult):
+        return left * right
+    if isinstance(node.op, (ast.Div, ast.FloorDiv)) and right:
+        return left / right if isinstance(node.op, ast.Div) else left // right
+    return None
+
+
 def _folded(node: ast.AST) -> str | None:
     """``'py' + 'test'``, ``f"/pr{'oc'}"``, ``"".join(["/pr", "oc"])``, folded: joining string
     constants hides no word."""
@@ -582,23 +608,48 @@ class _Reader:
 
     def _is_time_bomb(self, node: ast.Compare) -> bool:
         """The clock on one side, a fixed moment on another: ``time.time() > 1.8e9``,
-        ``date.today() >= SUNSET`` with ``SUNSET = date(2027, 1, 1)``, ``now().year > 2026``."""
+        ``date.today() >= SUNSET`` with ``SUNSET = date(2027, 1, 1)``, ``now().year > 2026``,
+        also spelled in arithmetic: ``time.time() > 1.7e9 + 400 * 86400``, the time since a
+        fixed moment (``time.time() - 1.7e9 > 3e7``) or the clock cut into days or weeks
+        (``time.time() // 86400 > 20500``) compared with a number."""
         operands = [node.left, *node.comparators]
         clocks = [o for o in operands if self._reads_clock(o) and not self._is_duration(o)]
         others = [o for o in operands if o not in clocks]
         years = any(isinstance(o, ast.Attribute) and o.attr == "year" for o in clocks)
+        calendar = any(self._counts_from_a_moment(o) for o in clocks)
         return bool(clocks) and any(
-            self._is_moment(o) or (years and isinstance(o, ast.Constant) and _is_year(o.value))
+            self._is_moment(o)
+            or (years and isinstance(o, ast.Constant) and _is_year(o.value))
+            or (calendar and (_number(o) or 0) > 0)  # `>= 0` holds from now on
             for o in others
         )
 
     def _is_duration(self, node: ast.AST) -> bool:
-        """The clock minus something (``time.time_ns() - start``): a duration, whatever
-        number it is compared with."""
+        """The clock minus something other than a fixed moment (``time.time_ns() -
+        start``): a duration, whatever number it is compared with."""
         return any(
             isinstance(n, ast.BinOp)
             and isinstance(n.op, ast.Sub)
-            and (self._reads_clock(n.left) or self._reads_clock(n.right))
+            and (
+                (self._reads_clock(n.left) and not self._is_moment(n.right))
+                or (self._reads_clock(n.right) and not self._is_moment(n.left))
+            )
+            for n in ast.walk(node)
+        )
+
+    def _counts_from_a_moment(self, node: ast.AST) -> bool:
+        """The clock minus a fixed moment, or divided into spans of a minute or more
+        (``time.time() // 86400``, ``% 604800``): a count that names dates to come."""
+        return any(
+            isinstance(n, ast.BinOp)
+            and self._reads_clock(n.left)
+            and (
+                (isinstance(n.op, ast.Sub) and self._is_moment(n.right))
+                or (
+                    isinstance(n.op, (ast.FloorDiv, ast.Div, ast.Mod))
+                    and (_number(n.right) or 0) >= 60
+                )
+            )
             for n in ast.walk(node)
         )
 
@@ -608,6 +659,12 @@ class _Reader:
         )
 
     def _is_moment(self, node: ast.AST) -> bool:
+        number = _number(node)
+        if number is not None and not isinstance(node, ast.Constant):
+            return number >= _EPOCH_MOMENT  # 1.7e9 + 400 * 86400
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+            # date(2027, 1, 1) + timedelta(days=30)
+            return self._is_moment(node.left) and self._is_span(node.right)
         if isinstance(node, ast.Constant):
             value = node.value
             if isinstance(value, str):
@@ -624,6 +681,14 @@ class _Reader:
             and all(
                 isinstance(a, ast.Constant) for a in [*node.args, *(k.value for k in node.keywords)]
             )
+        )
+
+    def _is_span(self, node: ast.AST) -> bool:
+        """A fixed length of time: a number, or a ``timedelta`` of constants."""
+        return _number(node) is not None or (
+            isinstance(node, ast.Call)
+            and self._resolved(node.func) == "datetime.timedelta"
+            and all(_number(a) is not None for a in [*node.args, *(k.value for k in node.keywords)])
         )
 
     def _counts_environment(self, node: ast.Call) -> bool:
