@@ -19,12 +19,16 @@ import ast
 import copy
 import re
 from collections.abc import Iterable
+from typing import TypeGuard
 
+from oracle_gate.errors import GateError
 from oracle_gate.facts import Facts
+from oracle_gate.surface import keyed_statements, parse_module
 
 __all__ = ["grown_units"]
 
 _PARAMETRIZE = "pytest.mark.parametrize"
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 def grown_units(facts: Facts, path: str, keys: Iterable[str]) -> set[str]:
@@ -33,8 +37,24 @@ def grown_units(facts: Facts, path: str, keys: Iterable[str]) -> set[str]:
     before, after = facts.parent.read_optional(path), facts.head.read_optional(path)
     if before is None or after is None:
         return set()
-    grown = {key for key in keys if _only_cases_appended(before, after, key)}
-    tables = {key: name for key in keys if (name := _grown_table(before, after, key))}
+    try:
+        old_module, new_module = parse_module(before, path), parse_module(after, path)
+    except GateError:
+        return set()  # the tests lane reports a side Python refuses
+    # the statements by the keys their units have (``surface.keyed_statements``)
+    old = dict(keyed_statements(old_module.body, ""))
+    new = dict(keyed_statements(new_module.body, ""))
+    grown: set[str] = set()
+    tables: dict[str, str] = {}
+    for key in keys:
+        parent, head = old.get(key), new.get(key)
+        if isinstance(parent, _DEFS) and isinstance(head, _DEFS):
+            if _only_cases_appended(parent, head):
+                grown.add(key)
+        elif parent is not None and head is not None:
+            name = _grown_table(parent, head)
+            if name is not None and _read_only_as_cases(new_module, after, name):
+                tables[key] = name
     if tables:
         named = _named_elsewhere(facts, path, set(tables.values()))
         grown |= {key for key, name in tables.items() if name not in named}
@@ -45,19 +65,24 @@ def _named_elsewhere(facts: Facts, path: str, names: set[str]) -> set[str]:
     """Which of ``names`` another Python file of the package of ``path`` mentions."""
     package = facts.head_graph.package_of(path)
     prefix = f"{package.path}/" if package is not None and package.path else ""
+    others = [
+        other
+        for other in facts.head.files()
+        if other.endswith(".py") and other.startswith(prefix) and other != path
+    ]
     pattern = re.compile(rb"\b(" + b"|".join(n.encode() for n in sorted(names)) + rb")\b")
-    found: set[str] = set()
-    for other in facts.head.files():
-        if other.endswith(".py") and other.startswith(prefix) and other != path:
-            found |= {m.decode() for m in pattern.findall(facts.head.read(other))}
-    return found
+    return {
+        match.decode()
+        for text in facts.head.read_many(others).values()
+        for match in pattern.findall(text)
+    }
 
 
-def _only_cases_appended(before: bytes, after: bytes, key: str) -> bool:
-    """Whether the unit ``key`` (``test_x``, ``TestC::test_x``) of the test module
-    ``before`` became the one of ``after`` by appending literal parametrize cases only."""
-    old, new = _function(before, key), _function(after, key)
-    if old is None or new is None or len(old.decorator_list) != len(new.decorator_list):
+def _only_cases_appended(
+    old: ast.FunctionDef | ast.AsyncFunctionDef, new: ast.FunctionDef | ast.AsyncFunctionDef
+) -> bool:
+    """Whether the test ``new`` is ``old`` with literal parametrize cases appended only."""
+    if len(old.decorator_list) != len(new.decorator_list):
         return False
     if _without_decorators(old) != _without_decorators(new):
         return False
@@ -71,55 +96,34 @@ def _only_cases_appended(before: bytes, after: bytes, key: str) -> bool:
     return grew
 
 
-def _grown_table(before: bytes, after: bytes, key: str) -> str | None:
-    """The name a module-level table unit ``key`` (``=CASES``) binds, when it only gained
-    literal cases at its end and the head module reads it only as parametrize's cases."""
-    name = key[1:]
-    if not key.startswith("=") or not name.isidentifier():
+def _grown_table(old: ast.stmt, new: ast.stmt) -> str | None:
+    """The name a module-level table (``CASES = [...]``) binds, when it only gained
+    literal cases at its end."""
+    old_table, new_table = _table(old), _table(new)
+    if old_table is None or new_table is None or old_table[0] != new_table[0]:
         return None
-    old, new = _parse(before), _parse(after)
-    if old is None or new is None:
-        return None
-    old_table, new_table = _table(old, name), _table(new, name)
-    if old_table is None or new_table is None or not _grew(old_table, new_table):
-        return None
-    return name if _read_only_as_cases(new, after, name) else None
+    return old_table[0] if _grew(old_table[1], new_table[1]) else None
 
 
-def _parse(source: bytes) -> ast.Module | None:
-    try:
-        return ast.parse(source)
-    except (SyntaxError, ValueError):
+def _table(node: ast.stmt) -> tuple[str, ast.List | ast.Tuple] | None:
+    """(name, display) of ``NAME = [...]`` or ``NAME = (...)``."""
+    if not isinstance(node, ast.Assign) or len(node.targets) != 1:
         return None
-
-
-def _table(module: ast.Module, name: str) -> ast.List | ast.Tuple | None:
-    """The list or tuple display the module's one binding of ``name`` assigns."""
-    bindings = [
-        node
-        for node in module.body
-        if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign)
-        and name in {t.id for t in ast.walk(node) if isinstance(t, ast.Name)}
-    ]
-    if len(bindings) != 1 or not isinstance(bindings[0], ast.Assign):
-        return None
-    binding = bindings[0]
-    single = len(binding.targets) == 1 and isinstance(binding.targets[0], ast.Name)
-    value = binding.value
-    return value if single and isinstance(value, ast.List | ast.Tuple) else None
+    target, value = node.targets[0], node.value
+    if isinstance(target, ast.Name) and isinstance(value, ast.List | ast.Tuple):
+        return target.id, value
+    return None
 
 
 def _read_only_as_cases(module: ast.Module, source: bytes, name: str) -> bool:
-    """Whether every mention of ``name`` is its binding or the cases argument of a
+    """Whether every mention of ``name`` is its one binding or the cases argument of a
     parametrize decorator: a string, attribute or comment naming it counts too."""
     allowed = {
         id(decorator.args[1])
         for node in ast.walk(module)
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
         for decorator in node.decorator_list
-        if _is_parametrize(decorator)
-        and isinstance(decorator, ast.Call)
-        and len(decorator.args) == 2
+        if _is_parametrize(decorator) and len(decorator.args) == 2
     }
     names = [n for n in ast.walk(module) if isinstance(n, ast.Name) and n.id == name]
     reads = [n for n in names if not isinstance(n.ctx, ast.Store)]
@@ -129,28 +133,6 @@ def _read_only_as_cases(module: ast.Module, source: bytes, name: str) -> bool:
         and all(id(n) in allowed for n in reads)
         and words == len(names)
     )
-
-
-def _function(source: bytes, key: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    module = _parse(source)
-    if module is None:
-        return None
-    body: list[ast.stmt] = module.body
-    found: ast.stmt | None = None
-    for name in key.split("::"):
-        found = next(
-            (
-                node
-                for node in body
-                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-                and node.name == name
-            ),
-            None,
-        )
-        if found is None:
-            return None
-        body = found.body
-    return found if isinstance(found, ast.FunctionDef | ast.AsyncFunctionDef) else None
 
 
 def _without_decorators(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
@@ -163,7 +145,6 @@ def _appended(parent: ast.expr, head: ast.expr) -> bool:
     """Whether ``head`` is the parametrize call ``parent`` with literal cases appended."""
     if not (_is_parametrize(parent) and _is_parametrize(head)):
         return False
-    assert isinstance(parent, ast.Call) and isinstance(head, ast.Call)
     if len(parent.args) != 2 or len(head.args) != 2:
         return False  # argvalues given by keyword, or a malformed call: not judged here
     same_rest = ast.dump(parent.args[0]) == ast.dump(head.args[0]) and [
@@ -183,7 +164,7 @@ def _grew(old: ast.List | ast.Tuple, new: ast.List | ast.Tuple) -> bool:
     return kept and all(_inert_case(case) for case in new.elts[len(old.elts) :])
 
 
-def _is_parametrize(node: ast.expr) -> bool:
+def _is_parametrize(node: ast.expr) -> TypeGuard[ast.Call]:
     return isinstance(node, ast.Call) and ast.unparse(node.func) == _PARAMETRIZE
 
 

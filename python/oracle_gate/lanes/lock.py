@@ -57,16 +57,13 @@ def judge(laned: LanedPath, facts: Facts) -> list[Finding]:
 def _not_grown(drifts: list[Drift], directory: str, facts: Facts) -> list[Drift]:
     """The drifts but those of surface entries whose unit only gained parametrize cases
     (``cases.py``), judged on the test file's parent and head text."""
-    units: dict[str, list[str]] = {}
+    # test file -> {unit: the entry's key}
+    units: dict[str, dict[str, str]] = {}
     for drift in drifts:
         if drift.section == "surface" and drift.kind is DriftKind.CHANGED:
             test, _, unit = drift.key.partition("::")
-            units.setdefault(posixpath.join(directory, test), []).append(unit)
-    grown = {
-        posixpath.relpath(path, directory or ".") + "::" + unit
-        for path, keys in units.items()
-        for unit in grown_units(facts, path, keys)
-    }
+            units.setdefault(posixpath.join(directory, test), {})[unit] = drift.key
+    grown = {keys[unit] for path, keys in units.items() for unit in grown_units(facts, path, keys)}
     return [d for d in drifts if d.section != "surface" or d.key not in grown]
 
 
