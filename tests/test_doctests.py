@@ -122,9 +122,17 @@ def _moves_to_core(repo: GitRepo) -> None:
         lambda repo: repo.replace(MERGE, "that overlap;", "that share a point;"),
         lambda repo: repo.replace(MERGE, "    merged = []\n", "    merged: list = []\n"),
         lambda repo: repo.append(MERGE, "\n\nDOC = merge_ranges.__doc__\n"),
+        lambda repo: repo.append(MERGE, "\n\nNAMES = sorted(globals())\n"),
         _moves_to_core,
     ],
-    ids=["example added", "prose reworded", "code edited", "docstring read", "moved"],
+    ids=[
+        "example added",
+        "prose reworded",
+        "code edited",
+        "docstring read",
+        "globals read",
+        "moved",
+    ],
 )
 def test_honest_edits_around_examples_pass(
     example_repo: tuple[GitRepo, str], edit: Callable[[GitRepo], None]
@@ -168,8 +176,26 @@ def _decorated(decorator: str, prelude: str = "") -> Callable[[GitRepo], None]:
         _decorated("cache", "cache = lambda f: lambda ranges: f(ranges)\n\n\n"),
         _decorated("property", "property = lambda f: None\n\n\n"),
         lambda repo: repo.append(MERGE, "\n\n" + QUIET + "merge_ranges = _quiet(merge_ranges)\n"),
+        # Rebound by a name the code computes.
+        lambda repo: repo.append(
+            MERGE, "\n\n" + QUIET + "globals()['merge_' + 'ranges'] = _quiet(merge_ranges)\n"
+        ),
+        lambda repo: repo.append(
+            MERGE,
+            "\n\nimport sys\n\n\n"
+            + QUIET
+            + "setattr(sys.modules[__name__], 'merge_ranges', _quiet(merge_ranges))\n",
+        ),
     ],
-    ids=["own decorator", "partial", "shadowed cache", "shadowed property", "rebound"],
+    ids=[
+        "own decorator",
+        "partial",
+        "shadowed cache",
+        "shadowed property",
+        "rebound",
+        "through globals()",
+        "setattr on the module",
+    ],
 )
 def test_examples_hidden_behind_a_wrapper_are_an_oracle_move(
     example_repo: tuple[GitRepo, str], edit: Callable[[GitRepo], None]

@@ -101,13 +101,16 @@ def _matches(path: str, globs: tuple[str, ...]) -> bool:
 
 
 def _text_examples(text: bytes | None) -> Counter[_Example]:
-    if text is None:
-        return Counter()
-    docstring = text.decode("utf-8", "replace")
+    return Counter() if text is None else _examples_in(text.decode("utf-8", "replace"))
+
+
+def _examples_in(text: str) -> Counter[_Example]:
+    """(source, expected output) of each example in ``text``; a text doctest cannot read
+    is one whole."""
     try:
-        examples = doctest.DocTestParser().get_examples(docstring)
+        examples = doctest.DocTestParser().get_examples(text)
     except ValueError:
-        return Counter({(docstring, ""): 1})
+        return Counter({(text, ""): 1})
     return Counter((e.source, e.want) for e in examples)
 
 
@@ -192,18 +195,54 @@ def _wrapped(source: bytes | None) -> Counter[str]:
     imported = _imported_names(module)
     shadowed = {name for statement in module.body for name in _binds(statement)}
     found: Counter[str] = Counter()
+    documented = _has_examples(module)
     for body in _bodies(module):
         bound = Counter(name for statement in body for name in _binds(statement))
         for node in body:
-            if not isinstance(node, _DOCUMENTED[1:]) or ">>>" not in (
-                ast.get_docstring(node) or ""
-            ):
+            if not isinstance(node, _DOCUMENTED[1:]) or not _has_examples(node):
                 continue
+            documented = True
             for decorator in node.decorator_list:
                 if not _keeps_docstring(decorator, imported, shadowed | set(bound)):
                     found[f"{node.name}@{ast.unparse(decorator)}"] += 1
             found.update([f"{node.name}="] * (bound[node.name] - 1))
+    if documented:
+        # ``globals()["merge"] = _quiet(merge)``: any name, not only a documented one
+        found.update(ast.unparse(node)[:60] for node in ast.walk(module) if _stores_by_name(node))
     return found
+
+
+# Calls that rebind names of a namespace given as a dict: ``globals().update(...)``.
+_DICT_STORES = frozenset({"update", "setdefault", "pop", "popitem", "clear", "__setitem__"})
+
+
+def _stores_by_name(node: ast.AST) -> bool:
+    """A store into the module's namespace by a computed name: through ``globals()``,
+    ``vars()``, ``locals()`` or a ``__dict__``, or by ``setattr``/``delattr``."""
+    if isinstance(node, ast.Subscript) and not isinstance(node.ctx, ast.Load):
+        return _is_namespace(node.value)
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    if isinstance(func, ast.Name):
+        return func.id in ("setattr", "delattr")
+    return (
+        isinstance(func, ast.Attribute) and func.attr in _DICT_STORES and _is_namespace(func.value)
+    )
+
+
+def _is_namespace(node: ast.expr) -> bool:
+    if isinstance(node, ast.Attribute):
+        return node.attr == "__dict__"
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("globals", "vars", "locals")
+    )
+
+
+def _has_examples(node: ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    return ">>>" in (ast.get_docstring(node) or "")
 
 
 def _bodies(module: ast.Module) -> list[list[ast.stmt]]:
@@ -213,7 +252,9 @@ def _bodies(module: ast.Module) -> list[list[ast.stmt]]:
 
 
 def _binds(statement: ast.stmt) -> list[str]:
-    """The names a statement of a body binds (imports aside: ``_imported_names``)."""
+    """The names a statement of a body binds or deletes. Wider than
+    ``surface.scope_bindings``: every store or ``del`` anywhere in the statement counts
+    (``del merge`` or a walrus hides a documented object too)."""
     if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
         return [statement.name]
     if isinstance(statement, ast.Import | ast.ImportFrom):
@@ -268,5 +309,5 @@ def _examples(source: bytes | None) -> Counter[_Example]:
         docstring = ast.get_docstring(node) if isinstance(node, _DOCUMENTED) else None
         if not docstring or ">>>" not in docstring:
             continue
-        found += _text_examples(docstring.encode())
+        found += _examples_in(docstring)
     return found
