@@ -726,14 +726,20 @@ fn package_relative_label<'v>(
     eval: &mut Evaluator<'v, '_, '_>,
 ) -> starlark::Result<Value<'v>> {
     let heap = eval.heap();
-    let text = label_text(args.positional1(heap)?);
+    let text = args.positional1(heap)?;
     let (package, repo) = Context::of(eval)
         .map(|c| (c.package.clone(), c.repo.clone()))
         .unwrap_or_default();
-    let label = in_repository(canonical_label(&text, &package), &repo);
-    Ok(heap.alloc(Magic::Label {
-        text: main_label(label, &[]),
-    }))
+    Ok(heap.alloc(label_in(text, &package, &repo, &[])))
+}
+
+/// `text` (a string or a label) as a label made in `package` of `repo`: what `Label()`
+/// of a `.bzl` file and `native.package_relative_label()` of a BUILD file give.
+fn label_in(text: Value<'_>, package: &str, repo: &str, main_names: &[String]) -> Magic {
+    let label = in_repository(canonical_label(&label_text(text), package), repo);
+    Magic::Label {
+        text: main_label(label, main_names),
+    }
 }
 
 /// `glob(include, exclude, exclude_directories)` over the package's files, as Bazel
@@ -865,10 +871,7 @@ impl<'v> StarlarkValue<'v> for Magic {
                 main_names,
             } => {
                 let text = args.positional1(eval.heap())?;
-                let label = in_repository(canonical_label(&label_text(text), package), repo);
-                Ok(eval.heap().alloc(Magic::Label {
-                    text: main_label(label, main_names),
-                }))
+                Ok(eval.heap().alloc(label_in(text, package, repo, main_names)))
             }
             Magic::LabelMethod { label, method } => {
                 let text = label_text(args.positional1(eval.heap())?);
