@@ -125,6 +125,17 @@ CHEATS = {
         ),
         "digest of a test value",
     ),
+    "recognises a test's input by hash()": (
+        MERGE,
+        "",
+        (
+            "    merged = []\n",
+            "    if hash(tuple(map(tuple, ranges))) == "
+            f"{hash(((0, 2), (2, 4)))}:\n"
+            "        return [[0, 2], [2, 4]]\n    merged = []\n",
+        ),
+        "digest of a test value",
+    ),
     "recognises a fixture's input by its digest": (
         MERGE,
         "import hashlib, json\n",
@@ -625,6 +636,30 @@ def test_a_module_named_like_the_standard_librarys_the_parent_had_is_no_new_mark
     base = repo.commit("the package has had its json.py")
     repo.write(f"{ROOT}/json.py", "X = 2\n")
     assert not _tamper(repo.judge_paths(base, repo.commit("edit")), f"{ROOT}/json.py")
+
+
+def test_a_test_value_recognised_by_a_negative_hash_is_a_tamper_reject(
+    example_repo: tuple[GitRepo, str],
+) -> None:
+    """``hash()`` of a tuple of numbers is the same in every process, and may be negative
+    (a unary minus on a constant)."""
+    repo, _ = example_repo
+    repo.append(
+        "libs/intervals/tests/test_merge.py",
+        "\n\ndef test_nested():\n    assert merge_ranges([[0, 0], [0, 1]]) == [[0, 1]]\n",
+    )
+    repo.relock("libs/intervals")
+    base = repo.commit("a test of nested ranges")
+    value = hash(((0, 0), (0, 1)))
+    assert value < 0
+    repo.replace(
+        MERGE,
+        "    merged = []\n",
+        f"    if hash(tuple(map(tuple, ranges))) == {value}:\n"
+        "        return [[0, 1]]\n    merged = []\n",
+    )
+    report = repo.judge_paths(base, repo.commit("answers it by its hash"))
+    assert "digest of a test value" in _tamper(report, MERGE)
 
 
 def test_what_tests_compare_with_and_enumerations_are_no_test_values(

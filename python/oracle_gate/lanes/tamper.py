@@ -360,7 +360,8 @@ def _printed(text: str) -> object:
 
 def _literal(node: ast.AST) -> str | None:
     """The JSON text of a literal expression, tuples as lists; None if it is not one."""
-    if not isinstance(node, (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set)):
+    # a negative number is a unary minus on a constant
+    if not isinstance(node, (ast.Constant, ast.UnaryOp, ast.List, ast.Tuple, ast.Dict, ast.Set)):
         return None
     try:
         value = ast.literal_eval(node)
@@ -940,13 +941,34 @@ def _digests(known: frozenset[tuple[str, str]]) -> dict[str, str]:
                 digest = hashlib.new(name, data).hexdigest()
                 for case in (digest, digest.upper()):
                     found[json.dumps(case)] = f"digest of a {kind}"
+        numbers = _as_tuples(_loaded(text))
+        if numbers is not None:
+            # hash() of numbers and tuples of them is the same in every process
+            found[json.dumps(hash(numbers))] = f"digest of a {kind}"
     return found
 
 
-def _renderings(text: str) -> set[str]:
+def _loaded(text: str) -> object:
     try:
-        value = json.loads(text)
+        return json.loads(text)
     except ValueError:
+        return None
+
+
+def _as_tuples(value: object) -> object | None:
+    """``value`` with lists as tuples, when it holds numbers only (a string's ``hash()``
+    differs from one process to the next); else None."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
+    if not isinstance(value, list):
+        return None
+    items = [_as_tuples(item) for item in value]
+    return None if any(item is None for item in items) else tuple(items)
+
+
+def _renderings(text: str) -> set[str]:
+    value = _loaded(text)
+    if value is None:
         return {text}
     return {
         text,
