@@ -91,8 +91,10 @@ def _tested_package(
     seconds: int = 30,
     freeze_budget: int = 2,
     globs: str = '["mod.py"]',
+    replay_seconds: int | None = None,
 ) -> str:
-    """pkg/ with tests and one row; the package's time budget is ``seconds``."""
+    """pkg/ with tests and one row; the row's time budget is ``seconds``, the replay's
+    ``replay_seconds`` (by default derived from the parent's baseline)."""
     repo.write(
         "pkg/invariants.yaml",
         f'version: 1\ntests: ["tests/test_*.py"]\nrows:\n  - id: r\n    globs: {globs}\n'
@@ -100,13 +102,19 @@ def _tested_package(
     )
     repo.write("pkg/mod.py", "def double(x):\n    return 2 * x\n")
     repo.write("pkg/tests/test_mod.py", f"from mod import double\n\n\n{test_body}")
-    return _commit_package(repo, freeze + f"budget: {freeze_budget}\n", "tested package")
+    return _commit_package(
+        repo, freeze + f"budget: {freeze_budget}\n", "tested package", replay_seconds
+    )
 
 
-def _commit_package(repo: GitRepo, freezes: str, message: str) -> str:
-    """pkg/'s freeze ledger, a 1 s timeout floor and a fresh lock, committed."""
+def _commit_package(
+    repo: GitRepo, freezes: str, message: str, replay_seconds: int | None = None
+) -> str:
+    """pkg/'s freeze ledger, a 1 s timeout floor (and the replay's budget, if given) and a
+    fresh lock, committed."""
     repo.write("pkg/flake_freeze.yaml", freezes)
-    repo.write("oracle-gate.toml", "timeout-floor = 1\n")
+    budget = "" if replay_seconds is None else f"replay-seconds = {replay_seconds}\n"
+    repo.write("oracle-gate.toml", "timeout-floor = 1\n" + budget)
     repo.relock("pkg")
     return repo.commit(message)
 
@@ -163,12 +171,16 @@ def test_a_test_that_changes_outcome_on_the_same_code_is_a_flake_not_a_regress(
 
 
 def test_a_replay_that_hits_the_time_budget_is_never_a_pass(repo: GitRepo) -> None:
-    base = _tested_package(repo, "def test_double():\n    assert double(2) == 4\n", seconds=10)
+    base = _tested_package(
+        repo, "def test_double():\n    assert double(2) == 4\n", replay_seconds=10
+    )
     repo.replace(
         "pkg/mod.py", "    return 2 * x", "    import time\n\n    time.sleep(60)\n    return 2 * x"
     )
     report = repo.gate(base, repo.commit("slow"))
-    assert "replay stopped at the package's time budget (10s) on the head's code" in _replay(report)
+    reasons = _replay(report)
+    assert "replay stopped at the package's time budget (10s) on the head's code" in reasons
+    assert "the budget is replay-seconds in oracle-gate.toml" in reasons
     assert report.verdict is Verdict.REJECT
 
 
@@ -564,7 +576,8 @@ def test_a_test_the_split_run_cannot_hold_is_judged_in_one_process_and_says_so(
         "    def apply(self, f):\n        return f(self.value())\n\n    def value(self):",
     )
     base = _class_package(repo, tests, code)
-    repo.replace("pkg/mod.py", "return 2 * self.x", "return self.x + self.x")
+    # every test builds a Doubler: each one's footprint meets the change, so all run again
+    repo.replace("pkg/mod.py", "self.x = x", "self.x = int(x)")
     report = repo.gate(base, repo.commit("refactor"))
     passed = _replay(report, Verdict.PASS)
     assert "the parent's 5 passing test(s) also pass on the head's code, twice" in passed

@@ -471,16 +471,43 @@ def _in_this_process() -> list[str]:
     return options
 
 
+class _Selected:
+    """A pytest plugin keeping only the tests named (the replay's tests to run again)."""
+
+    def __init__(self, nodeids: list[str]) -> None:
+        self.nodeids = frozenset(nodeids)
+
+    def pytest_collection_modifyitems(self, config: Any, items: list[Any]) -> None:
+        dropped = [item for item in items if item.nodeid not in self.nodeids]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = [item for item in items if item.nodeid in self.nodeids]
+
+
 def role_pytest(request: dict[str, Any], collector: _Outcomes | None = None) -> dict[str, Any]:
-    """Run pytest on the given test files; every node id with passed, failed or skipped."""
+    """Run pytest on the given test files (only the ``select`` node ids, if given); every
+    node id with passed, failed or skipped, and with ``footprint``, every test's footprint
+    (``footprint.py``: the trusted parent's one-process run only)."""
     import pytest
 
     collector = collector or _Outcomes()
+    plugins: list[object] = [collector]
+    if "select" in request:
+        plugins.append(_Selected(request["select"]))
+    recorder = None
+    if request.get("footprint"):
+        from oracle_gate.runtime.footprint import Recorder
+
+        recorder = Recorder(request["checkout"])
+        plugins.append(recorder)
     # A test file that does not import fails alone; the others still run.
     arguments = ["-q", "-p", "no:cacheprovider", "--continue-on-collection-errors"]
     arguments += ["--rootdir", request["package_dir"], *_in_this_process()]
-    code = pytest.main([*arguments, *request["files"]], plugins=[collector])
-    return {"outcomes": collector.outcomes, "exit": int(code)}
+    code = pytest.main([*arguments, *request["files"]], plugins=plugins)
+    answer: dict[str, Any] = {"outcomes": collector.outcomes, "exit": int(code)}
+    if recorder is not None:
+        answer["footprint"] = recorder.result()
+    return answer
 
 
 def role_pytest_split(request: dict[str, Any], link: Link) -> dict[str, Any]:
