@@ -6,7 +6,7 @@ footprints, inside the child that runs the parent's tests in one process with
 the parent's code (trusted code: nothing here defends against it):
 
 - the repository files whose code each test executed, line by line, with
-  coverage.py's tracer (its C tracer on 3.11, ``sys.monitoring`` on 3.12+).
+  coverage.py's C tracer (its ``sys.monitoring`` core keeps no per-test contexts).
   Code run outside any test (conftests and test modules imported while pytest
   collects, and the modules they import) is the session's footprint, which
   every test shares; a fixture of a wider scope than the function is its own
@@ -78,8 +78,9 @@ class Recorder:
         self.coverage = coverage.Coverage(
             data_file=None, config_file=False, include=[os.path.join(self.root, "*")]
         )
-        if sys.version_info >= (3, 12):
-            self.coverage.set_option("run:core", "sysmon")
+        # coverage.py's C tracer: its sys.monitoring core records no dynamic contexts,
+        # and the context is what tells one test's lines from another's
+        self.coverage.set_option("run:core", "ctrace")
         sys.addaudithook(self._audit)
         # the import system lists each directory it searches once and keeps the listing:
         # listed again from here on, the session's footprint holds every one of them
