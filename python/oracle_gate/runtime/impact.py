@@ -116,18 +116,20 @@ class Change:
     def reached(self, footprint: Footprint) -> str:
         """Why a test with ``footprint`` meets this change, or ``""``."""
         what = f"{self.path}, which the patch {self.kind.value}"
+        ran = footprint.lines.get(self.path, frozenset())
+        if ran and self.units is None:
+            return f"it ran code of {what}"
+        hit = sorted(
+            {unit for line in ran for unit in self.owners.get(line, ())} & (self.units or set())
+        )
+        if hit:
+            return f"it ran {_shown_unit(hit[0])} in {what}"
         if self.path in footprint.opened:
             return f"it read {what}"
         listed = sorted(self.listings & footprint.listed)
         if listed:
             return f"it listed {listed[0] or '.'}, where the patch {self.kind.value} {self.path}"
-        ran = footprint.lines.get(self.path)
-        if not ran:
-            return ""
-        if self.units is None:
-            return f"it ran code of {what}"
-        hit = sorted({unit for line in ran for unit in self.owners.get(line, ())} & self.units)
-        return f"it ran {_shown_unit(hit[0])} in {what}" if hit else ""
+        return ""
 
 
 def _shown_unit(key: str) -> str:

@@ -403,13 +403,13 @@ def _judge(state: _Package, runs: _Runs, stats: RuntimeStats) -> list[Finding]:
 def _how_run(state: _Package, deciding: list[str]) -> str:
     """How the passing tests were judged: run twice each, or kept from the parent's run."""
     kept = set(state.kept or ()) & set(deciding)
-    if not kept:
-        return ", twice"
     again = sorted(set(deciding) - kept)
-    why = f" ({_listed([f'{n}: {state.again[n]}' for n in again])})" if again else ""
+    why = _listed([f"{n}: {state.again[n]}" for n in again if n in state.again])
+    if not kept:
+        return f", twice (run again: {why})" if why else ", twice"
     return (
-        f": {len(again)} run again twice{why}, {len(kept)} kept from the parent's run (what "
-        "they ran and read is the parent's)"
+        f": {len(again)} run again twice{f' ({why})' if why else ''}, {len(kept)} kept from "
+        "the parent's run (what they ran and read is the parent's)"
     )
 
 
