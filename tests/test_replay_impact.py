@@ -251,7 +251,9 @@ def test_a_comment_in_the_module_keeps_the_parent_result(repo: GitRepo) -> None:
 
 INIT = {
     "lib/__init__.py": '"""A library."""\n',
-    "lib/core.py": "import json\n\nOPTIONS = {}\n\n\ndef fmt(x):\n    return json.dumps(x, **OPTIONS)\n",
+    "lib/core.py": (
+        "import json\n\nOPTIONS = {}\n\n\ndef fmt(x):\n    return json.dumps(x, **OPTIONS)\n"
+    ),
 }
 INIT_TESTS = (
     "import lib.core\n\n\ndef test_fmt():\n    assert lib.core.fmt({'a': 1}) == '{\"a\": 1}'\n"

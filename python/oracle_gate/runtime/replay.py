@@ -581,7 +581,10 @@ def replay_packages(
         )
         if tests:
             state.baseline = _baseline(env, trees, state, options)
-            state.notes += options.cache.notes
+            findings += [
+                state.finding(Verdict.PASS, state.tests[0], f"replay: {note}")
+                for note in options.cache.notes
+            ]
             options.cache.notes.clear()
         state.budget, state.budget_why = _budget(options, state.baseline, env)
         findings += _agent_tests(env, trees, package, state.budget)
