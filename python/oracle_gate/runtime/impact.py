@@ -282,8 +282,10 @@ def _owners(units: Mapping[str, tuple[bytes, CodeType]]) -> dict[int, frozenset[
     """
     owners: dict[int, set[str]] = {}
     for key, (_, code) in units.items():
-        for instruction in dis.get_instructions(code):
-            line = instruction.positions.lineno if instruction.positions else None
-            if line is not None and instruction.opname not in _PROLOGUE:
+        opnames = {i.offset: i.opname for i in dis.get_instructions(code)}
+        for start, end, line in code.co_lines():
+            if line is None:
+                continue
+            if any(opnames.get(offset, "NOP") not in _PROLOGUE for offset in range(start, end, 2)):
                 owners.setdefault(line, set()).add(key)
     return {line: frozenset(keys) for line, keys in owners.items()}
