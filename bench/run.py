@@ -15,6 +15,7 @@ from pathlib import Path
 BENCHES: dict[str, str] = {
     "hashing": "hashing",
     "selection": "selection",
+    "split": "split",
     "surface": "surface",
 }
 

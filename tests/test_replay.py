@@ -674,10 +674,10 @@ def test_only_a_split_replay_takes_object_handles() -> None:
     """A property run takes plain data alone: a production child that answers with a
     handle there (so that its ``==`` would decide the property) is tampering."""
     answer = {"object": {"id": 0, "type": "mod:Answer"}}
-    link = proxy.Link(request_fd=-1, result_fd=-1, oracle_dir="/nowhere")
+    link = proxy.Link(question_fd=-1, answer_fd=-1, oracle_dir="/nowhere")
     with pytest.raises(proxy.ProxyFault, match="only plain data may cross"):
         link.value(answer, "mod:double")
-    link = proxy.Link(request_fd=-1, result_fd=-1, oracle_dir="/nowhere", handles=True)
+    link = proxy.Link(question_fd=-1, answer_fd=-1, oracle_dir="/nowhere", handles=True)
     held = link.value(answer, "mod:double")
     assert isinstance(held, proxy.RemoteObject)
     assert [h.what for h in link.held] == ["a mod.Answer from mod:double"]
@@ -686,7 +686,7 @@ def test_only_a_split_replay_takes_object_handles() -> None:
 
 
 def test_a_production_class_stand_in_builds_remotely_and_refuses_subclasses() -> None:
-    link = proxy.Link(request_fd=-1, result_fd=-1, oracle_dir="/nowhere", handles=True)
+    link = proxy.Link(question_fd=-1, answer_fd=-1, oracle_dir="/nowhere", handles=True)
     # what a production child answers when asked what mod:Doubler is
     link.ask = lambda question: {"kind": "class", "type": "mod:Doubler"}  # type: ignore[method-assign]
     stand_in = link.describe("mod:Doubler")
@@ -694,7 +694,7 @@ def test_a_production_class_stand_in_builds_remotely_and_refuses_subclasses() ->
     assert stand_in.__name__ == "Doubler" and not isinstance(2, stand_in)
     with pytest.raises(TypeError, match="cannot be subclassed in a split run"):
         type("Tripler", (stand_in,), {})
-    plain = proxy.Link(request_fd=-1, result_fd=-1, oracle_dir="/nowhere")
+    plain = proxy.Link(question_fd=-1, answer_fd=-1, oracle_dir="/nowhere")
     plain.ask = link.ask  # type: ignore[method-assign]
     with pytest.raises(proxy.ProxyFault, match="a class where only plain data may cross"):
         plain.describe("mod:Doubler")

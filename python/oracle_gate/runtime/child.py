@@ -58,6 +58,12 @@ _PRODUCTION_ROLES = frozenset({"subject", "serve", "resolve", "pytest"})
 # The oracle child's own libraries: imported before any proxy exists, never proxied.
 _ORACLE_LIBRARIES = ("hypothesis", "pytest")
 _PR_SET_DUMPABLE = 4
+# How long the production child may take to leave once a split run's questions end.
+_QUIET_AFTER = 5.0
+# Items of a drained production iterator per answer; what is left is asked for again.
+DRAIN_ITEMS = 4096
+# The default CPython's list() gives PyObject_LengthHint.
+_LENGTH_HINT = 8
 # How a split run's outcome says a test needed a value that cannot cross.
 UNSENDABLE = "unsendable: "
 # How it says a test passed holding production objects (remote handles): then one
@@ -520,7 +526,7 @@ def role_pytest_split(request: dict[str, Any], link: Link) -> dict[str, Any]:
     answer = role_pytest(request, _SplitOutcomes(link))
     if link.tamper:
         raise _Tampered(link.tamper)
-    return answer
+    return {**answer, "questions": link.sequence}
 
 
 ROLES: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
@@ -712,8 +718,46 @@ def _is_instance(value: Any, path: str) -> bool:
     return isinstance(value, _production(path))
 
 
+def _drained(iterator: Any) -> dict[str, Any]:
+    """Up to ``DRAIN_ITEMS`` items of ``iterator`` as their answers, and how it ended: the
+    exception it raised, or the handle of what is left (``more``)."""
+    items: list[dict[str, Any]] = []
+    for _ in range(DRAIN_ITEMS):
+        try:
+            item = next(iterator)
+        except StopIteration:
+            return {"items": items}
+        except Exception as error:
+            return {"items": items, "end": _raised(error)}
+        items.append(_sendable(item))
+    _HANDLES[len(_HANDLES)] = iterator
+    return {"items": items, "more": len(_HANDLES) - 1}
+
+
+def _serve_drain(question: dict[str, Any]) -> dict[str, Any]:
+    """``list(x)`` of a production object, as CPython's own ``list``, ``tuple`` and
+    ``sorted`` take it, in one answer: ``iter(x)``, then its length hint (the outcome of
+    which the oracle child gives ``list`` when it asks), then every item.
+
+    The oracle child asks this only when such a call is the one iterating, so no code of
+    the test runs between two items: production sees the very calls it would see one
+    question at a time.
+    """
+    value = _HANDLES[int(question["drain"])]
+    if question.get("more"):
+        return _drained(value)
+    iterator = iter(value)
+    try:
+        hint = {"ok": encode(operator.length_hint(value, _LENGTH_HINT), plain=True)}
+    except Exception as error:
+        return {"items": [], "hint": _raised(error)}  # list() stops there, iterating nothing
+    return {**_drained(iterator), "hint": hint}
+
+
 def _serve_one(question: dict[str, Any]) -> dict[str, Any]:
     try:
+        if "drain" in question and _HANDLES_ON:
+            return _serve_drain(question)
         if "call" in question:
             return _serve_call(question)
         if "describe" in question:
@@ -726,16 +770,18 @@ def _serve_one(question: dict[str, Any]) -> dict[str, Any]:
         return _raised(error)
 
 
-def serve(request: dict[str, Any], request_fd: int, result_fd: int) -> None:
-    """The production child: one framed answer per framed question, until the pipe closes,
-    or until an answer stood on a repository module imported from outside the checkout."""
+def serve(request: dict[str, Any]) -> None:
+    """The production child: one framed answer per framed question on the pipes to the oracle
+    child (``request["link"]``), until the questions end, or until an answer stood on a
+    repository module imported from outside the checkout."""
+    question_fd, answer_fd = request["link"]
     names = frozenset(request["repo_modules"])
     if request.get("handles"):
         _HANDLES_ON.append(True)
-    write_frame(result_fd, {"seq": 0, "ready": True})
+    write_frame(answer_fd, {"seq": 0, "ready": True})
     while True:
         try:
-            question = read_frame(request_fd)
+            question = read_frame(question_fd)
         except EOFError:
             return
         sequence = question.pop("seq")
@@ -743,7 +789,7 @@ def serve(request: dict[str, Any], request_fd: int, result_fd: int) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         outside = _outside_imports(request["checkout"], names)
-        write_frame(result_fd, {"seq": sequence, **({"outside": outside} if outside else answer)})
+        write_frame(answer_fd, {"seq": sequence, **({"outside": outside} if outside else answer)})
         if outside:
             return
 
@@ -772,14 +818,15 @@ def _test_side(request: dict[str, Any]) -> TestSide | None:
     return TestSide(checkout, files, tuple(request["import_paths"]))
 
 
-def _oracle_link(request: dict[str, Any], request_fd: int, result_fd: int) -> Link:
+def _oracle_link(request: dict[str, Any], result_fd: int) -> Link:
     """The oracle child's setup: its libraries loaded, then repository modules proxied."""
     _not_dumpable()
     for library in _ORACLE_LIBRARIES:
         # pytest is optional: an oracle that needs it says so when it imports it
         with contextlib.suppress(ImportError):
             importlib.import_module(library)
-    link = Link(request_fd, result_fd, str(Path(request["package_dir"])))
+    question_fd, answer_fd = request["link"]
+    link = Link(question_fd, answer_fd, str(Path(request["package_dir"])), result_fd)
     link.handles = bool(request.get("handles"))
     names = {*request["repo_modules"], *module_names(request["import_paths"])}
     install(link, names, _local, _test_side(request))
@@ -796,19 +843,21 @@ _SERVED_ROLES: dict[str, Callable[[dict[str, Any], Link], dict[str, Any]]] = {
 def main(request_fd: int, result_fd: int) -> None:
     """Answer one request, then leave at once: no atexit hook, no buffered output."""
     request = read_frame(request_fd)
+    os.close(request_fd)
     _set_path(request)
     _site_builtins()
     if request["role"] == "serve":
-        serve(request, request_fd, result_fd)
+        os.close(result_fd)  # it answers the oracle child only
+        serve(request)
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(0)
     if request["role"] in _SERVED_ROLES:
-        link = _oracle_link(request, request_fd, result_fd)
+        link = _oracle_link(request, result_fd)
         served = _SERVED_ROLES[request["role"]]
         answer = _answer(request, lambda r: served(r, link))
+        link.finish(_QUIET_AFTER)
     else:
-        os.close(request_fd)
         answer = _answer(request, ROLES[request["role"]])
     sys.stdout.flush()
     sys.stderr.flush()
