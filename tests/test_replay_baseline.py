@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from gitrepo import TODAY, GitRepo
+from oracle_gate.config.matrix import parse_matrix
 from oracle_gate.config.settings import read_settings
 from oracle_gate.errors import ConfigError
 from oracle_gate.gate import check
@@ -203,3 +204,40 @@ def test_a_replay_budget_that_is_not_a_number_of_seconds_is_a_config_error(
         read_settings(GitTree(repo.path, repo.commit("settings")))
     assert "'replay-seconds' must be a number of seconds in (0, 86400]" in str(caught.value)
     assert caught.value.line == 2
+
+
+def test_the_packages_replay_budget_is_the_parents(repo: GitRepo) -> None:
+    """``replay: {seconds: 10}`` in the parent's invariants.yaml bounds the replay; the head
+    raising it changes nothing (a patch never sets the budget it is judged by)."""
+    _base(repo)
+    repo.write("pkg/invariants.yaml", ROW + "replay: {seconds: 10}\n")
+    repo.relock("pkg")
+    base = repo.commit("a replay budget")
+    repo.git("checkout", "-q", "-b", "slow", base)
+    repo.write("pkg/invariants.yaml", ROW + "replay: {seconds: 900}\n")
+    slow = "    import time\n\n    time.sleep(60)\n    return 2 * x"
+    repo.write("pkg/mod.py", MOD.replace("    return 2 * x", slow))
+    repo.relock("pkg")
+    report = check(repo.path, base, repo.commit("slow"), TODAY)
+    reasons = _replay(report)
+    assert "replay stopped at the package's time budget (10s) on the head's code" in reasons
+    assert "the budget is replay: {seconds} in pkg/invariants.yaml" in reasons
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("{seconds: 0}", "replay seconds must be in (0, 86400], found 0"),
+        ("{seconds: fast}", "replay seconds must be a number"),
+        ("{}", "replay must give seconds"),
+        ("600", "replay must be a mapping"),
+        ("{seconds: 5, examples: 3}", "unknown key 'examples' in replay"),
+    ],
+)
+def test_a_packages_replay_budget_that_is_not_seconds_is_a_config_error(
+    value: str, message: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_matrix((ROW + f"replay: {value}\n").encode(), "pkg/invariants.yaml")
+    assert message in str(caught.value)
+    assert caught.value.line == 7

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from oracle_gate.config.ledgers import FREEZE_FILE
+from oracle_gate.config.matrix import MATRIX_FILE, parse_matrix
 from oracle_gate.globs import matches_any
 from oracle_gate.model import CONFTEST, Finding, Lane, Package, Verdict
 from oracle_gate.repo.trees import GitTree
@@ -70,7 +71,10 @@ _BUDGET_FACTOR = 5
 _BUDGET_EXTRA = 60.0
 # The baseline's own time limit, unless the replay's budget is set.
 _BASELINE_SECONDS = 1800.0
-_BUDGET_SETTING = "replay-seconds in oracle-gate.toml ([tool.oracle-gate])"
+_BUDGET_SETTING = (
+    "replay-seconds in oracle-gate.toml ([tool.oracle-gate]), or replay: {seconds} in the "
+    "package's invariants.yaml"
+)
 
 
 @dataclass(frozen=True)
@@ -230,10 +234,29 @@ def _pytest(
     return outcomes
 
 
-def _budget(options: ReplayOptions, baseline: Baseline | None, env: RowEnv) -> tuple[float, str]:
-    """The replay's time budget, with how it was set: ``replay-seconds``, or else five times
-    the parent's baseline plus a minute (the runner's floor at least). Property budgets
-    never limit the replay."""
+def _parents_replay_seconds(parent: GitTree, package: Package) -> float | None:
+    """The package's ``replay: {seconds}`` as the parent has it: a patch never sets the
+    budget it is judged by."""
+    if package.matrix_file != MATRIX_FILE:
+        return None  # a Bazel gate: the repository's setting applies
+    text = parent.read_optional(package.join(MATRIX_FILE))
+    return None if text is None else parse_matrix(text, package.join(MATRIX_FILE)).replay_seconds
+
+
+def _budget(
+    trees_parent: GitTree,
+    package: Package,
+    options: ReplayOptions,
+    baseline: Baseline | None,
+    env: RowEnv,
+) -> tuple[float, str]:
+    """The replay's time budget, with how it was set: the package's ``replay: {seconds}``,
+    the repository's ``replay-seconds``, or else five times the parent's baseline plus a
+    minute (the runner's floor at least). Property budgets never limit the replay."""
+    own = _parents_replay_seconds(trees_parent, package)
+    if own is not None:
+        where = f"replay: {{seconds}} in {package.join(package.matrix_file)}"
+        return max(own, env.runner.timeout_floor), where
     if options.seconds is not None:
         return max(options.seconds, env.runner.timeout_floor), f"{_BUDGET_SETTING}"
     if baseline is None:
@@ -586,7 +609,9 @@ def replay_packages(
                 for note in options.cache.notes
             ]
             options.cache.notes.clear()
-        state.budget, state.budget_why = _budget(options, state.baseline, env)
+        state.budget, state.budget_why = _budget(
+            trees.parent, package, options, state.baseline, env
+        )
         findings += _agent_tests(env, trees, package, state.budget)
         if tests:
             states.append(state)
@@ -618,7 +643,9 @@ def _baseline(
     found = cache.load(trees.parent, material, roots)
     if found is not None:
         return found
-    seconds = options.seconds if options.seconds is not None else _BASELINE_SECONDS
+    own = _parents_replay_seconds(trees.parent, package)
+    given = own if own is not None else options.seconds
+    seconds = given if given is not None else _BASELINE_SECONDS
     directory = trees.parent_dir / package.path if package.path else trees.parent_dir
     started = time.monotonic()
     try:
