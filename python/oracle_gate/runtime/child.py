@@ -27,6 +27,7 @@ the production code ever being imported.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import copy
 import importlib
@@ -64,6 +65,9 @@ _QUIET_AFTER = 5.0
 DRAIN_ITEMS = 4096
 # The default CPython's list() gives PyObject_LengthHint.
 _LENGTH_HINT = 8
+# The type's own ``__mro__`` and ``__bases__``, whatever a metaclass defines under those names.
+_TYPE_MRO = type.__dict__["__mro__"]
+_TYPE_BASES = type.__dict__["__bases__"]
 # How a split run's outcome says a test needed a value that cannot cross.
 UNSENDABLE = "unsendable: "
 # How it says a test passed holding production objects (remote handles): then one
@@ -625,12 +629,21 @@ def _production(path: str) -> Any:
 
 
 def _type_key(cls: type) -> str:
-    return f"{cls.__module__}:{cls.__qualname__}"
+    """``module:qualified name`` of a class. A class's ``__module__`` and ``__qualname__``
+    are whatever its body says, so ``builtins:`` (which the oracle side takes for the
+    builtin itself) is said only of a builtin class by identity: a ``LookupError``
+    subclass calling itself ``builtins.ValueError`` is not ``ValueError``."""
+    module, qualname = str(cls.__module__), str(cls.__qualname__)
+    if module == "builtins" and getattr(builtins, qualname, None) is not cls:
+        module = "builtins (a class of the code under test)"
+    return f"{module}:{qualname}"
 
 
 def _exception_type(cls: type) -> dict[str, Any]:
-    """An exception class as the oracle side rebuilds it: its name and every base's."""
-    classes = {_type_key(c): [_type_key(b) for b in c.__bases__] for c in cls.__mro__}
+    """An exception class as the oracle side rebuilds it: its name and every base's, by
+    the type's own bases and method resolution order (a metaclass cannot change them)."""
+    mro: tuple[type, ...] = _TYPE_MRO.__get__(cls, type(cls))
+    classes = {_type_key(c): [_type_key(b) for b in _TYPE_BASES.__get__(c, type(c))] for c in mro}
     return {"type": _type_key(cls), "classes": classes}
 
 
