@@ -133,16 +133,32 @@ def test_a_test_failing_on_the_parent_already_is_preexisting(repo: GitRepo) -> N
     assert report.verdict is Verdict.PASS
 
 
+FROZEN = (
+    "frozen:\n  - nodeid: tests/test_mod.py::test_double\n    reason: flaky\n"
+    "    expires: '2027-01-31'\n    owner: platform\n"
+)
+
+
 def test_a_frozen_test_runs_but_never_decides(repo: GitRepo) -> None:
-    freeze = (
-        "frozen:\n  - nodeid: tests/test_mod.py::test_double\n    reason: flaky\n"
-        "    expires: '2027-01-31'\n    owner: platform\n"
-    )
-    base = _tested_package(repo, "def test_double():\n    assert double(2) == 4\n", freeze)
-    repo.replace("pkg/mod.py", "return 2 * x", "return 2 * x + 1")
-    report = repo.gate(base, repo.commit("off by one"))
+    base = _tested_package(repo, "def test_double():\n    assert double(2) == 4\n", FROZEN)
+    repo.replace("pkg/mod.py", "return 2 * x", "return x + x")
+    report = repo.gate(base, repo.commit("refactor"))
     assert "replay regress" not in _replay(report)
     assert "1 frozen, not deciding" in _replay(report, Verdict.PASS)
+
+
+def test_a_frozen_test_the_patch_breaks_on_every_run_is_a_regress(repo: GitRepo) -> None:
+    """A freeze excuses a flaky test: one that passed on the parent and fails each of seven
+    runs on the head is broken, not flaky (a flaky one is debt: the every-other-run case)."""
+    base = _tested_package(repo, "def test_double():\n    assert double(2) == 4\n", FROZEN)
+    repo.replace("pkg/mod.py", "return 2 * x", "return 2 * x + 1")
+    report = repo.gate(base, repo.commit("off by one"))
+    assert (
+        "replay regress: tests/test_mod.py::test_double is frozen (tests/test_mod.py::"
+        "test_double, until 2027-01-31) but fails every one of 7 runs on the head's code"
+        in _replay(report)
+    )
+    assert report.verdict is Verdict.REJECT
 
 
 def test_a_test_that_changes_outcome_on_the_same_code_is_a_flake_not_a_regress(
@@ -226,13 +242,17 @@ def test_an_expired_freeze_decides_again(repo: GitRepo) -> None:
     assert "its freeze in pkg/flake_freeze.yaml expired on 2026-11-29" in reasons
 
 
-def test_a_freeze_expiring_today_still_holds(repo: GitRepo) -> None:
-    """The ledger lane's rule: a freeze is expired only after its date."""
+def test_a_freeze_expiring_today_still_holds(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ledger lane's rule: a freeze is expired only after its date. The frozen test is
+    flaky on the head (every other run fails): debt, not a flake reject."""
+    monkeypatch.setattr(gate, "find_bwrap", lambda: None)  # the counter lives outside
     base = _tested_package(
         repo, "def test_double():\n    assert double(2) == 4\n", _freeze(str(TODAY))
     )
-    repo.replace("pkg/mod.py", "return 2 * x", "return 2 * x + 1")
-    report = repo.gate(base, repo.commit("off by one"))
+    with tempfile.TemporaryDirectory(prefix="alternate-") as scratch:
+        report = repo.gate(base, _every_other_run(repo, Path(scratch) / "runs"))
     assert "replay regress" not in _replay(report)
     assert "1 frozen, not deciding" in _replay(report, Verdict.PASS)
     assert "tests/test_mod.py::test_double is frozen" in _replay(report, Verdict.PREEXISTING)

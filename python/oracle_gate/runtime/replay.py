@@ -69,6 +69,8 @@ _SHOWN = 3
 # The replay's budget, unless set: this many times the parent's baseline, plus a minute.
 _BUDGET_FACTOR = 5
 _BUDGET_EXTRA = 60.0
+# More head runs of a frozen test that failed both: only one failing every run is broken.
+_FROZEN_RUNS = 5
 # The baseline's own time limit, unless the replay's budget is set.
 _BASELINE_SECONDS = 1800.0
 _BUDGET_SETTING = (
@@ -381,6 +383,8 @@ class _Runs:
     parent_again: Outcomes
     inline: frozenset[str] = frozenset()
     inline_why: str = ""
+    # More head runs of the frozen tests that failed both: a freeze excuses a flake only
+    frozen_again: tuple[Outcomes, ...] = ()
 
 
 def _judge(state: _Package, runs: _Runs, stats: RuntimeStats) -> list[Finding]:
@@ -447,13 +451,27 @@ def _notes(state: _Package) -> str:
 
 
 def _debts(state: _Package, runs: _Runs, excused: list[str], stats: RuntimeStats) -> list[Finding]:
-    """Frozen tests never decide; one that did not pass every head run is reported as debt."""
+    """Frozen tests never decide when they are flaky: one that did not pass every head run
+    is reported as debt. One that passed on the parent's code and fails every run on the
+    head's (two, then ``_FROZEN_RUNS`` more) is broken, not flaky: a regress."""
     findings = []
     for nodeid in excused:
+        head = [*runs.head, *runs.frozen_again]
         if all(not _failed(run, nodeid) for run in runs.head):
             continue
-        stats.freeze_hits += 1
         until = str(state.freezes.excused[nodeid].expires)
+        if all(_failed(run, nodeid) for run in head):
+            findings.append(
+                state.finding(
+                    Verdict.REJECT,
+                    nodeid,
+                    f"replay regress: {nodeid} is frozen ({nodeid}, until {until}) but fails "
+                    f"every one of {len(head)} runs on the head's code and passed on the "
+                    "parent's: a freeze excuses a flaky test, not one the patch breaks",
+                )
+            )
+            continue
+        stats.freeze_hits += 1
         findings.append(
             state.finding(
                 Verdict.PREEXISTING,
@@ -778,7 +796,51 @@ def _run_and_judge(
         runs = dataclasses.replace(runs, inline=ran, inline_why=_TOO_SLOW)
     except _Stopped as stopped:
         return [stopped.finding]
-    return _judge(state, _kept_runs(state, runs), stats)
+    try:
+        runs = _frozen_again(env, trees, state, _kept_runs(state, runs))
+    except _Stopped as stopped:
+        return [stopped.finding]
+    return _judge(state, runs, stats)
+
+
+def _frozen_again(env: RowEnv, trees: ReplayTrees, state: _Package, runs: _Runs) -> _Runs:
+    """The frozen tests that passed on the parent and failed both head runs, run
+    ``_FROZEN_RUNS`` times more on the head's code (in the process mode they ran in).
+
+    Raises:
+        _Stopped: a run could not run, or hit the time budget.
+    """
+    suspects = sorted(
+        n
+        for n in state.freezes.excused
+        if _passed(runs.baseline.get(n, "")) and all(_failed(run, n) for run in runs.head)
+    )
+    if not suspects:
+        return runs
+    again: list[Outcomes] = []
+    for _ in range(_FROZEN_RUNS):
+        outcomes: Outcomes = {}
+        for split in (True, False):
+            chosen = [n for n in suspects if (n in runs.inline) != split]
+            if not chosen:
+                continue
+            try:
+                found = _pytest(
+                    env,
+                    state.package,
+                    trees.head_dir,
+                    chosen,
+                    state.budget,
+                    state.split(trees.head_dir) if split else None,
+                    chosen,
+                )
+            except RunnerFailure as failure:
+                raise _unrunnable(state, f"replay rerun failed: {failure}") from None
+            if found is None:
+                raise _Stopped(state.time_stop("head's code"))
+            outcomes.update(found)
+        again.append(outcomes)
+    return dataclasses.replace(runs, frozen_again=tuple(again))
 
 
 def _kept_runs(state: _Package, runs: _Runs) -> _Runs:
