@@ -14,7 +14,9 @@ from pathlib import Path
 # Benchmark name -> module in bench/ that defines ``main(argv) -> int``.
 BENCHES: dict[str, str] = {
     "hashing": "hashing",
+    "replay": "replay",
     "selection": "selection",
+    "split": "split",
     "surface": "surface",
 }
 

@@ -91,8 +91,10 @@ def _tested_package(
     seconds: int = 30,
     freeze_budget: int = 2,
     globs: str = '["mod.py"]',
+    replay_seconds: int | None = None,
 ) -> str:
-    """pkg/ with tests and one row; the package's time budget is ``seconds``."""
+    """pkg/ with tests and one row; the row's time budget is ``seconds``, the replay's
+    ``replay_seconds`` (by default derived from the parent's baseline)."""
     repo.write(
         "pkg/invariants.yaml",
         f'version: 1\ntests: ["tests/test_*.py"]\nrows:\n  - id: r\n    globs: {globs}\n'
@@ -100,13 +102,19 @@ def _tested_package(
     )
     repo.write("pkg/mod.py", "def double(x):\n    return 2 * x\n")
     repo.write("pkg/tests/test_mod.py", f"from mod import double\n\n\n{test_body}")
-    return _commit_package(repo, freeze + f"budget: {freeze_budget}\n", "tested package")
+    return _commit_package(
+        repo, freeze + f"budget: {freeze_budget}\n", "tested package", replay_seconds
+    )
 
 
-def _commit_package(repo: GitRepo, freezes: str, message: str) -> str:
-    """pkg/'s freeze ledger, a 1 s timeout floor and a fresh lock, committed."""
+def _commit_package(
+    repo: GitRepo, freezes: str, message: str, replay_seconds: int | None = None
+) -> str:
+    """pkg/'s freeze ledger, a 1 s timeout floor (and the replay's budget, if given) and a
+    fresh lock, committed."""
     repo.write("pkg/flake_freeze.yaml", freezes)
-    repo.write("oracle-gate.toml", "timeout-floor = 1\n")
+    budget = "" if replay_seconds is None else f"replay-seconds = {replay_seconds}\n"
+    repo.write("oracle-gate.toml", "timeout-floor = 1\n" + budget)
     repo.relock("pkg")
     return repo.commit(message)
 
@@ -125,16 +133,32 @@ def test_a_test_failing_on_the_parent_already_is_preexisting(repo: GitRepo) -> N
     assert report.verdict is Verdict.PASS
 
 
+FROZEN = (
+    "frozen:\n  - nodeid: tests/test_mod.py::test_double\n    reason: flaky\n"
+    "    expires: '2027-01-31'\n    owner: platform\n"
+)
+
+
 def test_a_frozen_test_runs_but_never_decides(repo: GitRepo) -> None:
-    freeze = (
-        "frozen:\n  - nodeid: tests/test_mod.py::test_double\n    reason: flaky\n"
-        "    expires: '2027-01-31'\n    owner: platform\n"
-    )
-    base = _tested_package(repo, "def test_double():\n    assert double(2) == 4\n", freeze)
-    repo.replace("pkg/mod.py", "return 2 * x", "return 2 * x + 1")
-    report = repo.gate(base, repo.commit("off by one"))
+    base = _tested_package(repo, "def test_double():\n    assert double(2) == 4\n", FROZEN)
+    repo.replace("pkg/mod.py", "return 2 * x", "return x + x")
+    report = repo.gate(base, repo.commit("refactor"))
     assert "replay regress" not in _replay(report)
     assert "1 frozen, not deciding" in _replay(report, Verdict.PASS)
+
+
+def test_a_frozen_test_the_patch_breaks_on_every_run_is_a_regress(repo: GitRepo) -> None:
+    """A freeze excuses a flaky test: one that passed on the parent and fails each of seven
+    runs on the head is broken, not flaky (a flaky one is debt: the every-other-run case)."""
+    base = _tested_package(repo, "def test_double():\n    assert double(2) == 4\n", FROZEN)
+    repo.replace("pkg/mod.py", "return 2 * x", "return 2 * x + 1")
+    report = repo.gate(base, repo.commit("off by one"))
+    assert (
+        "replay regress: tests/test_mod.py::test_double is frozen (tests/test_mod.py::"
+        "test_double, until 2027-01-31) but fails every one of 7 runs on the head's code"
+        in _replay(report)
+    )
+    assert report.verdict is Verdict.REJECT
 
 
 def test_a_test_that_changes_outcome_on_the_same_code_is_a_flake_not_a_regress(
@@ -163,12 +187,16 @@ def test_a_test_that_changes_outcome_on_the_same_code_is_a_flake_not_a_regress(
 
 
 def test_a_replay_that_hits_the_time_budget_is_never_a_pass(repo: GitRepo) -> None:
-    base = _tested_package(repo, "def test_double():\n    assert double(2) == 4\n", seconds=10)
+    base = _tested_package(
+        repo, "def test_double():\n    assert double(2) == 4\n", replay_seconds=10
+    )
     repo.replace(
         "pkg/mod.py", "    return 2 * x", "    import time\n\n    time.sleep(60)\n    return 2 * x"
     )
     report = repo.gate(base, repo.commit("slow"))
-    assert "replay stopped at the package's time budget (10s) on the head's code" in _replay(report)
+    reasons = _replay(report)
+    assert "replay stopped at the package's time budget (10s) on the head's code" in reasons
+    assert "the budget is replay-seconds in oracle-gate.toml" in reasons
     assert report.verdict is Verdict.REJECT
 
 
@@ -214,13 +242,17 @@ def test_an_expired_freeze_decides_again(repo: GitRepo) -> None:
     assert "its freeze in pkg/flake_freeze.yaml expired on 2026-11-29" in reasons
 
 
-def test_a_freeze_expiring_today_still_holds(repo: GitRepo) -> None:
-    """The ledger lane's rule: a freeze is expired only after its date."""
+def test_a_freeze_expiring_today_still_holds(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ledger lane's rule: a freeze is expired only after its date. The frozen test is
+    flaky on the head (every other run fails): debt, not a flake reject."""
+    monkeypatch.setattr(gate, "find_bwrap", lambda: None)  # the counter lives outside
     base = _tested_package(
         repo, "def test_double():\n    assert double(2) == 4\n", _freeze(str(TODAY))
     )
-    repo.replace("pkg/mod.py", "return 2 * x", "return 2 * x + 1")
-    report = repo.gate(base, repo.commit("off by one"))
+    with tempfile.TemporaryDirectory(prefix="alternate-") as scratch:
+        report = repo.gate(base, _every_other_run(repo, Path(scratch) / "runs"))
     assert "replay regress" not in _replay(report)
     assert "1 frozen, not deciding" in _replay(report, Verdict.PASS)
     assert "tests/test_mod.py::test_double is frozen" in _replay(report, Verdict.PREEXISTING)
@@ -564,7 +596,8 @@ def test_a_test_the_split_run_cannot_hold_is_judged_in_one_process_and_says_so(
         "    def apply(self, f):\n        return f(self.value())\n\n    def value(self):",
     )
     base = _class_package(repo, tests, code)
-    repo.replace("pkg/mod.py", "return 2 * self.x", "return self.x + self.x")
+    # every test builds a Doubler: each one's footprint meets the change, so all run again
+    repo.replace("pkg/mod.py", "self.x = x", "self.x = int(x)")
     report = repo.gate(base, repo.commit("refactor"))
     passed = _replay(report, Verdict.PASS)
     assert "the parent's 5 passing test(s) also pass on the head's code, twice" in passed
@@ -661,10 +694,10 @@ def test_only_a_split_replay_takes_object_handles() -> None:
     """A property run takes plain data alone: a production child that answers with a
     handle there (so that its ``==`` would decide the property) is tampering."""
     answer = {"object": {"id": 0, "type": "mod:Answer"}}
-    link = proxy.Link(request_fd=-1, result_fd=-1, oracle_dir="/nowhere")
+    link = proxy.Link(question_fd=-1, answer_fd=-1, oracle_dir="/nowhere")
     with pytest.raises(proxy.ProxyFault, match="only plain data may cross"):
         link.value(answer, "mod:double")
-    link = proxy.Link(request_fd=-1, result_fd=-1, oracle_dir="/nowhere", handles=True)
+    link = proxy.Link(question_fd=-1, answer_fd=-1, oracle_dir="/nowhere", handles=True)
     held = link.value(answer, "mod:double")
     assert isinstance(held, proxy.RemoteObject)
     assert [h.what for h in link.held] == ["a mod.Answer from mod:double"]
@@ -673,7 +706,7 @@ def test_only_a_split_replay_takes_object_handles() -> None:
 
 
 def test_a_production_class_stand_in_builds_remotely_and_refuses_subclasses() -> None:
-    link = proxy.Link(request_fd=-1, result_fd=-1, oracle_dir="/nowhere", handles=True)
+    link = proxy.Link(question_fd=-1, answer_fd=-1, oracle_dir="/nowhere", handles=True)
     # what a production child answers when asked what mod:Doubler is
     link.ask = lambda question: {"kind": "class", "type": "mod:Doubler"}  # type: ignore[method-assign]
     stand_in = link.describe("mod:Doubler")
@@ -681,7 +714,7 @@ def test_a_production_class_stand_in_builds_remotely_and_refuses_subclasses() ->
     assert stand_in.__name__ == "Doubler" and not isinstance(2, stand_in)
     with pytest.raises(TypeError, match="cannot be subclassed in a split run"):
         type("Tripler", (stand_in,), {})
-    plain = proxy.Link(request_fd=-1, result_fd=-1, oracle_dir="/nowhere")
+    plain = proxy.Link(question_fd=-1, answer_fd=-1, oracle_dir="/nowhere")
     plain.ask = link.ask  # type: ignore[method-assign]
     with pytest.raises(proxy.ProxyFault, match="a class where only plain data may cross"):
         plain.describe("mod:Doubler")

@@ -299,11 +299,21 @@ def _served(repo: GitRepo, code: str) -> dict[str, object]:
     return runner.run_served(request, repo.path / "pkg", checkout=repo.path, timeout=20)
 
 
-# Production's result pipe is the last fd on the child's command line.
+# Production writes to every pipe it may write to: its answers to the oracle child among them.
 WRITE = (
-    "import os, struct, sys\n\n\n"
+    "import fcntl, os, stat, struct\n\n\n"
+    "def _pipes():\n"
+    "    for name in os.listdir('/proc/self/fd'):\n"
+    "        try:\n"
+    "            fd = int(name)\n"
+    "            writable = fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_WRONLY\n"
+    "            if writable and stat.S_ISFIFO(os.fstat(fd).st_mode) and fd > 2:\n"
+    "                yield fd\n"
+    "        except OSError:\n"
+    "            pass\n\n\n"
     "def _send(data):\n"
-    "    os.write(int(sys.argv[3]), struct.pack('>Q', len(data)) + data)\n\n\n"
+    "    for fd in list(_pipes()):\n"
+    "        os.write(fd, struct.pack('>Q', len(data)) + data)\n\n\n"
 )
 
 
@@ -322,7 +332,7 @@ WRITE = (
         ),
         (WRITE + "def double(x):\n    _send(b'not json')\n    return 2 * x\n", "not JSON"),
         (
-            WRITE + "os.write(int(sys.argv[3]), b'\\0' * 3)\n\n\n"
+            WRITE + "for _fd in list(_pipes()):\n    os.write(_fd, b'\\0' * 3)\n\n\n"
             "def double(x):\n    return 2 * x\n",
             "tamper: ",
         ),

@@ -19,9 +19,10 @@ from oracle_gate.model import Finding, Package, Row
 from oracle_gate.repo.git import repository_dirs
 from oracle_gate.repo.trees import GitTree
 from oracle_gate.report import Report
+from oracle_gate.runtime.baseline import BaselineCache
 from oracle_gate.runtime.health import append_health
 from oracle_gate.runtime.judge import RowEnv, RuntimeStats, judge_rows
-from oracle_gate.runtime.replay import ReplayTrees, replay_packages
+from oracle_gate.runtime.replay import ReplayOptions, ReplayTrees, replay_packages
 from oracle_gate.runtime.sandbox import (
     Runner,
     checkouts,
@@ -75,6 +76,7 @@ def _run_rows(
     rows: list[tuple[Package, Row]],
     packages: list[Package],
     write_seeds: bool,
+    cache_url: str | None,
 ) -> tuple[list[Finding], RuntimeStats]:
     """The rows' code, then (for ``packages``) the trusted replay, in one pair of checkouts."""
     if not rows and not packages:
@@ -108,7 +110,8 @@ def _run_rows(
         )
         findings, stats = judge_rows(rows, env)
         replay = ReplayTrees(facts.parent, facts.head, trees.parent, trees.head)
-        findings += replay_packages(packages, env, replay, stats)
+        options = ReplayOptions(facts.settings.replay_seconds, BaselineCache(url=cache_url))
+        findings += replay_packages(packages, env, replay, stats, options)
         return findings, stats
 
 
@@ -124,6 +127,7 @@ def check(
     approvals: tuple[str, ...] | None = None,
     replay: bool = True,
     allow_empty: bool = False,
+    cache_url: str | None = None,
 ) -> Report:
     """Run the gate on the patch from ``base`` to ``head``.
 
@@ -145,6 +149,8 @@ def check(
             selected package (``runtime/replay.py``); needs ``run_rows``.
         allow_empty: accept a repository where neither tree declares a package;
             otherwise that is an error, since nothing would be judged.
+        cache_url: a shared HTTP cache (WebDAV) for the replay's baselines, besides
+            the user cache.
 
     Raises:
         GitError: a ref does not resolve, history is too shallow, or head is
@@ -179,7 +185,7 @@ def check(
             with progress.stage(
                 "running rows (seed replay, properties, partitions, relations)", len(rows)
             ):
-                row_findings, stats = _run_rows(repo, facts, rows, packages, write_seeds)
+                row_findings, stats = _run_rows(repo, facts, rows, packages, write_seeds, cache_url)
             findings += row_findings
     append_health(repo, facts, rows, stats)
     return Report.build(

@@ -130,6 +130,9 @@ class Matrix:
     deps: tuple[str, ...]
     rows: tuple[Row, ...]
     version: int = 1
+    # The trusted replay's time budget for this package (``replay: {seconds: N}``); None
+    # takes the repository's ``replay-seconds``, or derives it from the parent's baseline.
+    replay_seconds: float | None = None
 
     @property
     def test_folders(self) -> tuple[str, ...]:

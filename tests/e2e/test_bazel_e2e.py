@@ -20,8 +20,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,13 +30,11 @@ from backends import _native
 from oracle_gate.bazel.buildfile import BuildFile, gates_from_native, parse_build
 from oracle_gate.config.matrix import gate_matrix, parse_matrix
 from oracle_gate.errors import ConfigError
+from webdav import free_port, webdav_server
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKSPACES = Path(__file__).resolve().parent / "workspaces"
 BAZEL = shutil.which("bazel")
-NGINX = shutil.which("nginx") or next(
-    (p for p in ("/usr/sbin/nginx", "/usr/local/sbin/nginx") if os.access(p, os.X_OK)), None
-)
 # Read at import: tests/conftest.py unsets CI while tests run.
 IN_CI = bool(os.environ.get("CI"))
 BAZEL_TIMEOUT = 600
@@ -423,82 +419,12 @@ def test_bzlmod_workspace_passes(tmp_path: Path, checkout: Path) -> None:
 
 # --- Remote cache: nginx with WebDAV, as Bazel's remote-caching docs set it up ------------
 
-NGINX_CONF = """\
-{user}
-daemon off;
-master_process off;
-worker_processes 1;
-pid {root}/nginx.pid;
-error_log {root}/error.log;
-events {{ worker_connections 64; }}
-http {{
-    access_log {root}/access.log;
-    client_body_temp_path {root}/body;
-    proxy_temp_path {root}/proxy;
-    fastcgi_temp_path {root}/fastcgi;
-    uwsgi_temp_path {root}/uwsgi;
-    scgi_temp_path {root}/scgi;
-    server {{
-        listen 127.0.0.1:{port};
-        location / {{
-            root {root}/cache;
-            dav_methods PUT;
-            create_full_put_path on;
-            client_max_body_size 0;
-        }}
-    }}
-}}
-"""
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
 
 @pytest.fixture
 def remote_cache(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     """An nginx WebDAV server on 127.0.0.1; yields its URL and its storage directory."""
-    if NGINX is None:
-        message = (
-            "nginx is not installed; .ci/run installs it "
-            "(apt-get install nginx libnginx-mod-http-dav-ext)"
-        )
-        if IN_CI:
-            pytest.fail(message)  # CI installs nginx: a missing one is a broken setup
-        pytest.skip(message)
-    root = tmp_path / "nginx"
-    (root / "cache").mkdir(parents=True)
-    port = _free_port()
-    # Workers drop to `nobody` when started as root and could not write here.
-    user = "user root;" if os.geteuid() == 0 else ""
-    conf = root / "nginx.conf"
-    conf.write_text(NGINX_CONF.format(user=user, root=root, port=port))
-    server = subprocess.Popen(
-        [str(NGINX), "-p", str(root), "-c", str(conf)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/", timeout=2)
-                break
-            except urllib.error.HTTPError:
-                break  # 403/404 from nginx: it is serving
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    _, err = server.communicate(timeout=10)
-                    pytest.fail(f"nginx did not start: {err.decode(errors='replace')}")
-                time.sleep(0.2)
-        yield url, root / "cache"
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+    with webdav_server(tmp_path / "nginx", required=IN_CI) as server:
+        yield server
 
 
 def test_second_machine_gets_gate_results_from_the_remote_cache(
@@ -976,7 +902,7 @@ def buildgrid() -> Iterator[tuple[str, Path]]:
     data = root / "postgres"
     if os.geteuid() == 0:
         shutil.chown(root, "postgres")
-    pg_port, port = _free_port(), _free_port()
+    pg_port, port = free_port(), free_port()
     run = {"check": True, "timeout": 120, "capture_output": True}
     subprocess.run(_as_postgres(["initdb", "-D", str(data), "-A", "trust", "-U", "bgd"]), **run)
     subprocess.run(

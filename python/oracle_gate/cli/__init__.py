@@ -82,6 +82,13 @@ def _check_arguments(check_parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="do not run the parent's tests against the head's code (for tests that need services)",
     )
+    check_parser.add_argument(
+        "--cache-url",
+        metavar="URL",
+        default=os.environ.get("ORACLE_GATE_CACHE_URL") or None,
+        help="also keep the replay's parent baselines in this shared HTTP (WebDAV) cache "
+        "(default: $ORACLE_GATE_CACHE_URL)",
+    )
     _add_graph(check_parser)
     add_output_files(check_parser)
     check_parser.add_argument(

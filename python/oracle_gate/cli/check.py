@@ -144,6 +144,7 @@ def _judge(args: argparse.Namespace) -> int:
             approvals=approvals,
             replay=not args.no_replay,
             allow_empty=args.allow_empty,
+            cache_url=args.cache_url,
         )
     _write_outputs(args.output, lambda format: FORMATS[format](report))
     sys.stdout.write(styled(FORMATS[args.format](report), args.format, args.color))

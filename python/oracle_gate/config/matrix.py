@@ -37,7 +37,9 @@ __all__ = [
 MATRIX_FILE = "invariants.yaml"
 SUPPORTED_VERSION = 1
 
-_TOP_KEYS = frozenset({"version", "owners", "tests", "fixtures", "deps", "rows"})
+_TOP_KEYS = frozenset({"version", "owners", "tests", "fixtures", "deps", "rows", "replay"})
+# The replay's own budget, in seconds: more than nothing, at most a day.
+_REPLAY_SECONDS = (0.0, 86400.0)
 
 
 # --- invariants.yaml ---------------------------------------------------------------------
@@ -104,7 +106,24 @@ def parse_matrix(text: bytes, path: str) -> Matrix:
         fixtures=read.fixtures,
         deps=read_strings(fields.get("deps"), "deps", ("deps",), located.fail),
         rows=read.rows,
+        replay_seconds=_replay_seconds(reader, nodes.get("replay")),
     )
+
+
+def _replay_seconds(reader: NodeReader, node: yaml.Node | None) -> float | None:
+    """``replay: {seconds: N}``: the package's replay budget, or None when not given."""
+    if node is None:
+        return None
+    seconds = reader.mapping(node, "replay", frozenset({"seconds"})).get("seconds")
+    if seconds is None:
+        raise reader.fail(node, "replay must give seconds, e.g. replay: {seconds: 600}")
+    value = reader.number(seconds, "replay seconds", float)
+    low, high = _REPLAY_SECONDS
+    if not low < value <= high:
+        raise reader.fail(
+            seconds, f"replay seconds must be in ({low:g}, {high:g}], found {value:g}"
+        )
+    return value
 
 
 # --- Bazel: the oracle_gate(...) call in BUILD ------------------------------------------

@@ -61,6 +61,8 @@ class Settings:
         timeout_floor: the least time, in seconds, any one child process of
             the runtime lanes is given, whatever a row's budget says
             (``timeout-floor``; slow CI machines raise it, fast test suites lower it).
+        replay_seconds: the trusted replay's time budget per package run
+            (``replay-seconds``); None derives it from the parent's baseline.
         path: the file the settings came from, ``None`` for the defaults.
     """
 
@@ -68,6 +70,7 @@ class Settings:
     docs: tuple[str, ...] = DEFAULT_DOCS
     outside: tuple[str, ...] = ()
     timeout_floor: float = 5.0
+    replay_seconds: float | None = None
     path: str | None = None
 
 
@@ -124,7 +127,7 @@ def _parse(data: bytes, path: str, table_of: str | None) -> Settings | None:
             return None
     if not isinstance(table, dict):
         raise ConfigError(f"[tool.{table_of}] must be a table", path)
-    known = {"notes", "docs", "outside", "timeout-floor"}
+    known = {"notes", "docs", "outside", "timeout-floor", "replay-seconds"}
     for key in table:
         if key not in known:
             expected = ", ".join(sorted(known))
@@ -152,8 +155,23 @@ def _parse(data: bytes, path: str, table_of: str | None) -> Settings | None:
         docs=DEFAULT_DOCS if docs is None else docs,
         outside=() if outside is None else outside,
         timeout_floor=float(floor),
+        replay_seconds=_seconds(table, "replay-seconds", text, path),
         path=path,
     )
+
+
+def _seconds(table: dict[str, Any], key: str, text: str, path: str) -> float | None:
+    """An optional number of seconds, in (0, 86400]."""
+    if key not in table:
+        return None
+    value = table[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 86400:
+        raise ConfigError(
+            f"'{key}' must be a number of seconds in (0, 86400], found {value!r}",
+            path,
+            _line_of(text, key),
+        )
+    return float(value)
 
 
 def read_settings(tree: GitTree) -> Settings:

@@ -14,10 +14,11 @@ from pathlib import Path
 
 from blake3 import blake3
 
-__all__ = ["cache_dir"]
+__all__ = ["cache_dir", "cache_home"]
 
 
-def _cache_home() -> Path:
+def cache_home() -> Path:
+    """The user's cache root (``$XDG_CACHE_HOME``, default ``~/.cache``)."""
     # XDG: a relative XDG_CACHE_HOME is invalid and must be ignored.
     given = os.environ.get("XDG_CACHE_HOME", "")
     if given and os.path.isabs(given):
@@ -29,4 +30,4 @@ def cache_dir(repo: Path) -> Path:
     """The gate's cache directory for ``repo`` (not created here)."""
     absolute = str(repo.resolve())
     repo_id = f"{repo.resolve().name or 'root'}-{blake3(absolute.encode()).hexdigest()[:16]}"
-    return _cache_home() / "oracle-gate" / repo_id
+    return cache_home() / "oracle-gate" / repo_id

@@ -3,7 +3,9 @@
 Patched code can return objects whose ``__eq__`` always says True. Outputs are
 therefore encoded by exact type (a ``list`` subclass is not a ``list``), sent as
 JSON, and decoded into fresh plain values before any contract or comparison
-sees them. Equality of two outputs is equality of their canonical text.
+sees them. Equality of two outputs is equality of their canonical text. A
+subclass of a builtin is read through the builtin's own implementation, so what
+crosses is the data ``==`` compares, never what its own methods show.
 """
 
 from __future__ import annotations
@@ -16,7 +18,20 @@ from typing import Any
 __all__ = ["CanonicalError", "NotPlainData", "canonical_text", "decode", "encode"]
 
 _MAX_DEPTH = 200
-_DATA_TYPES: tuple[type, ...] = (list, tuple, dict, set, frozenset, str, bytes, int, float)
+# Each builtin data type, and how to read a subclass's data through the builtin's own
+# implementation: never through the subclass's methods, which may show one value while
+# ``==`` sees another (a ``str`` whose ``__str__`` says "right" holding "wrong").
+_EXACT: tuple[tuple[type, Any], ...] = (
+    (int, int.__int__),
+    (float, float.__float__),
+    (str, str.__str__),
+    (bytes, lambda value: bytes.__getitem__(value, slice(None))),
+    (list, list.copy),
+    (tuple, lambda value: tuple.__getitem__(value, slice(None))),
+    (dict, lambda value: dict(dict.items(value))),
+    (set, set.copy),
+    (frozenset, frozenset.copy),
+)
 
 
 class CanonicalError(ValueError):
@@ -43,10 +58,10 @@ def _object(value: object, depth: int, plain: bool) -> list[Any]:
     if dataclasses.is_dataclass(value) and not isinstance(value, type) and not plain:
         fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
         return ["obj", name, _encode(fields, depth + 1, plain)]
-    for base in _DATA_TYPES:
-        if isinstance(value, base):  # a subclass: keep its data (tagged with its class)
-            convert: Any = base
-            data = _encode(convert(value), depth + 1, plain)
+    for base, exact in _EXACT:
+        # the real type, not ``__class__``, which an object may claim to be anything
+        if issubclass(cls, base):  # a subclass: keep its data (tagged with its class)
+            data = _encode(exact(value), depth + 1, plain)
             return data if plain else ["obj", name, data]
     if plain:
         raise NotPlainData(name)

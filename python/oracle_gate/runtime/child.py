@@ -27,6 +27,7 @@ the production code ever being imported.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import copy
 import importlib
@@ -58,6 +59,15 @@ _PRODUCTION_ROLES = frozenset({"subject", "serve", "resolve", "pytest"})
 # The oracle child's own libraries: imported before any proxy exists, never proxied.
 _ORACLE_LIBRARIES = ("hypothesis", "pytest")
 _PR_SET_DUMPABLE = 4
+# How long the production child may take to leave once a split run's questions end.
+_QUIET_AFTER = 5.0
+# Items of a drained production iterator per answer; what is left is asked for again.
+DRAIN_ITEMS = 4096
+# The default CPython's list() gives PyObject_LengthHint.
+_LENGTH_HINT = 8
+# The type's own ``__mro__`` and ``__bases__``, whatever a metaclass defines under those names.
+_TYPE_MRO = type.__dict__["__mro__"]
+_TYPE_BASES = type.__dict__["__bases__"]
 # How a split run's outcome says a test needed a value that cannot cross.
 UNSENDABLE = "unsendable: "
 # How it says a test passed holding production objects (remote handles): then one
@@ -471,16 +481,43 @@ def _in_this_process() -> list[str]:
     return options
 
 
+class _Selected:
+    """A pytest plugin keeping only the tests named (the replay's tests to run again)."""
+
+    def __init__(self, nodeids: list[str]) -> None:
+        self.nodeids = frozenset(nodeids)
+
+    def pytest_collection_modifyitems(self, config: Any, items: list[Any]) -> None:
+        dropped = [item for item in items if item.nodeid not in self.nodeids]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = [item for item in items if item.nodeid in self.nodeids]
+
+
 def role_pytest(request: dict[str, Any], collector: _Outcomes | None = None) -> dict[str, Any]:
-    """Run pytest on the given test files; every node id with passed, failed or skipped."""
+    """Run pytest on the given test files (only the ``select`` node ids, if given); every
+    node id with passed, failed or skipped, and with ``footprint``, every test's footprint
+    (``footprint.py``: the trusted parent's one-process run only)."""
     import pytest
 
     collector = collector or _Outcomes()
+    plugins: list[object] = [collector]
+    if "select" in request:
+        plugins.append(_Selected(request["select"]))
+    recorder = None
+    if request.get("footprint"):
+        from oracle_gate.runtime.footprint import Recorder
+
+        recorder = Recorder(request["checkout"])
+        plugins.append(recorder)
     # A test file that does not import fails alone; the others still run.
     arguments = ["-q", "-p", "no:cacheprovider", "--continue-on-collection-errors"]
     arguments += ["--rootdir", request["package_dir"], *_in_this_process()]
-    code = pytest.main([*arguments, *request["files"]], plugins=[collector])
-    return {"outcomes": collector.outcomes, "exit": int(code)}
+    code = pytest.main([*arguments, *request["files"]], plugins=plugins)
+    answer: dict[str, Any] = {"outcomes": collector.outcomes, "exit": int(code)}
+    if recorder is not None:
+        answer["footprint"] = recorder.result()
+    return answer
 
 
 def role_pytest_split(request: dict[str, Any], link: Link) -> dict[str, Any]:
@@ -493,7 +530,7 @@ def role_pytest_split(request: dict[str, Any], link: Link) -> dict[str, Any]:
     answer = role_pytest(request, _SplitOutcomes(link))
     if link.tamper:
         raise _Tampered(link.tamper)
-    return answer
+    return {**answer, "questions": link.sequence}
 
 
 ROLES: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
@@ -592,12 +629,21 @@ def _production(path: str) -> Any:
 
 
 def _type_key(cls: type) -> str:
-    return f"{cls.__module__}:{cls.__qualname__}"
+    """``module:qualified name`` of a class. A class's ``__module__`` and ``__qualname__``
+    are whatever its body says, so ``builtins:`` (which the oracle side takes for the
+    builtin itself) is said only of a builtin class by identity: a ``LookupError``
+    subclass calling itself ``builtins.ValueError`` is not ``ValueError``."""
+    module, qualname = str(cls.__module__), str(cls.__qualname__)
+    if module == "builtins" and getattr(builtins, qualname, None) is not cls:
+        module = "builtins (a class of the code under test)"
+    return f"{module}:{qualname}"
 
 
 def _exception_type(cls: type) -> dict[str, Any]:
-    """An exception class as the oracle side rebuilds it: its name and every base's."""
-    classes = {_type_key(c): [_type_key(b) for b in c.__bases__] for c in cls.__mro__}
+    """An exception class as the oracle side rebuilds it: its name and every base's, by
+    the type's own bases and method resolution order (a metaclass cannot change them)."""
+    mro: tuple[type, ...] = _TYPE_MRO.__get__(cls, type(cls))
+    classes = {_type_key(c): [_type_key(b) for b in _TYPE_BASES.__get__(c, type(c))] for c in mro}
     return {"type": _type_key(cls), "classes": classes}
 
 
@@ -685,8 +731,46 @@ def _is_instance(value: Any, path: str) -> bool:
     return isinstance(value, _production(path))
 
 
+def _drained(iterator: Any) -> dict[str, Any]:
+    """Up to ``DRAIN_ITEMS`` items of ``iterator`` as their answers, and how it ended: the
+    exception it raised, or the handle of what is left (``more``)."""
+    items: list[dict[str, Any]] = []
+    for _ in range(DRAIN_ITEMS):
+        try:
+            item = next(iterator)
+        except StopIteration:
+            return {"items": items}
+        except Exception as error:
+            return {"items": items, "end": _raised(error)}
+        items.append(_sendable(item))
+    _HANDLES[len(_HANDLES)] = iterator
+    return {"items": items, "more": len(_HANDLES) - 1}
+
+
+def _serve_drain(question: dict[str, Any]) -> dict[str, Any]:
+    """``list(x)`` of a production object, as CPython's own ``list``, ``tuple`` and
+    ``sorted`` take it, in one answer: ``iter(x)``, then its length hint (the outcome of
+    which the oracle child gives ``list`` when it asks), then every item.
+
+    The oracle child asks this only when such a call is the one iterating, so no code of
+    the test runs between two items: production sees the very calls it would see one
+    question at a time.
+    """
+    value = _HANDLES[int(question["drain"])]
+    if question.get("more"):
+        return _drained(value)
+    iterator = iter(value)
+    try:
+        hint = {"ok": encode(operator.length_hint(value, _LENGTH_HINT), plain=True)}
+    except Exception as error:
+        return {"items": [], "hint": _raised(error)}  # list() stops there, iterating nothing
+    return {**_drained(iterator), "hint": hint}
+
+
 def _serve_one(question: dict[str, Any]) -> dict[str, Any]:
     try:
+        if "drain" in question and _HANDLES_ON:
+            return _serve_drain(question)
         if "call" in question:
             return _serve_call(question)
         if "describe" in question:
@@ -699,16 +783,18 @@ def _serve_one(question: dict[str, Any]) -> dict[str, Any]:
         return _raised(error)
 
 
-def serve(request: dict[str, Any], request_fd: int, result_fd: int) -> None:
-    """The production child: one framed answer per framed question, until the pipe closes,
-    or until an answer stood on a repository module imported from outside the checkout."""
+def serve(request: dict[str, Any]) -> None:
+    """The production child: one framed answer per framed question on the pipes to the oracle
+    child (``request["link"]``), until the questions end, or until an answer stood on a
+    repository module imported from outside the checkout."""
+    question_fd, answer_fd = request["link"]
     names = frozenset(request["repo_modules"])
     if request.get("handles"):
         _HANDLES_ON.append(True)
-    write_frame(result_fd, {"seq": 0, "ready": True})
+    write_frame(answer_fd, {"seq": 0, "ready": True})
     while True:
         try:
-            question = read_frame(request_fd)
+            question = read_frame(question_fd)
         except EOFError:
             return
         sequence = question.pop("seq")
@@ -716,7 +802,7 @@ def serve(request: dict[str, Any], request_fd: int, result_fd: int) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         outside = _outside_imports(request["checkout"], names)
-        write_frame(result_fd, {"seq": sequence, **({"outside": outside} if outside else answer)})
+        write_frame(answer_fd, {"seq": sequence, **({"outside": outside} if outside else answer)})
         if outside:
             return
 
@@ -745,14 +831,15 @@ def _test_side(request: dict[str, Any]) -> TestSide | None:
     return TestSide(checkout, files, tuple(request["import_paths"]))
 
 
-def _oracle_link(request: dict[str, Any], request_fd: int, result_fd: int) -> Link:
+def _oracle_link(request: dict[str, Any], result_fd: int) -> Link:
     """The oracle child's setup: its libraries loaded, then repository modules proxied."""
     _not_dumpable()
     for library in _ORACLE_LIBRARIES:
         # pytest is optional: an oracle that needs it says so when it imports it
         with contextlib.suppress(ImportError):
             importlib.import_module(library)
-    link = Link(request_fd, result_fd, str(Path(request["package_dir"])))
+    question_fd, answer_fd = request["link"]
+    link = Link(question_fd, answer_fd, str(Path(request["package_dir"])), result_fd)
     link.handles = bool(request.get("handles"))
     names = {*request["repo_modules"], *module_names(request["import_paths"])}
     install(link, names, _local, _test_side(request))
@@ -769,19 +856,21 @@ _SERVED_ROLES: dict[str, Callable[[dict[str, Any], Link], dict[str, Any]]] = {
 def main(request_fd: int, result_fd: int) -> None:
     """Answer one request, then leave at once: no atexit hook, no buffered output."""
     request = read_frame(request_fd)
+    os.close(request_fd)
     _set_path(request)
     _site_builtins()
     if request["role"] == "serve":
-        serve(request, request_fd, result_fd)
+        os.close(result_fd)  # it answers the oracle child only
+        serve(request)
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(0)
     if request["role"] in _SERVED_ROLES:
-        link = _oracle_link(request, request_fd, result_fd)
+        link = _oracle_link(request, result_fd)
         served = _SERVED_ROLES[request["role"]]
         answer = _answer(request, lambda r: served(r, link))
+        link.finish(_QUIET_AFTER)
     else:
-        os.close(request_fd)
         answer = _answer(request, ROLES[request["role"]])
     sys.stdout.flush()
     sys.stderr.flush()

@@ -12,10 +12,36 @@ import os
 import struct
 from typing import Any
 
-__all__ = ["HEADER", "MAX_FRAME", "frame_bytes", "read_frame", "write_frame"]
+__all__ = [
+    "ANSWER_OUTCOMES",
+    "HEADER",
+    "MAX_FRAME",
+    "FrameError",
+    "frame_bytes",
+    "read_checked",
+    "read_frame",
+    "write_frame",
+]
 
 HEADER = struct.Struct(">Q")
 MAX_FRAME = 256 * 1024 * 1024
+# What a production child's answer may hold besides its sequence number: exactly one
+# outcome, and the details that outcome allows.
+ANSWER_OUTCOMES = {
+    "ready": frozenset(),
+    "outside": frozenset(),
+    "error": frozenset(),
+    "ok": frozenset({"changed"}),
+    "object": frozenset({"changed"}),
+    "raised": frozenset({"type", "classes", "args", "changed"}),
+    "kind": frozenset({"name", "type", "classes"}),
+    "unsendable": frozenset(),
+    "items": frozenset({"hint", "end", "more"}),
+}
+
+
+class FrameError(Exception):
+    """A frame from untrusted code that is not one: oversized, not JSON, not an object."""
 
 
 def frame_bytes(payload: dict[str, Any]) -> bytes:
@@ -39,6 +65,25 @@ def read_frame(fd: int) -> dict[str, Any]:
     """
     (size,) = HEADER.unpack(_read_exactly(fd, HEADER.size))
     frame: dict[str, Any] = json.loads(_read_exactly(fd, size))
+    return frame
+
+
+def read_checked(fd: int) -> dict[str, Any]:
+    """Read one frame from ``fd``, written by code that may lie.
+
+    Raises:
+        EOFError: the pipe closed before a whole frame.
+        FrameError: an oversized frame, or one that is not a JSON object.
+    """
+    (size,) = HEADER.unpack(_read_exactly(fd, HEADER.size))
+    if size > MAX_FRAME:
+        raise FrameError("an oversized frame")
+    try:
+        frame = json.loads(_read_exactly(fd, size))
+    except ValueError:
+        raise FrameError("a frame that is not JSON") from None
+    if not isinstance(frame, dict):
+        raise FrameError("a frame that is not an object")
     return frame
 
 

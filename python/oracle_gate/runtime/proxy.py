@@ -26,14 +26,17 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
+import selectors
 import sys
-from collections.abc import Callable, Iterable
+import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from types import FrameType, ModuleType
-from typing import Any
+from typing import Any, NoReturn
 
 from oracle_gate.runtime.canonical import CanonicalError, NotPlainData, decode, encode
-from oracle_gate.runtime.frames import read_frame, write_frame
+from oracle_gate.runtime.consumers import exhausts
+from oracle_gate.runtime.frames import ANSWER_OUTCOMES, FrameError, read_checked, write_frame
 
 __all__ = ["Link", "TestSide", "Unsendable", "install"]
 
@@ -60,15 +63,24 @@ class Problem:
 
 @dataclass
 class Link:
-    """The oracle child's end of the conversation: questions out, answers in.
+    """The oracle child's end of the conversation with the production child: questions out
+    on one pipe, answers in on another, straight between the two processes.
 
-    ``oracle_dir`` is where the oracle files live; the first frame on the
-    stack inside it names the line of an unsendable value.
+    This process keeps the protocol: each question has the next sequence number
+    and only one is outstanding; the production child's first frame is its
+    ``ready`` handshake, and each answer after it must carry the question's number
+    and exactly one outcome (``ANSWER_OUTCOMES``), with nothing before or after it.
+    ``oracle_dir`` is where the oracle files live; the first frame on the stack
+    inside it names the line of an unsendable value.
     """
 
-    request_fd: int
-    result_fd: int
+    question_fd: int
+    answer_fd: int
     oracle_dir: str
+    # The pipe to the gate: when the conversation cannot go on (the production child
+    # died, broke the protocol, or stood on outside code), the oracle child's last word
+    # goes there at once and it leaves; no test code in between can catch that.
+    result_fd: int = -1
     problems: list[Problem] = field(default_factory=list)
     tamper: str | None = None
     classes: dict[str, type[Exception]] = field(default_factory=dict)
@@ -80,10 +92,74 @@ class Link:
     # run takes plain data alone, or an object's ``==`` would decide the property.
     handles: bool = False
     class_stand_ins: dict[str, type] = field(default_factory=dict)
+    sequence: int = 0
+    # (handle, answer): the length hint production gave when it drained that object, for
+    # the ``len`` that CPython's list() asks right after; any other question ends it
+    hint: tuple[int, dict[str, Any]] | None = None
 
     def ask(self, question: dict[str, Any]) -> dict[str, Any]:
-        write_frame(self.result_fd, {"ask": question})
-        return read_frame(self.request_fd)
+        """Production's answer to ``question``.
+
+        When the production child died, broke the protocol or imported a repository
+        module from outside the checkout, this process answers the gate so and leaves.
+        """
+        if self.sequence == 0:
+            self._answer(0, "ready")
+        self.hint = None
+        self.sequence += 1
+        try:
+            write_frame(self.question_fd, {"seq": self.sequence, **question})
+        except OSError:
+            self.stop({"gone": "the production child died"})
+        return self._answer(self.sequence)
+
+    def _answer(self, sequence: int, expected: str | None = None) -> dict[str, Any]:
+        try:
+            frame = read_checked(self.answer_fd)
+        except (EOFError, OSError):
+            self.stop({"gone": "the production child died"})
+        except FrameError as error:
+            self.stop({"tamper": f"the production child wrote {error}"})
+        if frame.get("seq") != sequence or type(frame.get("seq")) is not int:
+            self.stop({"tamper": "the production child answered out of order"})
+        outcome = [key for key in frame if key in ANSWER_OUTCOMES]
+        if len(outcome) != 1 or set(frame) - {"seq", *outcome, *ANSWER_OUTCOMES[outcome[0]]}:
+            self.stop({"tamper": "a malformed answer from the production child"})
+        del frame["seq"]
+        if outcome == ["outside"] or (expected is not None and outcome != [expected]):
+            if outcome in (["outside"], ["error"]):
+                self.stop(frame)  # the answer stood on code from outside the checkout
+            self.stop({"tamper": "the production child answered before it was asked"})
+        return frame
+
+    def stop(self, answer: dict[str, Any]) -> NoReturn:
+        """Give the gate ``answer`` as this child's last word, and leave at once."""
+        sys.stdout.flush()
+        sys.stderr.flush()
+        write_frame(self.result_fd, answer)
+        os._exit(0)
+
+    def finish(self, wait: float) -> None:
+        """The conversation is over: the production child is told so, and may say nothing
+        more (within ``wait`` seconds, until it closes its end).
+
+        A frame after the last answer is tampering: this child then says so and leaves.
+        """
+        os.close(self.question_fd)
+        if self.sequence == 0:
+            return  # nothing was asked: its handshake is all it may have said
+        deadline = time.monotonic() + wait
+        os.set_blocking(self.answer_fd, False)
+        with selectors.DefaultSelector() as selector:
+            selector.register(self.answer_fd, selectors.EVENT_READ)
+            while (left := deadline - time.monotonic()) > 0 and selector.select(left):
+                try:
+                    chunk = os.read(self.answer_fd, 1 << 16)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    return
+                self.stop({"tamper": "the production child wrote a frame nobody asked for"})
 
     def refuse(self, what: str) -> Unsendable:
         """Record an unsendable ``what`` with the oracle line that asked for it."""
@@ -126,6 +202,54 @@ class Link:
         answer = self.ask({**question, "args": sent_args, "kwargs": sent_kwargs})
         self._write_back(path, [*args, *kwargs.values()], answer.get("changed", {}))
         return self.value(answer, path)
+
+    def drain(self, remote: RemoteObject) -> Iterator[Any]:
+        """Every item of a production object, for a ``list``, ``tuple`` or ``sorted`` call
+        (``consumers.exhausts``): asked in one question per ``DRAIN_ITEMS`` items."""
+        handle = object.__getattribute__(remote, "_id")
+        path = f"iter() of {self.shown(remote)}"
+        answer = self.ask({"drain": handle})
+        if "items" not in answer:
+            raise self.value(answer, path)  # production's iter() raised
+        hint = answer.get("hint")
+        if not isinstance(hint, dict):
+            raise self.fault("a drained object without its length hint")
+        self.hint = (handle, hint)
+        return self._items(answer, path)
+
+    def _items(self, answer: dict[str, Any], path: str) -> Iterator[Any]:
+        while True:
+            items = answer["items"]
+            if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+                raise self.fault("a malformed list of items")
+            for item in items:
+                yield self.value(item, path)
+            if "end" in answer:
+                if not isinstance(answer["end"], dict) or "raised" not in answer["end"]:
+                    raise self.fault("a malformed end of items")
+                raise self.exception(answer["end"])
+            if "more" not in answer:
+                return
+            rest = answer["more"]
+            if type(rest) is not int:
+                raise self.fault("a malformed rest of items")
+            answer = self.ask({"drain": rest, "more": True})
+            if "items" not in answer:
+                raise self.fault("no items where the rest of items was asked for")
+
+    def length(self, remote: RemoteObject) -> int:
+        """``len`` of a production object: the hint its drain gave, when list() asks for it
+        right after, else asked of production."""
+        handle = object.__getattribute__(remote, "_id")
+        if self.hint is not None and self.hint[0] == handle:
+            answer = self.hint[1]
+            self.hint = None
+            value = self.value(answer, f"len() of {self.shown(remote)}")
+            if type(value) is not int or value < 0:
+                raise self.fault("a length hint that is not a count")
+            return value
+        found = self.operate("len", remote)
+        return int(found)
 
     def _sent(self, value: Any) -> Any:
         """An argument as it crosses: plain data, or the handle of a production object."""
@@ -332,6 +456,16 @@ class RemoteObject:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._link.call(f"#{self._id}", args, kwargs)
 
+    def __iter__(self) -> Any:
+        link = object.__getattribute__(self, "_link")
+        if link.handles and exhausts(sys._getframe(1)):
+            return link.drain(self)
+        return link.operate("iter", self)
+
+    def __len__(self) -> int:
+        link: Link = object.__getattribute__(self, "_link")
+        return link.length(self)
+
 
 class RemoteClass(type):
     """The type of a production class's stand-in in a split replay: calling it builds the
@@ -383,9 +517,7 @@ for _name in [
     "getitem",
     "setitem",
     "delitem",
-    "len",
     "bool",
-    "iter",
     "next",
     "hash",
     "repr",

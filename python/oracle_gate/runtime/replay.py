@@ -26,16 +26,27 @@ from __future__ import annotations
 import dataclasses
 import os
 import posixpath
+import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from oracle_gate.config.ledgers import FREEZE_FILE
+from oracle_gate.config.matrix import MATRIX_FILE, parse_matrix
 from oracle_gate.globs import matches_any
 from oracle_gate.model import CONFTEST, Finding, Lane, Package, Verdict
 from oracle_gate.repo.trees import GitTree
+from oracle_gate.runtime.baseline import Baseline, BaselineCache, Recorded, key_material
 from oracle_gate.runtime.child import PASSED_HOLDING, UNSENDABLE
+from oracle_gate.runtime.impact import (
+    Change,
+    ChangeKind,
+    Impact,
+    entries,
+    file_change,
+    listing_changes,
+)
 from oracle_gate.runtime.judge import (
     Freezes,
     RowEnv,
@@ -45,7 +56,7 @@ from oracle_gate.runtime.judge import (
 )
 from oracle_gate.runtime.sandbox import RunnerFailure
 
-__all__ = ["ReplayTrees", "replay_packages"]
+__all__ = ["ReplayOptions", "ReplayTrees", "replay_packages"]
 
 # pytest configuration and plugins that apply to a package's tests from where they sit.
 _HARNESS_NAMES = frozenset({"conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml"})
@@ -55,6 +66,17 @@ SESSION = "<session>"
 # pytest's exit codes for an internal error and a usage error.
 _UNFINISHED = (3, 4)
 _SHOWN = 3
+# The replay's budget, unless set: this many times the parent's baseline, plus a minute.
+_BUDGET_FACTOR = 5
+_BUDGET_EXTRA = 60.0
+# More head runs of a frozen test that failed both: only one failing every run is broken.
+_FROZEN_RUNS = 5
+# The baseline's own time limit, unless the replay's budget is set.
+_BASELINE_SECONDS = 1800.0
+_BUDGET_SETTING = (
+    "replay-seconds in oracle-gate.toml ([tool.oracle-gate]), or replay: {seconds} in the "
+    "package's invariants.yaml"
+)
 
 
 @dataclass(frozen=True)
@@ -65,6 +87,15 @@ class ReplayTrees:
     head: GitTree
     parent_dir: Path
     head_dir: Path
+
+
+@dataclass(frozen=True)
+class ReplayOptions:
+    """How the replay runs: its time budget (``replay-seconds``; None derives it from the
+    parent's baseline) and where baselines are kept."""
+
+    seconds: float | None = None
+    cache: BaselineCache = field(default_factory=BaselineCache)
 
 
 def _listed(items: list[str]) -> str:
@@ -156,8 +187,10 @@ def _pytest(
     files: list[str],
     budget: float,
     split: _Split | None = None,
+    select: Sequence[str] | None = None,
 ) -> Outcomes | None:
-    """Outcome per node id of running ``files`` (package-relative) in ``tree``; None on time stop.
+    """Outcome per node id of running ``files`` (package-relative) in ``tree``, only the
+    ``select`` node ids of them if given; None on time stop.
 
     With ``split`` (``tree`` as a split run sees it), pytest runs in an
     oracle child and the production code in a production child that serves
@@ -170,9 +203,10 @@ def _pytest(
     """
     directory = tree / package.path if package.path else tree
     paths = env.import_paths(tree, package)
+    chosen: dict[str, object] = {} if select is None else {"select": list(select)}
     try:
         if split is None:
-            request: dict[str, object] = {"role": "pytest", "files": files}
+            request: dict[str, object] = {"role": "pytest", "files": files, **chosen}
             answer = env.runner.run(
                 request, directory, import_paths=paths, checkout=tree, timeout=budget
             )
@@ -182,6 +216,7 @@ def _pytest(
                 "files": files,
                 "test_side": list(split.test_side),
                 "handles": True,
+                **chosen,
             }
             answer = env.runner.run_served(
                 request,
@@ -201,10 +236,39 @@ def _pytest(
     return outcomes
 
 
-def _budget(package: Package, env: RowEnv) -> float:
-    """The package's time budget: its rows' seconds together (the runner's floor at least)."""
-    seconds = sum(row.budget.seconds for row in package.matrix.rows)
-    return max(seconds, env.runner.timeout_floor)
+def _parents_replay_seconds(parent: GitTree, package: Package) -> float | None:
+    """The package's ``replay: {seconds}`` as the parent has it: a patch never sets the
+    budget it is judged by."""
+    if package.matrix_file != MATRIX_FILE:
+        return None  # a Bazel gate: the repository's setting applies
+    text = parent.read_optional(package.join(MATRIX_FILE))
+    return None if text is None else parse_matrix(text, package.join(MATRIX_FILE)).replay_seconds
+
+
+def _budget(
+    trees_parent: GitTree,
+    package: Package,
+    options: ReplayOptions,
+    baseline: Baseline | None,
+    env: RowEnv,
+) -> tuple[float, str]:
+    """The replay's time budget, with how it was set: the package's ``replay: {seconds}``,
+    the repository's ``replay-seconds``, or else five times the parent's baseline plus a
+    minute (the runner's floor at least). Property budgets never limit the replay."""
+    own = _parents_replay_seconds(trees_parent, package)
+    if own is not None:
+        where = f"replay: {{seconds}} in {package.join(package.matrix_file)}"
+        return max(own, env.runner.timeout_floor), where
+    if options.seconds is not None:
+        return max(options.seconds, env.runner.timeout_floor), f"{_BUDGET_SETTING}"
+    if baseline is None:
+        return _BASELINE_SECONDS, f"the default while no baseline is known; set {_BUDGET_SETTING}"
+    seconds = _BUDGET_FACTOR * baseline.recorded.seconds + _BUDGET_EXTRA
+    derived = (
+        f"{_BUDGET_FACTOR}x the parent's baseline of {baseline.recorded.seconds:.1f}s plus "
+        f"{_BUDGET_EXTRA:g}s; set {_BUDGET_SETTING}"
+    )
+    return max(round(seconds), env.runner.timeout_floor), derived
 
 
 def _failed(outcomes: Outcomes, nodeid: str) -> bool:
@@ -244,6 +308,13 @@ class _Package:
     budget: float
     freezes: Freezes
     splits: dict[Path, _Split] = field(default_factory=dict)
+    baseline: Baseline | None = None
+    budget_why: str = ""
+    # The parent-passing tests whose footprint the diff does not meet: their parent
+    # result stands. None: every test runs again (no baseline, or it cannot be used).
+    kept: list[str] | None = None
+    again: dict[str, str] = field(default_factory=dict)  # node id -> why it runs again
+    notes: list[str] = field(default_factory=list)
 
     def split(self, tree: Path) -> _Split:
         """``tree``'s split view, found once: every run on it sees the same files."""
@@ -263,8 +334,20 @@ class _Package:
             Verdict.REJECT,
             self.tests[0],
             f"replay stopped at the package's time budget ({self.budget:g}s) on the "
-            f"{which}: not a pass; raise the rows' budget or run check --no-replay",
+            f"{which}: not a pass; the budget is {self.budget_why}, or run check --no-replay",
         )
+
+    @property
+    def select(self) -> list[str] | None:
+        """The node ids to run again, or None for every test."""
+        return None if self.kept is None else sorted(self.again)
+
+    @property
+    def run_files(self) -> list[str]:
+        """The test files holding what runs again."""
+        if self.kept is None:
+            return self.tests
+        return sorted({nodeid.partition("::")[0] for nodeid in self.again})
 
 
 class _Stopped(Exception):
@@ -300,6 +383,8 @@ class _Runs:
     parent_again: Outcomes
     inline: frozenset[str] = frozenset()
     inline_why: str = ""
+    # More head runs of the frozen tests that failed both: a freeze excuses a flake only
+    frozen_again: tuple[Outcomes, ...] = ()
 
 
 def _judge(state: _Package, runs: _Runs, stats: RuntimeStats) -> list[Finding]:
@@ -336,20 +421,57 @@ def _judge(state: _Package, runs: _Runs, stats: RuntimeStats) -> list[Finding]:
                 Verdict.PASS,
                 state.tests[0],
                 f"replay: the parent's {len(deciding)} passing test(s) also pass on the head's "
-                f"code, twice{note}",
+                f"code{_how_run(state, deciding)}{note}{_notes(state)}",
             )
         )
     return findings
 
 
+def _how_run(state: _Package, deciding: list[str]) -> str:
+    """How the passing tests were judged: run twice each, or kept from the parent's run."""
+    kept = set(state.kept or ()) & set(deciding)
+    again = sorted(set(deciding) - kept)
+    why = _listed([f"{n}: {state.again[n]}" for n in again if n in state.again])
+    if not kept:
+        return f", twice (run again: {why})" if why else ", twice"
+    return (
+        f": {len(again)} run again twice{f' ({why})' if why else ''}, {len(kept)} kept from "
+        "the parent's run (what they ran and read is the parent's)"
+    )
+
+
+def _notes(state: _Package) -> str:
+    baseline = state.baseline
+    where = ""
+    if baseline is not None:
+        where = "taken from the cache" if baseline.cached else "recorded"
+        where = f"; the parent's baseline {where} ({baseline.recorded.seconds:.1f}s)"
+    budget = f"; budget {state.budget:g}s ({state.budget_why})"
+    return where + budget + "".join(f"; {note}" for note in state.notes)
+
+
 def _debts(state: _Package, runs: _Runs, excused: list[str], stats: RuntimeStats) -> list[Finding]:
-    """Frozen tests never decide; one that did not pass every head run is reported as debt."""
+    """Frozen tests never decide when they are flaky: one that did not pass every head run
+    is reported as debt. One that passed on the parent's code and fails every run on the
+    head's (two, then ``_FROZEN_RUNS`` more) is broken, not flaky: a regress."""
     findings = []
     for nodeid in excused:
+        head = [*runs.head, *runs.frozen_again]
         if all(not _failed(run, nodeid) for run in runs.head):
             continue
-        stats.freeze_hits += 1
         until = str(state.freezes.excused[nodeid].expires)
+        if all(_failed(run, nodeid) for run in head):
+            findings.append(
+                state.finding(
+                    Verdict.REJECT,
+                    nodeid,
+                    f"replay regress: {nodeid} is frozen ({nodeid}, until {until}) but fails "
+                    f"every one of {len(head)} runs on the head's code and passed on the "
+                    "parent's: a freeze excuses a flaky test, not one the patch breaks",
+                )
+            )
+            continue
+        stats.freeze_hits += 1
         findings.append(
             state.finding(
                 Verdict.PREEXISTING,
@@ -465,43 +587,162 @@ def _agent_tests(env: RowEnv, trees: ReplayTrees, package: Package, budget: floa
 
 
 def replay_packages(
-    packages: list[Package], env: RowEnv, trees: ReplayTrees, stats: RuntimeStats
+    packages: list[Package],
+    env: RowEnv,
+    trees: ReplayTrees,
+    stats: RuntimeStats,
+    options: ReplayOptions | None = None,
 ) -> list[Finding]:
     """The trusted replay of every package that has tests in the parent.
 
     The head checkout becomes the replay tree (the parent's test side over the
     head's code), so this runs after the rows. Both checkouts get their own
-    fixtures back first (the rows ran without them). Replayed flakes and frozen
-    tests that did not pass count in ``stats`` as freeze misses and hits.
+    fixtures back first (the rows ran without them). Each package's baseline
+    (the parent's tests on the parent's code, with footprints) comes from the
+    cache or is recorded first; only the tests whose footprint meets the diff
+    run again. Replayed flakes and frozen tests that did not pass count in
+    ``stats`` as freeze misses and hits.
     """
+    options = options or ReplayOptions()
     findings: list[Finding] = []
     sides = {p.path: (test_files(trees.parent, p), test_files(trees.head, p)) for p in packages}
     for package in packages:
         (_, parent_side), (_, head_side) = sides[package.path]
         _write(trees.parent_dir, trees.parent, parent_side)
         _write(trees.head_dir, trees.head, head_side)
-    for package in packages:
-        findings += _agent_tests(env, trees, package, _budget(package, env))
     states = []
     for package in packages:
-        (tests, parent_side), (_, head_side) = sides[package.path]
-        if not tests:
-            continue
+        (tests, parent_side), _ = sides[package.path]
+        state = _Package(
+            package=package,
+            tests=[package.relative(path) for path in tests],
+            test_side=tuple(parent_side),
+            budget=0.0,
+            freezes=standing_freezes(trees.parent, package, env.today),
+        )
+        if tests:
+            state.baseline = _baseline(env, trees, state, options)
+            findings += [
+                state.finding(Verdict.PASS, state.tests[0], f"replay: {note}")
+                for note in options.cache.notes
+            ]
+            options.cache.notes.clear()
+        state.budget, state.budget_why = _budget(
+            trees.parent, package, options, state.baseline, env
+        )
+        findings += _agent_tests(env, trees, package, state.budget)
+        if tests:
+            states.append(state)
+    for state in states:
+        (_, parent_side), (_, head_side) = sides[state.package.path]
         for path in set(head_side) - set(parent_side):
             (trees.head_dir / path).unlink(missing_ok=True)
         _write(trees.head_dir, trees.parent, parent_side)
-        states.append(
-            _Package(
-                package=package,
-                tests=[package.relative(path) for path in tests],
-                test_side=tuple(parent_side),
-                budget=_budget(package, env),
-                freezes=standing_freezes(trees.parent, package, env.today),
-            )
-        )
+    impact = _impact(trees, [sides[state.package.path] for state in states])
     for state in states:
+        _plan(state, impact)
         findings += _run_and_judge(env, trees, state, stats)
     return findings
+
+
+def _baseline(
+    env: RowEnv, trees: ReplayTrees, state: _Package, options: ReplayOptions
+) -> Baseline | None:
+    """The package's baseline: from the cache, else recorded on the parent's checkout (and
+    kept). None when it cannot be had: then every test runs again, as without one."""
+    package = state.package
+    roots = [package.path, *env.deps.get(package.path, ())]
+    prefix = f"{package.path}/" if package.path else ""
+    above = [path for path in state.test_side if not path.startswith(prefix)]
+    material = key_material(
+        trees.parent, roots, above, env.runner.library, env.runner.bwrap is not None
+    )
+    cache = options.cache
+    found = cache.load(trees.parent, material, roots)
+    if found is not None:
+        return found
+    own = _parents_replay_seconds(trees.parent, package)
+    given = own if own is not None else options.seconds
+    seconds = given if given is not None else _BASELINE_SECONDS
+    directory = trees.parent_dir / package.path if package.path else trees.parent_dir
+    started = time.monotonic()
+    try:
+        answer = env.runner.run(
+            {"role": "pytest", "files": state.tests, "footprint": True},
+            directory,
+            import_paths=env.import_paths(trees.parent_dir, package),
+            checkout=trees.parent_dir,
+            timeout=max(seconds, env.runner.timeout_floor),
+        )
+    except RunnerFailure as failure:
+        state.notes.append(f"no baseline of the parent's code ({failure}): every test runs again")
+        return None
+    outcomes: Outcomes = answer["outcomes"]
+    if answer.get("exit") in _UNFINISHED:
+        outcomes[SESSION] = "failed"
+    recorded = Recorded(outcomes, answer["footprint"], time.monotonic() - started)
+    baseline = Baseline.of(recorded)
+    cache.store(trees.parent, material, roots, baseline)
+    return baseline
+
+
+def _impact(
+    trees: ReplayTrees, sides: list[tuple[tuple[list[str], list[str]], tuple[list[str], list[str]]]]
+) -> Impact:
+    """How the replay tree (the head's files, the parent's test side of every replayed
+    package over them, the head's own test side gone) differs from the parent's checkout."""
+    parent_side = {path for (_, side), _ in sides for path in side}
+    head_side = {path for _, (_, side) in sides for path in side}
+    parent_files = set(trees.parent.files())
+    replay_files = (set(trees.head.files()) - head_side) | parent_side
+
+    def tree_of(path: str) -> GitTree:
+        return trees.parent if path in parent_side else trees.head
+
+    links = trees.parent.links() | trees.head.links()
+    changes: list[Change] = []
+    for path in sorted(parent_files & replay_files):
+        if tree_of(path) is trees.parent or trees.parent.blob_id(path) == trees.head.blob_id(path):
+            continue
+        if path in links:
+            changes.append(Change(path, ChangeKind.LINK))
+        else:
+            changes.append(file_change(path, trees.parent.read(path), trees.head.read(path)))
+    parent_entries, replay_entries = entries(parent_files), entries(replay_files)
+    for path in sorted(replay_files - parent_files):
+        changes.append(
+            Change(path, ChangeKind.ADDED, listings=listing_changes(path, parent_entries))
+        )
+    for path in sorted(parent_files - replay_files):
+        changes.append(
+            Change(path, ChangeKind.REMOVED, listings=listing_changes(path, replay_entries))
+        )
+    return Impact(tuple(changes))
+
+
+def _plan(state: _Package, impact: Impact) -> None:
+    """Which tests run again and why; the others keep the parent's result.
+
+    Every test runs again without a baseline, or when a test file or the session
+    did not collect on the parent's code (nothing of that run can be kept). A test
+    that did not pass on the parent's code runs again, and so does one whose
+    footprint meets the diff or could not be recorded.
+    """
+    baseline = state.baseline
+    if baseline is None:
+        return
+    outcomes = baseline.recorded.outcomes
+    if any("::" not in nodeid and outcome == "failed" for nodeid, outcome in outcomes.items()):
+        state.notes.append("a test file or conftest did not load on the parent's code")
+        return
+    for nodeid, outcome in sorted(outcomes.items()):
+        if not _passed(outcome):
+            state.again[nodeid] = f"it {outcome.partition(':')[0]} on the parent's code"
+        else:
+            why = impact.reason(baseline.footprint(nodeid))
+            if why:
+                state.again[nodeid] = why
+    state.kept = sorted(n for n, o in outcomes.items() if _passed(o) and n not in state.again)
 
 
 def _both(
@@ -525,6 +766,7 @@ def _both(
                 files,
                 state.budget,
                 state.split(tree) if split else None,
+                state.select,
             )
             if files
             else None
@@ -537,21 +779,82 @@ def _both(
 def _run_and_judge(
     env: RowEnv, trees: ReplayTrees, state: _Package, stats: RuntimeStats
 ) -> list[Finding]:
-    """The parent's tests split from the code (pytest in one child, production in another);
-    those the split cannot hold on the parent's code again in one process; then verdicts."""
+    """The parent's tests to run again split from the code (pytest in one child, production
+    in another); those the split cannot hold on the parent's code again in one process; the
+    others keep the parent's result; then verdicts."""
+    if state.kept is not None and not state.again:
+        return _judge(state, _kept_runs(state, _Runs({}, ({}, {}), {})), stats)
     try:
         runs = _split_then_inline(env, trees, state)
     except _SplitTooSlow:
         # every call crosses two pipes: a suite of many small calls may not fit the budget
         try:
-            runs = _runs(env, trees, state, state.tests, split=False)
+            runs = _runs(env, trees, state, state.run_files, split=False)
         except _Stopped as stopped:
             return [stopped.finding]
         ran = frozenset(n for n in runs.baseline if "::" in n)
         runs = dataclasses.replace(runs, inline=ran, inline_why=_TOO_SLOW)
     except _Stopped as stopped:
         return [stopped.finding]
+    try:
+        runs = _frozen_again(env, trees, state, _kept_runs(state, runs))
+    except _Stopped as stopped:
+        return [stopped.finding]
     return _judge(state, runs, stats)
+
+
+def _frozen_again(env: RowEnv, trees: ReplayTrees, state: _Package, runs: _Runs) -> _Runs:
+    """The frozen tests that passed on the parent and failed both head runs, run
+    ``_FROZEN_RUNS`` times more on the head's code (in the process mode they ran in).
+
+    Raises:
+        _Stopped: a run could not run, or hit the time budget.
+    """
+    suspects = sorted(
+        n
+        for n in state.freezes.excused
+        if _passed(runs.baseline.get(n, "")) and all(_failed(run, n) for run in runs.head)
+    )
+    if not suspects:
+        return runs
+    again: list[Outcomes] = []
+    for _ in range(_FROZEN_RUNS):
+        outcomes: Outcomes = {}
+        for split in (True, False):
+            chosen = [n for n in suspects if (n in runs.inline) != split]
+            if not chosen:
+                continue
+            try:
+                found = _pytest(
+                    env,
+                    state.package,
+                    trees.head_dir,
+                    chosen,
+                    state.budget,
+                    state.split(trees.head_dir) if split else None,
+                    chosen,
+                )
+            except RunnerFailure as failure:
+                raise _unrunnable(state, f"replay rerun failed: {failure}") from None
+            if found is None:
+                raise _Stopped(state.time_stop("head's code"))
+            outcomes.update(found)
+        again.append(outcomes)
+    return dataclasses.replace(runs, frozen_again=tuple(again))
+
+
+def _kept_runs(state: _Package, runs: _Runs) -> _Runs:
+    """``runs`` with the kept tests' parent result in the baseline and in both head runs:
+    their code and the files they read are the parent's, so the head's result is too."""
+    if not state.kept or state.baseline is None:
+        return runs
+    parent = state.baseline.recorded.outcomes
+    kept = {nodeid: parent[nodeid] for nodeid in state.kept}
+    return dataclasses.replace(
+        runs,
+        baseline={**runs.baseline, **kept},
+        head=({**runs.head[0], **kept}, {**runs.head[1], **kept}),
+    )
 
 
 def _split_then_inline(env: RowEnv, trees: ReplayTrees, state: _Package) -> _Runs:
@@ -561,7 +864,7 @@ def _split_then_inline(env: RowEnv, trees: ReplayTrees, state: _Package) -> _Run
         _SplitTooSlow: the split baseline did not finish within the budget.
         _Stopped: a run could not run, or hit the budget.
     """
-    split = _runs(env, trees, state, state.tests, split=True)
+    split = _runs(env, trees, state, state.run_files, split=True)
     units = _one_process_units(state, split.baseline)
     if not units:
         return split
@@ -619,7 +922,13 @@ def _parent_alone(
     """
     try:
         baseline = _pytest(
-            env, state.package, trees.parent_dir, files, state.budget, state.split(trees.parent_dir)
+            env,
+            state.package,
+            trees.parent_dir,
+            files,
+            state.budget,
+            state.split(trees.parent_dir),
+            state.select,
         )
     except RunnerFailure as failure:
         raise _unrunnable(state, f"replay could not run: {failure}") from None
@@ -639,7 +948,7 @@ def _one_process_units(state: _Package, baseline: Outcomes) -> list[str]:
         if "::" in nodeid or nodeid in state.tests:
             units.add(nodeid)
         else:  # a conftest, or the session: nothing of the split run can be kept
-            return list(state.tests)
+            return list(state.run_files)
     return sorted(units)
 
 

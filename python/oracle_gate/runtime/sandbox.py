@@ -38,7 +38,12 @@ from typing import Any
 from oracle_gate.errors import GateError
 from oracle_gate.model import CONFTEST
 from oracle_gate.repo.git import git
-from oracle_gate.runtime.frames import HEADER, MAX_FRAME, frame_bytes, write_frame
+from oracle_gate.runtime.frames import (
+    HEADER,
+    MAX_FRAME,
+    frame_bytes,
+    write_frame,
+)
 
 __all__ = [
     "DEFAULT_TIMEOUT_FLOOR",
@@ -371,12 +376,15 @@ class Runner:
         """Run an oracle role whose calls into production code a second child serves.
 
         The oracle child has no package directory on ``sys.path``; each call
-        it makes into a repository module travels through the gate to a
-        production child (role ``serve``) as one framed request, and comes
-        back as one framed answer with the request's sequence number. Anything
-        else the production child writes is a ``RunnerTamper``. Both children
-        get the sandbox, the environment and the process group of ``run``;
-        ``timeout`` bounds the whole conversation. Under bubblewrap the
+        it makes into a repository module goes to a production child (role
+        ``serve``) as one framed question, and comes back as one framed answer
+        with the question's sequence number, on two pipes straight between the
+        two children (the gate relays nothing: a question costs two process
+        switches, not four). The oracle child, which never runs production
+        code, keeps the protocol (``proxy.Link``): anything else the production
+        child writes is tampering, and the oracle child's answer says so. Both
+        children get the sandbox, the environment and the process group of
+        ``run``; ``timeout`` bounds the whole conversation. Under bubblewrap the
         production child does not see the ``masked`` paths (the tests' own
         files): directories are empty there and files read as empty.
 
@@ -386,17 +394,28 @@ class Runner:
         """
         root = checkout or package_dir
         payload = self._payload(request, package_dir, import_paths, checkout)
-        serve = {**payload, "role": "serve"}
         timeout = max(timeout, self.timeout_floor)
-        server = self._start(serve, package_dir, root, 0, masked)
+        questions_read, questions_write = os.pipe()
+        answers_read, answers_write = os.pipe()
+        ends = [questions_read, questions_write, answers_read, answers_write]
+        started: list[_Child] = []
         try:
-            oracle = self._start(payload, package_dir, root, 0)
-            try:
-                return _checked(_Relay(oracle, server, timeout).run())
-            finally:
-                oracle.stop()
+            production = (questions_read, answers_write)
+            serve = {**payload, "role": "serve", "link": list(production)}
+            started.append(self._start(serve, package_dir, root, 0, masked, production))
+            oracle_ends = (questions_write, answers_read)
+            asking = {**payload, "link": list(oracle_ends)}
+            started.append(self._start(asking, package_dir, root, 0, passed=oracle_ends))
+            for fd in ends:
+                os.close(fd)
+            ends = []
+            server, oracle = started
+            return _served_answer(oracle, server, timeout)
         finally:
-            server.stop()
+            for fd in ends:
+                os.close(fd)
+            for child in started:
+                child.stop()
 
     def _payload(
         self,
@@ -512,8 +531,10 @@ class Runner:
         checkout: Path,
         hash_seed: int,
         masked: Sequence[Path] = (),
+        passed: tuple[int, ...] = (),
     ) -> _Child:
-        """A child in its own process group, its request already sent (its pipe kept open)."""
+        """A child in its own process group, its request already sent (its pipe kept open);
+        it also inherits the ``passed`` descriptors (a split run's two pipes)."""
         request_read, request_write = os.pipe()
         result_read, result_write = os.pipe()
         try:
@@ -524,7 +545,7 @@ class Runner:
                 stderr=subprocess.STDOUT,
                 cwd=cwd,
                 env=self._environment(hash_seed),
-                pass_fds=(request_read, result_write),
+                pass_fds=(request_read, result_write, *passed),
                 start_new_session=True,
             )
         except BaseException:
@@ -625,20 +646,6 @@ def _checked(answer: dict[str, Any]) -> dict[str, Any]:
     return answer
 
 
-# What a production child's answer may hold besides its sequence number: exactly one
-# outcome, and the details that outcome allows.
-_OUTCOMES = {
-    "ready": frozenset(),
-    "outside": frozenset(),
-    "error": frozenset(),
-    "ok": frozenset({"changed"}),
-    "object": frozenset({"changed"}),
-    "raised": frozenset({"type", "classes", "args", "changed"}),
-    "kind": frozenset({"name", "type", "classes"}),
-    "unsendable": frozenset(),
-}
-
-
 def _take_frame(buffer: bytearray) -> dict[str, Any] | None:
     """The first whole frame in ``buffer`` (removed from it), or None while it is incomplete.
 
@@ -664,129 +671,41 @@ def _take_frame(buffer: bytearray) -> dict[str, Any] | None:
     return frame
 
 
-class _Relay:
-    """The gate between an oracle child and the production child serving its calls.
+def _served_answer(oracle: _Child, server: _Child, timeout: float) -> dict[str, Any]:
+    """The oracle child's answer; both children's output is kept for a diagnostic.
 
-    The oracle's frames are questions (``{"ask": ...}``) or, last, its answer.
-    Each question goes to the production child with the next sequence number,
-    and only one is outstanding at a time; the production child's frame must
-    be the answer to it, with nothing before or after. The handshake (``seq``
-    0, ``ready``) is the first answer it owes.
+    Raises:
+        RunnerFailure: timeout, a child died before the oracle's answer.
+        RunnerTamper: the oracle child found the production child breaking the protocol.
     """
-
-    def __init__(self, oracle: _Child, server: _Child, timeout: float) -> None:
-        self.oracle = oracle
-        self.server = server
-        self.timeout = timeout
-        self.deadline = time.monotonic() + timeout
-        self.buffers = {oracle.result_fd: bytearray(), server.result_fd: bytearray()}
-        self.questions: list[dict[str, Any]] = []
-        self.pending: int | None = 0
-        self.sequence = 0
-        self.closed: set[int] = set()
-
-    def run(self) -> dict[str, Any]:
-        """The oracle's answer.
-
-        Raises:
-            RunnerFailure: timeout, or a child died before its answer.
-            RunnerTamper: the production child wrote what nobody asked for.
-        """
-        with selectors.DefaultSelector() as selector:
-            for child in (self.oracle, self.server):
-                assert child.process.stdout is not None
-                selector.register(child.result_fd, selectors.EVENT_READ, child)
-                selector.register(child.process.stdout, selectors.EVENT_READ, child)
-            while True:
-                answer = self._step()
-                if answer is not None:
-                    break
-                left = self.deadline - time.monotonic()
-                if left <= 0:
-                    raise self._timed_out()
-                for key, _ in selector.select(min(left, 0.5)):
-                    self._read(selector, key)
-        self._no_more_frames(max(self.deadline - time.monotonic(), 0.0))
-        return answer
-
-    def _timed_out(self) -> RunnerFailure:
-        return RunnerFailure(f"timed out after {self.timeout:g}s")
-
-    def _read(self, selector: selectors.BaseSelector, key: selectors.SelectorKey) -> None:
-        child: _Child = key.data
-        chunk = os.read(key.fd, 1 << 16)
-        if not chunk:
-            selector.unregister(key.fileobj)
-            self.closed.add(key.fd)
-        elif key.fd in self.buffers:
-            self.buffers[key.fd].extend(chunk)
-        elif len(child.output) < (1 << 16):
-            child.output.extend(chunk)
-
-    def _step(self) -> dict[str, Any] | None:
-        """Move every whole frame on; the oracle's answer once it has come."""
-        self._server_frames()
-        while (frame := _take_frame(self.buffers[self.oracle.result_fd])) is not None:
-            if set(frame) != {"ask"}:
-                return frame
-            if not isinstance(frame["ask"], dict):
-                raise RunnerFailure("the oracle child asked a malformed question")
-            self.questions.append(frame["ask"])
-        if self.pending is None and self.questions:
-            self.sequence += 1
-            self.pending = self.sequence
-            try:
-                self.server.send({"seq": self.sequence, **self.questions.pop(0)}, self.deadline)
-            except TimeoutError:
-                raise self._timed_out() from None
-        if self.oracle.result_fd in self.closed:
-            raise RunnerFailure(f"runner gave no result ({_tail(self.oracle.output, self.oracle)})")
-        if self.server.result_fd in self.closed and self.pending is not None:
-            detail = _tail(self.server.output, self.server)
-            raise RunnerFailure(f"the production child died ({detail})")
-        return None
-
-    def _server_frames(self) -> None:
-        buffer = self.buffers[self.server.result_fd]
-        if buffer and self.pending is None:
-            raise RunnerTamper("tamper: the production child wrote a frame nobody asked for")
-        frame = _take_frame(buffer)
-        if frame is None:
-            return
-        if frame.get("seq") != self.pending or type(frame.get("seq")) is not int:
-            raise RunnerTamper("tamper: the production child answered out of order")
-        if buffer:
-            raise RunnerTamper("tamper: the production child wrote more than one frame")
-        outcome = [key for key in frame if key in _OUTCOMES]
-        if len(outcome) != 1 or set(frame) - {"seq", *outcome, *_OUTCOMES[outcome[0]]}:
-            raise RunnerTamper("tamper: a malformed answer from the production child")
-        del frame["seq"]
-        if outcome == ["outside"]:
-            _checked(frame)  # the answer stood on code from outside the checkout
-        if self.pending == 0:
-            self.pending = None
-            if outcome != ["ready"]:
-                _checked(frame)
-                raise RunnerTamper("tamper: the production child answered before it was asked")
-            return
-        self.pending = None
-        self.oracle.send(frame)
-
-    def _no_more_frames(self, left: float) -> None:
-        """After the oracle's answer the production child is told to stop; it may say nothing."""
-        self.server.close_request()
-        rest, _ = _collect(self.server.process, self.server.result_fd, min(left, 5.0))
-        if self.buffers[self.server.result_fd] or rest:
-            raise RunnerTamper("tamper: the production child wrote a frame nobody asked for")
+    oracle.close_request()
+    server.close_request()
+    data, output = _collect(oracle.process, oracle.result_fd, timeout, also=server)
+    if data is None:
+        raise RunnerFailure(f"timed out after {timeout:g}s")
+    try:
+        answer = _parse_answer(data)
+    except RunnerTamper:
+        raise
+    except RunnerFailure:
+        raise RunnerFailure(f"runner gave no result ({_tail(output, oracle)})") from None
+    if "gone" in answer:
+        raise RunnerFailure(f"the production child died ({_tail(server.output, server)})")
+    return _checked(answer)
 
 
 def _collect(
-    process: subprocess.Popen[bytes], result_fd: int, timeout: float
+    process: subprocess.Popen[bytes],
+    result_fd: int,
+    timeout: float,
+    also: _Child | None = None,
 ) -> tuple[bytes | None, bytes]:
     """Everything on the result pipe until the child exits and closes it; None on timeout.
 
-    The child's stdout and stderr are read too (for a diagnostic), but a
-    grandchild holding them open never delays the answer.
+    The child's stdout and stderr are read too (for a diagnostic), and those of
+    ``also`` (the production child of a split run, which must never block on a
+    full pipe) into its ``output``, but a grandchild holding them open never
+    delays the answer.
     """
     assert process.stdout is not None
     deadline = time.monotonic() + timeout
@@ -796,6 +715,8 @@ def _collect(
     with selectors.DefaultSelector() as selector:
         selector.register(result_fd, selectors.EVENT_READ, result)
         selector.register(process.stdout, selectors.EVENT_READ, output)
+        if also is not None and also.process.stdout is not None:
+            selector.register(also.process.stdout, selectors.EVENT_READ, also.output)
         while result_open or process.poll() is None:
             if process.poll() is not None:
                 _kill_group(process)  # the child is done: its group may hold the pipe open
@@ -809,7 +730,7 @@ def _collect(
                     if key.fd == result_fd:
                         result_open = False
                     continue
-                if len(output) < (1 << 16) or key.fd == result_fd:
+                if len(key.data) < (1 << 16) or key.fd == result_fd:
                     key.data.extend(chunk)
     return bytes(result), bytes(output)
 
