@@ -22,7 +22,7 @@ from oracle_gate.repo.diff import resolve_commit
 from oracle_gate.repo.merge_queue import base_from_environment
 from oracle_gate.repo.worktree import snapshot_worktree, uncommitted_paths
 
-__all__ = ["DEFAULT_TIMEOUT", "add_output_files", "cmd_check", "deadline"]
+__all__ = ["DEFAULT_TIMEOUT", "add_output_files", "cmd_check", "deadline", "write_outputs"]
 
 DEFAULT_TIMEOUT = 3600.0
 
@@ -48,7 +48,7 @@ def _output(text: str) -> tuple[str, str]:
     return format, file
 
 
-def _write_outputs(outputs: list[tuple[str, str]], render: Callable[[str], str]) -> None:
+def write_outputs(outputs: list[tuple[str, str]], render: Callable[[str], str]) -> None:
     """Write ``render(format)`` to each ``--output`` file."""
     for format, file in outputs:
         try:
@@ -144,8 +144,9 @@ def _judge(args: argparse.Namespace) -> int:
             approvals=approvals,
             replay=not args.no_replay,
             allow_empty=args.allow_empty,
+            require_vetted=args.require_vetted,
         )
-    _write_outputs(args.output, lambda format: FORMATS[format](report))
+    write_outputs(args.output, lambda format: FORMATS[format](report))
     sys.stdout.write(styled(FORMATS[args.format](report), args.format, args.color))
     return report.exit_code
 
@@ -162,6 +163,6 @@ def cmd_check(args: argparse.Namespace) -> int:
         # The files a CI step reads must say why there is no verdict, not be empty.
         failure = error
         with contextlib.suppress(GateError):
-            _write_outputs(args.output, lambda format: ERROR_FORMATS[format](failure))
+            write_outputs(args.output, lambda format: ERROR_FORMATS[format](failure))
         sys.stdout.write(ERROR_FORMATS[args.format](failure))
         raise
