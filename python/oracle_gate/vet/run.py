@@ -35,7 +35,7 @@ from oracle_gate.vet.mutants import Mutant, file_mutants
 from oracle_gate.vet.results import MutantResult, Outcome, RowStatus, RowVet, VetReport
 from oracle_gate.vet.store import row_key, save_row
 
-__all__ = ["VetOptions", "guarded_files", "vet"]
+__all__ = ["VetOptions", "guarded_files", "production_file", "vet"]
 
 _NOT_PRODUCTION = (SEEDS_FILE, FREEZE_FILE, ASSUMPTIONS_FILE, LOCK_FILE)
 
@@ -73,26 +73,32 @@ class _Plan:
     notes: tuple[str, ...]
 
 
-def guarded_files(tree: GitTree, package: Package, row: Row) -> list[str]:
-    """The repo-relative production Python files ``row``'s globs guard in ``tree``: not
-    tests, test support, fixtures, oracle modules, ledgers or symbolic links."""
+def production_file(package: Package, relative: str) -> bool:
+    """Whether the package-relative Python file is production code: not a test, test
+    support, a fixture, an oracle module or a ledger."""
     matrix = package.matrix
+    oracle = {module for row in matrix.rows for module in row.oracle_modules}
+    return (
+        relative.endswith(".py")
+        and not matches_any(relative, (*matrix.tests, *matrix.fixture_globs))
+        and not matrix.is_test_support(relative)
+        and relative not in oracle
+        and relative not in _NOT_PRODUCTION
+    )
+
+
+def guarded_files(tree: GitTree, package: Package, row: Row) -> list[str]:
+    """The repo-relative production Python files ``row``'s globs guard in ``tree``
+    (symbolic links left out: writing a mutant there would write through them)."""
     prefix = f"{package.path}/" if package.path else ""
-    oracle = {module for r in matrix.rows for module in r.oracle_modules}
-    found = []
-    for path in tree.files():
-        if not path.startswith(prefix) or not path.endswith(".py") or tree.is_link(path):
-            continue
-        relative = path[len(prefix) :]
-        if (
-            matches_any(relative, row.globs)
-            and not matches_any(relative, (*matrix.tests, *matrix.fixture_globs))
-            and not matrix.is_test_support(relative)
-            and relative not in oracle
-            and relative not in _NOT_PRODUCTION
-        ):
-            found.append(path)
-    return found
+    return [
+        path
+        for path in tree.files()
+        if path.startswith(prefix)
+        and not tree.is_link(path)
+        and matches_any(package.relative(path), row.globs)
+        and production_file(package, package.relative(path))
+    ]
 
 
 def _plan(
