@@ -1,4 +1,4 @@
-"""The driver's stages import one way only: cli -> {gate, vet, propose} -> {select, lanes, runtime} -> ... -> model.
+"""The driver's stages import one way only: cli -> gate (vet, propose) -> judges -> ... -> model.
 
 docs/design.md draws the same picture; this test keeps the code to it, so a
 newcomer can trust that a module never reaches up into a later stage.

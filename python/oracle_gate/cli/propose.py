@@ -40,7 +40,9 @@ def cmd_propose(args: argparse.Namespace) -> int:
     if not result.written:
         print("no new candidate rows")
     else:
-        print("review each row: accept it (status: accepted) with a boundary or invalid "
-              "partition row that tests it, or reject it (status: rejected); then "
-              "oracle-gate lock --write")
+        print(
+            "review each row: accept it (status: accepted) with a boundary or invalid "
+            "partition row that tests it, or reject it (status: rejected); then "
+            "oracle-gate lock --write"
+        )
     return ExitCode.MERGE

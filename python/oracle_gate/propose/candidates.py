@@ -91,7 +91,9 @@ def parse_proposer_output(text: str, command: str) -> list[dict[str, Any]]:
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
-        raise ConfigError("printed output that is not YAML", f"--proposer {command}", line) from None
+        raise ConfigError(
+            "printed output that is not YAML", f"--proposer {command}", line
+        ) from None
     if isinstance(document, dict):
         document = document.get("items")
     if document is None:

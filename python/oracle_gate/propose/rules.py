@@ -6,15 +6,19 @@ line that shows it (a removed line of the parent, ``-``, or an added line of
 the head, ``+``). Each rule is written to stay quiet on its honest neighbour,
 the nearest change that assumes nothing new:
 
-| rule | proposes on | stays quiet on |
-|---|---|---|
-| ``removed_sort`` | a ``sorted()``/``.sort()`` gone from the function and the file | a sort moved elsewhere in the file |
-| ``removed_presence_check`` | a removed ``x is None`` / ``not x`` / ``if x`` test | the test replaced by ``isinstance(x, ...)`` |
-| ``new_index`` | a new ``x[0]``, ``x[-1]`` or ``next(it)`` without default | the same with an emptiness test on ``x`` |
-| ``new_dict`` | a new dict built from a sequence (``dict(pairs)``, a comprehension) | a dict from keywords or a literal |
-| ``naive_datetime`` | new datetime arithmetic in a function that handles no time zone | the same arithmetic with ``tzinfo``/``astimezone`` |
-| ``removed_raise`` | a removed ``if <test>: raise`` | the same test still raising |
-| ``narrowed_except`` | an exception class no handler catches any more | a handler widened |
+- ``removed_sort``: a ``sorted()``/``.sort()`` gone from the function and from the
+  file; quiet when the sort moved elsewhere in the file.
+- ``removed_presence_check``: a removed ``x is None`` / ``not x`` / ``if x`` test; quiet
+  when the test was replaced by ``isinstance(x, ...)`` or ``len(x)``.
+- ``new_index``: a new ``x[0]``, ``x[-1]`` or ``next(it)`` without default; quiet when
+  the function tests ``x`` for emptiness.
+- ``new_dict``: a new dict built from a sequence (``dict(pairs)``, a comprehension);
+  quiet for a dict of keywords or a literal.
+- ``naive_datetime``: new datetime arithmetic in a function that handles no time zone;
+  quiet when it names ``tzinfo``, ``astimezone``, ``timezone`` or ``utc``.
+- ``removed_raise``: a removed ``if <test>: raise``; quiet while the same test raises.
+- ``narrowed_except``: an exception class no handler catches any more; quiet when a
+  handler only widened.
 """
 
 from __future__ import annotations
@@ -59,9 +63,9 @@ def _sorts(node: ast.AST | None) -> list[ast.Call]:
     for call in _walk(node):
         if not isinstance(call, ast.Call):
             continue
-        if isinstance(call.func, ast.Name) and call.func.id == "sorted":
-            found.append(call)
-        elif isinstance(call.func, ast.Attribute) and call.func.attr == "sort":
+        if (isinstance(call.func, ast.Name) and call.func.id == "sorted") or (
+            isinstance(call.func, ast.Attribute) and call.func.attr == "sort"
+        ):
             found.append(call)
     return found
 
@@ -297,6 +301,7 @@ def removed_raise(changed: Changed) -> Iterator[Proposal]:
 
 
 # --- narrowed_except --------------------------------------------------------------------
+
 
 def _caught(handler: ast.ExceptHandler) -> set[str]:
     if handler.type is None:

@@ -123,7 +123,9 @@ def _rule_candidates(patch: _Patch) -> list[Candidate]:
                 for proposal in rule(changed):
                     evidence = _evidence(changed, proposal.side, proposal.line)
                     found.append(
-                        Candidate(package.path, changed.symbol, proposal.precondition, evidence, name)
+                        Candidate(
+                            package.path, changed.symbol, proposal.precondition, evidence, name
+                        )
                     )
     return found
 
@@ -195,7 +197,9 @@ def propose(repo: Path, base: str, head: str = "HEAD", proposer: str | None = No
     return Proposed(tuple(written), tuple(discarded))
 
 
-def _write(repo: Path, package: Package, chosen: list[Candidate]) -> list[tuple[str, dict[str, str]]]:
+def _write(
+    repo: Path, package: Package, chosen: list[Candidate]
+) -> list[tuple[str, dict[str, str]]]:
     path = package.join(ASSUMPTIONS_FILE)
     target = repo / path
     text = target.read_bytes() if target.is_file() else None

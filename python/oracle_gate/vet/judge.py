@@ -24,7 +24,7 @@ from oracle_gate.runtime.judge import RowEnv, judge_rows
 from oracle_gate.runtime.sandbox import RunnerFailure
 from oracle_gate.vet.results import Outcome
 
-__all__ = ["Recorded", "Judged", "baseline", "judge_mutant", "recorded_inputs"]
+__all__ = ["Judged", "Recorded", "baseline", "judge_mutant", "recorded_inputs"]
 
 # How a child's time stop reads in a finding (runtime/sandbox.py words it so).
 _TIME_STOP = "timed out after "
@@ -108,7 +108,8 @@ def recorded_inputs(package: Package, row: Row, env: RowEnv) -> Recorded:
                 found += item["inputs"] + [x for x in item["transformed"] if x is not None]
     frozen = {subject: tuple(values) for subject, values in sorted(inputs.items())}
     outputs = {
-        subject: tuple(_outputs(env, package, subject, values)) for subject, values in frozen.items()
+        subject: tuple(_outputs(env, package, subject, values))
+        for subject, values in frozen.items()
     }
     return Recorded(frozen, outputs)
 
@@ -140,4 +141,6 @@ def judge_mutant(package: Package, row: Row, env: RowEnv, recorded: Recorded) ->
         )
     if not _stages(row):
         return Judged(Outcome.SURVIVED, "the row has no property, partition or relation")
-    return Judged(Outcome.SURVIVED, "no property, seed, partition or relation of the row rejects it")
+    return Judged(
+        Outcome.SURVIVED, "no property, seed, partition or relation of the row rejects it"
+    )

@@ -75,11 +75,12 @@ def _offsets(source: bytes) -> list[int]:
 
 def _splice(source: bytes, starts: list[int], edit: Edit) -> bytes:
     node = edit.node
-    begin = starts[node.lineno] + node.col_offset  # type: ignore[attr-defined]
+    begin = starts[node.lineno] + node.col_offset
     if edit.before:
-        indent = b" " * node.col_offset  # type: ignore[attr-defined]
+        indent = b" " * node.col_offset
         return source[:begin] + edit.text.encode() + b"\n" + indent + source[begin:]
-    end = starts[node.end_lineno] + node.end_col_offset  # type: ignore[attr-defined]
+    assert node.end_lineno is not None and node.end_col_offset is not None  # parsed, not built
+    end = starts[node.end_lineno] + node.end_col_offset
     return source[:begin] + edit.text.encode() + source[end:]
 
 

@@ -21,7 +21,7 @@ class Edit:
     """Replace the source of ``node`` (its whole extent) by ``text``; or, ``before`` it,
     insert ``text`` as a statement of its own at its indentation."""
 
-    node: ast.AST
+    node: ast.expr | ast.stmt
     text: str
     before: bool = False
 
@@ -126,9 +126,8 @@ def _number(node: ast.AST) -> int | float | None:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         inner = _number(node.operand)
         return -inner if inner is not None else None
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-        value: int | float = node.value
-        return value
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+        return None if isinstance(node.value, bool) else node.value
     return None
 
 
@@ -137,7 +136,7 @@ def _constant(node: ast.AST) -> Iterator[tuple[str, Edit]]:
         yield f"{node.value} -> {not node.value}", Edit(node, str(not node.value))
         return
     value = _number(node)
-    if value is not None:
+    if value is not None and isinstance(node, ast.expr):
         yield f"{_text(node)} -> {value + 1!r}", Edit(node, repr(value + 1))
 
 

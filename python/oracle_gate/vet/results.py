@@ -119,7 +119,7 @@ class RowVet:
         """``caught/mutants (percent)``, or the status when there is no score. Equivalent
         suspects count as not caught: a suspect is not a proof, and a human reads its diff."""
         if self.status is not RowStatus.SCORED:
-            return self.status.value.replace("_", " ")
+            return str(self.status.value).replace("_", " ")
         total = len(self.mutants)
         return f"{self.caught}/{total} ({100 * self.caught // total}%)"
 

@@ -306,6 +306,4 @@ def _row(plan: _Plan, status: RowStatus, mutants: tuple[MutantResult, ...]) -> R
 
 
 def _ordered(plans: list[_Plan], done: dict[str, RowVet]) -> tuple[RowVet, ...]:
-    return tuple(
-        sorted((done[plan.key] for plan in plans), key=lambda r: (r.package, r.row))
-    )
+    return tuple(sorted((done[plan.key] for plan in plans), key=lambda r: (r.package, r.row)))
