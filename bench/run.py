@@ -16,6 +16,7 @@ BENCHES: dict[str, str] = {
     "hashing": "hashing",
     "selection": "selection",
     "surface": "surface",
+    "vet": "vet",
 }
 
 

@@ -65,6 +65,14 @@ def add_vet_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="mutants judged at once, each in a checkout of its own (default: CPUs, at most 4)",
     )
+    parser.add_argument(
+        "--function",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="only mutants of this function (qualified name: take, Codec.decode); repeatable; "
+        "such a partial vet is not cached for check --require-vetted",
+    )
     parser.add_argument("--format", choices=sorted(VET_FORMATS), default="text")
     parser.add_argument(
         "--output",
@@ -87,6 +95,7 @@ def cmd_vet(args: argparse.Namespace) -> int:
         seed=args.seed,
         workers=args.workers,
         today=today(args.today),
+        functions=tuple(args.function),
     )
     with progress_on_tty():
         report = vet(repo, options)

@@ -137,7 +137,8 @@ def _constant(node: ast.AST) -> Iterator[tuple[str, Edit]]:
         return
     value = _number(node)
     if value is not None and isinstance(node, ast.expr):
-        yield f"{_text(node)} -> {value + 1!r}", Edit(node, repr(value + 1))
+        for changed in (value + 1, value - 1):
+            yield f"{_text(node)} -> {changed!r}", Edit(node, repr(changed))
 
 
 def _off_by_one(node: ast.AST) -> Iterator[tuple[str, Edit]]:
@@ -151,20 +152,25 @@ def _off_by_one(node: ast.AST) -> Iterator[tuple[str, Edit]]:
         bounds += [a for a in node.args if not isinstance(a, ast.Starred)]
     for bound in bounds:
         if _number(bound) is None and not isinstance(bound, (ast.Tuple, ast.Constant)):
-            changed = f"{_atom(bound)} + 1"
-            yield f"off by one: {_text(bound)} -> {changed}", Edit(bound, changed)
+            for step in ("+ 1", "- 1"):
+                changed = f"{_atom(bound)} {step}"
+                yield f"off by one: {_text(bound)} -> {changed}", Edit(bound, changed)
 
 
 def _swapped_arguments(node: ast.AST) -> Iterator[tuple[str, Edit]]:
-    if not isinstance(node, ast.Call) or len(node.args) < 2:
+    """Each pair of neighbouring positional arguments, swapped."""
+    if not isinstance(node, ast.Call):
         return
-    first, second = node.args[0], node.args[1]
-    if isinstance(first, ast.Starred) or isinstance(second, ast.Starred):
-        return
-    if _text(first) == _text(second):
-        return
-    changed = ast.Call(func=node.func, args=[second, first, *node.args[2:]], keywords=node.keywords)
-    yield f"arguments swapped: {_text(node)} -> {_text(changed)}", Edit(node, _text(changed))
+    for index in range(len(node.args) - 1):
+        first, second = node.args[index], node.args[index + 1]
+        if isinstance(first, ast.Starred) or isinstance(second, ast.Starred):
+            continue
+        if _text(first) == _text(second):
+            continue
+        args = [*node.args]
+        args[index : index + 2] = [second, first]
+        changed = ast.Call(func=node.func, args=args, keywords=node.keywords)
+        yield f"arguments swapped: {_text(node)} -> {_text(changed)}", Edit(node, _text(changed))
 
 
 _Finder = Callable[[ast.AST], Iterator[tuple[str, Edit]]]
@@ -214,15 +220,17 @@ def _fields(node: ast.AST) -> Iterator[tuple[str, ast.AST]]:
 
 
 def _early_return(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[Site]:
-    """``return None`` before the body's first statement (not on the ``def`` line)."""
+    """``return None`` before each statement of the body (not on the ``def`` line): the
+    function stops there, its work left undone."""
     body = function.body
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         body = body[1:]
     if not body or body[0].lineno == function.lineno:
         return
-    first = body[0]
-    edit = Edit(first, "return None", before=True)
-    yield Site("early_return", first.lineno, first.col_offset + 1, "returns early: None", edit)
+    for statement in body:
+        edit = Edit(statement, "return None", before=True)
+        where = f"returns early: None before line {statement.lineno}"
+        yield Site("early_return", statement.lineno, statement.col_offset + 1, where, edit)
 
 
 def sites(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[Site]:

@@ -51,6 +51,9 @@ class VetOptions:
         seed: which mutants a function with more sites than ``per_function`` keeps.
         workers: mutants judged at once, each in a checkout of its own.
         today: the date freeze expiries are judged against.
+        functions: only mutants of these functions (qualified names, ``take`` or
+            ``Codec.decode``); a vet of some functions is no row's whole score, so it
+            is not filed in the cache for ``check --require-vetted``.
     """
 
     rev: str = "HEAD"
@@ -59,6 +62,7 @@ class VetOptions:
     seed: int = 0
     workers: int = 2
     today: datetime.date = datetime.date(2000, 1, 1)
+    functions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -116,7 +120,7 @@ def _plan(
             notes.append(f"{path}:{line or 1}: does not parse, so it has no mutants")
             continue
         originals[path] = source
-        mutants += found
+        mutants += [m for m in found if not options.functions or m.function in options.functions]
     key = row_key(tree, graph, package, row)
     return _Plan(package, row, key, tuple(mutants), originals, tuple(notes))
 
@@ -243,7 +247,7 @@ def vet(repo: Path, options: VetOptions) -> VetReport:
     rows = _vet_plans(repo, tree, graph, plans, options)
     report = VetReport(commit, options.per_function, options.seed, rows)
     extra = {"commit": commit, "per_function": options.per_function, "seed": options.seed}
-    for row in rows:
+    for row in rows if not options.functions else ():
         save_row(repo, row, extra)
     return report
 
