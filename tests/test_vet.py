@@ -71,6 +71,13 @@ def test_docstrings_fstrings_nested_functions_and_defaults_are_not_mutated() -> 
     }
 
 
+def test_two_edits_at_one_place_are_two_mutants_with_their_own_ids() -> None:
+    mutants = file_mutants("m.py", b"def f(xs):\n    return enumerate(xs, start=1)\n", 50, 0)
+    constants = [m for m in mutants if m.operator == "constant"]
+    assert sorted(m.description for m in constants) == ["1 -> 0", "1 -> 2"]
+    assert len({m.id for m in mutants}) == len(mutants)
+
+
 def test_the_budget_keeps_the_same_mutants_for_the_same_seed() -> None:
     source = b"def f(a, b, c):\n    return a < b and b < c or a == 1 or c == 2\n"
     every = file_mutants("m.py", source, 100, 0)
@@ -142,7 +149,7 @@ def test_a_row_that_pins_each_boundary_kills_every_mutant(
     strong = next(row for row in report.rows if row.row == "strong")
     assert strong.status is RowStatus.SCORED
     assert [m.row for m in strong.mutants] == [Outcome.KILLED] * len(strong.mutants)
-    assert len(strong.mutants) == 4 and strong.score == "4/4 (100%)"
+    assert len(strong.mutants) == 5 and strong.score == "5/5 (100%)"
     assert not strong.decorative
 
 
@@ -152,12 +159,13 @@ def test_a_tautological_row_is_decorative_and_lists_its_survivors(
     _, report = label
     weak = next(row for row in report.rows if row.row == "weak")
     assert weak.decorative and weak.caught == 0
-    # ``n >= 10`` and ``n > 11`` give "small" on 3, as the tree does: equivalent suspects;
-    # ``None`` and ``n <= 10`` differ on 3, and the tautology accepts them anyway
+    # ``n >= 10``, ``n > 11`` and ``n > 9`` give "small" on 3, as the tree does: equivalent
+    # suspects; ``None`` and ``n <= 10`` differ on 3, and the tautology accepts them anyway
     outcomes = {m.description: m.row for m in weak.mutants}
     assert outcomes["boundary moved: n > 10 -> n >= 10"] is Outcome.EQUIVALENT
     assert outcomes["10 -> 11"] is Outcome.EQUIVALENT
-    assert outcomes["returns early: None"] is Outcome.SURVIVED
+    assert outcomes["10 -> 9"] is Outcome.EQUIVALENT
+    assert outcomes["returns early: None before line 3"] is Outcome.SURVIVED
     assert outcomes["comparison negated: n > 10 -> n <= 10"] is Outcome.SURVIVED
     assert all(m.diff.startswith(f"--- a/{LABEL}/label/__init__.py") for m in weak.survivors)
     assert report.decorative == (next(r for r in report.rows if r.row == "bare"), weak)
@@ -178,7 +186,7 @@ def test_vet_leaves_the_working_tree_alone_and_files_each_row_in_the_cache(
 def test_every_format_renders_the_report(label: tuple[GitRepo, VetReport]) -> None:
     _, report = label
     text = VET_FORMATS["text"](report)
-    assert "DECORATIVE libs/label:weak" in text and "libs/label:strong  4/4 (100%)" in text
+    assert "DECORATIVE libs/label:weak" in text and "libs/label:strong  5/5 (100%)" in text
     rows = {row["row"]: row for row in json.loads(VET_FORMATS["json"](report))["rows"]}
     assert rows["weak"]["decorative"] is True and rows["strong"]["decorative"] is False
     assert "```diff" in VET_FORMATS["markdown"](report)
@@ -212,7 +220,7 @@ def test_the_same_tree_gives_the_same_report_in_both_backends(repo: GitRepo) -> 
         pytest.skip("native extension is not built")
     native = _vet_json(repo, "native")
     assert native.stdout == python.stdout
-    assert json.loads(python.stdout)["rows"][0]["score"] == "4/4 (100%)"
+    assert json.loads(python.stdout)["rows"][0]["score"] == "5/5 (100%)"
 
 
 def test_a_mutant_that_never_returns_is_timed_out(repo: GitRepo) -> None:
@@ -238,8 +246,8 @@ def test_a_mutant_that_never_returns_is_timed_out(repo: GitRepo) -> None:
     (row,) = vet(repo.path, VetOptions(today=TODAY)).rows
     outcomes = {m.description: m.row for m in row.mutants}
     assert outcomes["0 -> 1"] is Outcome.TIMED_OUT  # i starts past n = 0: it never stops
-    assert outcomes["returns early: None"] is Outcome.KILLED
-    assert row.caught == len(row.mutants)
+    assert outcomes["returns early: None before line 2"] is Outcome.KILLED
+    assert outcomes["0 -> -1"] is Outcome.EQUIVALENT  # -1 steps up to 0 too: the same output
 
 
 def test_a_row_that_rejects_the_unmutated_tree_is_failing_not_scored(repo: GitRepo) -> None:
@@ -268,7 +276,7 @@ def test_a_property_row_kills_with_its_seeds_and_search(repo: GitRepo) -> None:
     )
     _commit(repo, files)
     (row,) = vet(repo.path, VetOptions(today=TODAY)).rows
-    assert row.caught == len(row.mutants) == 4, [(m.description, m.reason) for m in row.mutants]
+    assert row.caught == len(row.mutants) == 5, [(m.description, m.reason) for m in row.mutants]
 
 
 def test_vet_of_a_directory_that_is_no_package_is_an_error(
@@ -312,7 +320,7 @@ def test_require_vetted_rejects_a_patch_whose_rows_are_decorative_in_the_parent(
         (reason.split(" ")[1], (verdict, reason))
         for verdict, reason in _require_vetted(repo, report.commit)
     )
-    assert found["strong"][0] is Verdict.PASS and "4/4 (100%)" in found["strong"][1]
+    assert found["strong"][0] is Verdict.PASS and "5/5 (100%)" in found["strong"][1]
     assert found["weak"][0] is Verdict.REJECT and "decorative in the parent" in found["weak"][1]
     assert found["bare"][0] is Verdict.REJECT
 
@@ -329,7 +337,7 @@ def test_require_vetted_passes_rows_that_kill_and_finds_the_result_by_content(
     repo.replace(f"{LABEL}/label/__init__.py", "Big above ten.", "Big, above ten.")
     repo.commit("docstring")
     assert _require_vetted(repo, base) == [
-        (Verdict.PASS, "row strong vetted in the parent: 4/4 (100%)")
+        (Verdict.PASS, "row strong vetted in the parent: 5/5 (100%)")
     ]
 
 

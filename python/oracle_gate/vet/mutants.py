@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import hashlib
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -33,8 +34,10 @@ class Mutant:
 
     @property
     def id(self) -> str:
-        """Stable across runs: file, function, operator and place."""
-        return f"{self.path}:{self.line}:{self.column}:{self.function}:{self.operator}"
+        """Stable across runs: file, place, function, operator, and a digest of the mutated
+        file (two edits at one place, ``1 -> 0`` and ``1 -> 2``, are two mutants)."""
+        digest = hashlib.blake2b(self.source, digest_size=4).hexdigest()
+        return f"{self.path}:{self.line}:{self.column}:{self.function}:{self.operator}:{digest}"
 
     def diff(self, original: bytes) -> str:
         """A unified diff of the file, with one line of context."""
@@ -116,11 +119,13 @@ def file_mutants(path: str, source: bytes, per_function: int, seed: int) -> list
     starts = _offsets(source)
     found: list[Mutant] = []
     for name, function in functions(module):
-        candidates = [
-            mutant
-            for site in sites(function)
-            if _valid(mutant := _mutant(path, name, site, source, starts), original)
-        ]
+        candidates: list[Mutant] = []
+        made: set[bytes] = set()  # one mutant per mutated text: the first site that makes it
+        for site in sites(function):
+            mutant = _mutant(path, name, site, source, starts)
+            if mutant.source not in made and _valid(mutant, original):
+                made.add(mutant.source)
+                candidates.append(mutant)
         if len(candidates) > per_function:
             chosen = random.Random(f"{seed}:{path}:{name}").sample(candidates, per_function)
             candidates = [m for m in candidates if m in chosen]
