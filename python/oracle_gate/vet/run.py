@@ -4,16 +4,14 @@ The commit is read from git objects and checked out in temporary worktrees,
 as ``check`` does; nothing is written to the working tree. One checkout stays
 unmutated (the tree each row is compared with); each worker has one more,
 writes a mutant over the guarded file, lets the row judge it and writes the
-original back. Results go to the user's cache (``vet/store.py``).
+original back (``vet/workers.py``). Results go to the user's cache (``vet/store.py``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime
-import queue
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -29,11 +27,12 @@ from oracle_gate.model import Package, Row
 from oracle_gate.repo.diff import resolve_commit
 from oracle_gate.repo.trees import GitTree
 from oracle_gate.runtime.judge import RowEnv
-from oracle_gate.runtime.sandbox import Checkouts, Runner, checkouts, hide, kill_children
-from oracle_gate.vet.judge import Recorded, baseline, judge_mutant, recorded_inputs
+from oracle_gate.runtime.sandbox import Checkouts, Runner, checkouts, hide
+from oracle_gate.vet.judge import Judged, Recorded, baseline, recorded_inputs
 from oracle_gate.vet.mutants import Mutant, file_mutants
 from oracle_gate.vet.results import MutantResult, Outcome, RowStatus, RowVet, VetReport
 from oracle_gate.vet.store import row_key, save_row
+from oracle_gate.vet.workers import Task, judge_all
 
 __all__ = ["VetOptions", "guarded_files", "production_file", "vet"]
 
@@ -167,62 +166,27 @@ def _env(
     )
 
 
-def _judge_all(
-    tasks: list[tuple[_Plan, Mutant, Recorded]], envs: list[RowEnv]
-) -> dict[str, MutantResult]:
-    """Every task's result by ``row key + mutant id``, ``len(envs)`` at a time."""
-    free: queue.SimpleQueue[RowEnv] = queue.SimpleQueue()
-    for env in envs:
-        free.put(env)
-
-    def one(task: tuple[_Plan, Mutant, Recorded]) -> tuple[str, MutantResult]:
-        plan, mutant, recorded = task
-        env = free.get()
-        target = env.head_dir / mutant.path
-        try:
-            target.write_bytes(mutant.source)
-            judged = judge_mutant(plan.package, plan.row, env, recorded)
-        finally:
-            target.write_bytes(plan.originals[mutant.path])
-            free.put(env)
-        result = MutantResult(
-            id=mutant.id,
-            path=mutant.path,
-            function=mutant.function,
-            operator=mutant.operator,
-            line=mutant.line,
-            description=mutant.description,
-            row=judged.outcome,
-            reason=judged.reason,
-            diff=mutant.diff(plan.originals[mutant.path]),
+def _results(
+    plan: _Plan, judged: dict[str, Judged], outcome: Judged | None = None
+) -> tuple[MutantResult, ...]:
+    """The plan's mutants with their verdicts (``outcome`` for every one, when given)."""
+    results = []
+    for mutant in plan.mutants:
+        verdict = outcome or judged[plan.key + mutant.id]
+        results.append(
+            MutantResult(
+                id=mutant.id,
+                path=mutant.path,
+                function=mutant.function,
+                operator=mutant.operator,
+                line=mutant.line,
+                description=mutant.description,
+                row=verdict.outcome,
+                reason=verdict.reason,
+                diff=mutant.diff(plan.originals[mutant.path]),
+            )
         )
-        return plan.key + mutant.id, result
-
-    pool = ThreadPoolExecutor(max_workers=len(envs))
-    try:
-        return dict(pool.map(one, tasks))
-    except BaseException:
-        kill_children()  # an interrupt or a failure: the other workers need not finish
-        raise
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _unjudged(plan: _Plan, outcome: Outcome, reason: str) -> tuple[MutantResult, ...]:
-    return tuple(
-        MutantResult(
-            id=m.id,
-            path=m.path,
-            function=m.function,
-            operator=m.operator,
-            line=m.line,
-            description=m.description,
-            row=outcome,
-            reason=reason,
-            diff=m.diff(plan.originals[m.path]),
-        )
-        for m in plan.mutants
-    )
+    return tuple(results)
 
 
 def vet(repo: Path, options: VetOptions) -> VetReport:
@@ -262,8 +226,8 @@ def _vet_plans(
         if not plan.mutants:
             done[plan.key] = _row(plan, RowStatus.NO_MUTANTS, ())
         elif not _has_oracles(plan.row):
-            reason = "the row has no property, partition or relation"
-            done[plan.key] = _row(plan, RowStatus.SCORED, _unjudged(plan, Outcome.SURVIVED, reason))
+            verdict = Judged(Outcome.SURVIVED, "the row has no property, partition or relation")
+            done[plan.key] = _row(plan, RowStatus.SCORED, _results(plan, {}, verdict))
     if not runnable:
         return _ordered(plans, done)
     settings = read_settings(tree)
@@ -279,7 +243,7 @@ def _vet_plans(
         )
         original = pairs[0].parent
         unmutated = _env(tree, graph, runner, original, original, options.today)
-        tasks: list[tuple[_Plan, Mutant, Recorded]] = []
+        tasks: list[Task] = []
         with progress.stage("running each row on the unmutated tree", len(runnable)):
             for plan in runnable:
                 failing = baseline(plan.package, plan.row, unmutated)
@@ -290,15 +254,26 @@ def _vet_plans(
                     )
                     continue
                 recorded = recorded_inputs(plan.package, plan.row, unmutated)
-                tasks += [(plan, mutant, recorded) for mutant in plan.mutants]
+                tasks += [_task(plan, mutant, recorded) for mutant in plan.mutants]
         envs = [_env(tree, graph, runner, p.head, original, options.today) for p in pairs]
         with progress.stage(f"judging {len(tasks)} mutants"):
-            results = _judge_all(tasks, envs)
+            judged = judge_all(tasks, envs)
     for plan in runnable:
         if plan.key not in done:
-            judged = tuple(results[plan.key + m.id] for m in plan.mutants)
-            done[plan.key] = _row(plan, RowStatus.SCORED, judged)
+            done[plan.key] = _row(plan, RowStatus.SCORED, _results(plan, judged))
     return _ordered(plans, done)
+
+
+def _task(plan: _Plan, mutant: Mutant, recorded: Recorded) -> Task:
+    return Task(
+        key=plan.key + mutant.id,
+        package=plan.package,
+        row=plan.row,
+        path=mutant.path,
+        source=mutant.source,
+        original=plan.originals[mutant.path],
+        recorded=recorded,
+    )
 
 
 def _has_oracles(row: Row) -> bool:
