@@ -166,7 +166,8 @@ def _vet(repo: Path, impl: str, *more: str) -> tuple[float, dict[str, object]]:
 def _native_built() -> bool:
     probe = [sys.executable, "-c", "import oracle_gate._native"]
     env = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
-    return subprocess.run(probe, env=env, capture_output=True, timeout=60, check=False).returncode == 0
+    done = subprocess.run(probe, env=env, capture_output=True, timeout=60, check=False)
+    return done.returncode == 0
 
 
 def _example(scratch: Path) -> list[str]:
@@ -208,7 +209,7 @@ def _more_itertools(scratch: Path, cache: Path) -> list[str]:
     for row, (file, functions) in ROWS.items():
         props = ", ".join(f'"props.py:prop_{f}"' for f in functions)
         rows.append(
-            f"  - id: {row}\n    globs: [\"more_itertools/{file}\"]\n"
+            f'  - id: {row}\n    globs: ["more_itertools/{file}"]\n'
             f"    properties: [{props}]\n    budget: {{examples: 50, seconds: 10}}\n"
         )
     (package / "invariants.yaml").write_text(
@@ -236,7 +237,13 @@ def _more_itertools(scratch: Path, cache: Path) -> list[str]:
 
 
 _OUTCOME = re.compile(r"^(\S+) (more_itertools\.\S+__mutmut_\d+)$")
-_MUTMUT_WORDS = {"🎉": "killed", "🙁": "survived", "⏰": "timeout", "🫥": "no tests", "🤔": "suspicious"}
+_MUTMUT_WORDS = {
+    "🎉": "killed",
+    "🙁": "survived",
+    "⏰": "timeout",
+    "🫥": "no tests",
+    "🤔": "suspicious",
+}
 
 
 def _run_mutmut(source: Path, work: Path, mutmut: Path) -> tuple[float, Counter[str]]:

@@ -237,3 +237,14 @@ def test_a_proposer_that_prints_no_yaml_list_is_an_error(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "printed output that is not YAML" in err
     assert repo.git("status", "--porcelain") == ""
+
+
+def test_a_broken_register_is_reported_and_never_overwritten(
+    patched: tuple[GitRepo, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo, base = patched
+    broken = "version: 1\nitems:\n  - symbol: intervals.merge_ranges\n"
+    repo.write(REGISTER, broken)
+    assert _propose(repo, base) == 2
+    assert f"{REGISTER}:3: assumption has no id" in capsys.readouterr().err
+    assert repo.read(REGISTER) == broken

@@ -164,6 +164,11 @@ def _select_arguments(select_parser: argparse.ArgumentParser) -> None:
     _add_graph(select_parser)
 
 
+def _propose_arguments(parser: argparse.ArgumentParser) -> None:
+    _add_range(parser)
+    _adder("propose", "add_propose_arguments")(parser)
+
+
 def _adder(module: str, function: str) -> Callable[[argparse.ArgumentParser], None]:
     """The options a command's own module adds (``add_init_arguments``...)."""
 
@@ -243,7 +248,7 @@ _COMMANDS: dict[str, tuple[str, bool, Callable[[argparse.ArgumentParser], None],
     "propose": (
         "draft assumption rows (status: proposed) from the diff, for a human to review",
         True,
-        _adder("propose", "add_propose_arguments"),
+        _propose_arguments,
         "propose",
         "cmd_propose",
     ),

@@ -9,7 +9,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from types import FrameType
 
@@ -27,25 +27,27 @@ __all__ = ["DEFAULT_TIMEOUT", "add_output_files", "cmd_check", "deadline", "writ
 DEFAULT_TIMEOUT = 3600.0
 
 
-def add_output_files(parser: argparse.ArgumentParser) -> None:
+def add_output_files(parser: argparse.ArgumentParser, formats: Iterable[str] = FORMATS) -> None:
+    """``--output FORMAT:FILE``, repeatable, with FORMAT one of ``formats``."""
+    names = sorted(formats)
+
+    def output(text: str) -> tuple[str, str]:
+        format, _, file = text.partition(":")
+        if format not in names or not file:
+            raise argparse.ArgumentTypeError(
+                f"expected FORMAT:FILE with FORMAT one of {', '.join(names)}, found {text!r}"
+            )
+        return format, file
+
     parser.add_argument(
         "--output",
         action="append",
         default=[],
         metavar="FORMAT:FILE",
-        type=_output,
-        help=f"also write the report as FORMAT ({', '.join(sorted(FORMATS))}) to FILE; "
+        type=output,
+        help=f"also write the report as FORMAT ({', '.join(names)}) to FILE; "
         "repeatable, so one run feeds JUnit, SARIF and a job summary",
     )
-
-
-def _output(text: str) -> tuple[str, str]:
-    format, _, file = text.partition(":")
-    if format not in FORMATS or not file:
-        raise argparse.ArgumentTypeError(
-            f"expected FORMAT:FILE with FORMAT one of {', '.join(sorted(FORMATS))}, found {text!r}"
-        )
-    return format, file
 
 
 def write_outputs(outputs: list[tuple[str, str]], render: Callable[[str], str]) -> None:

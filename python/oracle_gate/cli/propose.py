@@ -14,10 +14,7 @@ __all__ = ["add_propose_arguments", "cmd_propose"]
 
 
 def add_propose_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--base", help="last trusted commit (default: from the merge queue's environment)"
-    )
-    parser.add_argument("--head", default="HEAD", help="the patched commit (default: HEAD)")
+    """What propose adds to ``--base``/``--head`` (the parser's, as check's)."""
     parser.add_argument(
         "--proposer",
         metavar="CMD",

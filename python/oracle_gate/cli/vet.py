@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from oracle_gate.cli.bazel_gate import package_dir
-from oracle_gate.cli.check import write_outputs
+from oracle_gate.cli.check import add_output_files, write_outputs
 from oracle_gate.cli.common import repo_root, today
 from oracle_gate.cli.terminal import progress_on_tty
 from oracle_gate.model import ExitCode
@@ -18,16 +18,6 @@ from oracle_gate.vet.run import VetOptions, vet
 __all__ = ["add_vet_arguments", "cmd_vet"]
 
 DEFAULT_PER_FUNCTION = 10
-
-
-def _output(text: str) -> tuple[str, str]:
-    format, _, file = text.partition(":")
-    if format not in VET_FORMATS or not file:
-        raise argparse.ArgumentTypeError(
-            f"expected FORMAT:FILE with FORMAT one of {', '.join(sorted(VET_FORMATS))}, "
-            f"found {text!r}"
-        )
-    return format, file
 
 
 def _positive(text: str) -> int:
@@ -74,14 +64,7 @@ def add_vet_arguments(parser: argparse.ArgumentParser) -> None:
         "such a partial vet is not cached for check --require-vetted",
     )
     parser.add_argument("--format", choices=sorted(VET_FORMATS), default="text")
-    parser.add_argument(
-        "--output",
-        action="append",
-        default=[],
-        metavar="FORMAT:FILE",
-        type=_output,
-        help="also write the report as FORMAT to FILE; repeatable",
-    )
+    add_output_files(parser, VET_FORMATS)
     parser.add_argument("--today", help="judge freeze expiry as of this YYYY-MM-DD date")
 
 

@@ -25,12 +25,15 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Container, Iterator
 from dataclasses import dataclass
+from typing import TypeVar
 
 from oracle_gate.propose.changes import Changed
 
 __all__ = ["RULES", "Proposal"]
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,12 @@ class Proposal:
     precondition: str
     side: str  # "-" (a line of the parent) or "+" (a line of the head)
     line: int
+
+
+def _only_in(found: dict[str, T], other: Container[str]) -> list[tuple[str, T]]:
+    """The entries of ``found`` whose key ``other`` lacks, in key order: what one side of
+    the patch has and the other has not."""
+    return [(key, value) for key, value in sorted(found.items()) if key not in other]
 
 
 def _walk(node: ast.AST | None) -> Iterator[ast.AST]:
@@ -151,16 +160,14 @@ def _checked_names(function: ast.AST | None) -> set[str]:
 
 
 def removed_presence_check(changed: Changed) -> Iterator[Proposal]:
-    still = _checked_names(changed.head)
-    for name, test in sorted(_presence_checks(changed.parent).items()):
-        if name not in still:
-            yield Proposal(
-                "removed_presence_check",
-                f"{name} is never None or empty when {changed.symbol} is called "
-                f"(the test {_text(test)} was removed)",
-                "-",
-                _line(test),
-            )
+    for name, test in _only_in(_presence_checks(changed.parent), _checked_names(changed.head)):
+        yield Proposal(
+            "removed_presence_check",
+            f"{name} is never None or empty when {changed.symbol} is called "
+            f"(the test {_text(test)} was removed)",
+            "-",
+            _line(test),
+        )
 
 
 # --- new_index --------------------------------------------------------------------------
@@ -220,15 +227,14 @@ def _dicts_from_sequences(function: ast.AST | None) -> dict[str, ast.AST]:
 
 def new_dict(changed: Changed) -> Iterator[Proposal]:
     before = _dicts_from_sequences(changed.parent)
-    for text, node in sorted(_dicts_from_sequences(changed.head).items()):
-        if text not in before:
-            yield Proposal(
-                "new_dict",
-                f"the keys {changed.symbol} builds a dict from are unique "
-                f"({text} keeps only the last value of a repeated key)",
-                "+",
-                _line(node),
-            )
+    for text, node in _only_in(_dicts_from_sequences(changed.head), before):
+        yield Proposal(
+            "new_dict",
+            f"the keys {changed.symbol} builds a dict from are unique "
+            f"({text} keeps only the last value of a repeated key)",
+            "+",
+            _line(node),
+        )
 
 
 # --- naive_datetime ---------------------------------------------------------------------
@@ -263,16 +269,14 @@ def naive_datetime(changed: Changed) -> Iterator[Proposal]:
     if any(zone in name.lower() for name in _names(changed.head) for zone in _ZONES):
         return
     before = _clock_arithmetic(changed.parent)
-    for text, node in sorted(_clock_arithmetic(changed.head).items()):
-        if text not in before:
-            yield Proposal(
-                "naive_datetime",
-                f"the datetimes {changed.symbol} computes with are naive, or all in one "
-                f"time zone ({text} handles none)",
-                "+",
-                _line(node),
-            )
-            return
+    for text, node in _only_in(_clock_arithmetic(changed.head), before)[:1]:
+        yield Proposal(
+            "naive_datetime",
+            f"the datetimes {changed.symbol} computes with are naive, or all in one "
+            f"time zone ({text} handles none)",
+            "+",
+            _line(node),
+        )
 
 
 # --- removed_raise ----------------------------------------------------------------------
@@ -288,16 +292,14 @@ def _refusals(function: ast.AST | None) -> dict[str, ast.If]:
 
 
 def removed_raise(changed: Changed) -> Iterator[Proposal]:
-    after = _refusals(changed.head)
-    for text, node in sorted(_refusals(changed.parent).items()):
-        if text not in after:
-            yield Proposal(
-                "removed_raise",
-                f"{changed.symbol} is never given input where {text} (it raised on such "
-                "input, and now accepts it)",
-                "-",
-                _line(node),
-            )
+    for text, node in _only_in(_refusals(changed.parent), _refusals(changed.head)):
+        yield Proposal(
+            "removed_raise",
+            f"{changed.symbol} is never given input where {text} (it raised on such "
+            "input, and now accepts it)",
+            "-",
+            _line(node),
+        )
 
 
 # --- narrowed_except --------------------------------------------------------------------
