@@ -119,11 +119,15 @@ def _run(command: Sequence[str], cwd: Path, env: dict[str, str] | None = None) -
 
 
 def _git_repo(path: Path) -> None:
+    """One commit of everything, with a fixed identity and date: the same tree is the same
+    commit on every run, so the children's hash seeds (drawn from it) are the same too."""
     quiet = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    for who in ("AUTHOR", "COMMITTER"):
+        quiet[f"GIT_{who}_DATE"] = "2026-01-01T00:00:00Z"
     for step in (["init", "-q", "-b", "main"], ["add", "-A"]):
         _run(["git", *step], path, quiet)
     identity = ["-c", "user.name=bench", "-c", "user.email=bench@example.com"]
-    _run(["git", *identity, "commit", "-qm", "bench tree"], path, quiet)
+    _run(["git", *identity, "commit", "-qm", "bench tree", "--no-verify"], path, quiet)
 
 
 def _sdist(cache: Path) -> Path:
@@ -195,7 +199,8 @@ def _rows(report: dict[str, object]) -> list[str]:
         if row["status"] == "failing":
             raise SystemExit(f"vet bench: row {row['row']} fails on the unmutated tree")
         flag = "  DECORATIVE" if row["decorative"] else ""
-        lines.append(f"  {row['package']}:{row['row']:<24} {row['score']:<14}{flag}")
+        name = f"{row['package']}:{row['row']}"
+        lines.append(f"  {name:<40} {row['score']:<14}{flag}")
     return lines
 
 

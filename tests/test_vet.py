@@ -279,6 +279,31 @@ def test_a_property_row_kills_with_its_seeds_and_search(repo: GitRepo) -> None:
     assert row.caught == len(row.mutants) == 5, [(m.description, m.reason) for m in row.mutants]
 
 
+def test_a_mutant_whose_result_cannot_cross_is_killed_not_a_gate_error(repo: GitRepo) -> None:
+    _commit(
+        repo,
+        {
+            "libs/evens/evens/__init__.py": (
+                "def evens(n):\n    return sorted(i for i in range(n) if i % 2 == 0)\n"
+            ),
+            "libs/evens/props.py": (
+                "from evens import evens\nfrom hypothesis import strategies as st\n\n\n"
+                "def prop_evens(n):\n    assert evens(n) == list(range(0, n, 2))\n\n\n"
+                "prop_evens.strategy = st.integers(0, 9)\n"
+            ),
+            "libs/evens/invariants.yaml": (
+                'version: 1\nowners: ["@t"]\ntests: []\nrows:\n  - id: evens\n'
+                '    globs: ["evens/*.py"]\n    properties: ["props.py:prop_evens"]\n'
+                "    budget: {examples: 10, seconds: 5}\n"
+            ),
+        },
+    )
+    (row,) = vet(repo.path, VetOptions(today=TODAY)).rows
+    dropped = next(m for m in row.mutants if m.operator == "drop_call")
+    assert dropped.row is Outcome.KILLED  # a generator cannot cross to the property
+    assert "could not judge it (exit 2)" in dropped.reason and "cannot cross" in dropped.reason
+
+
 def test_vet_of_a_directory_that_is_no_package_is_an_error(
     repo: GitRepo, capsys: pytest.CaptureFixture[str]
 ) -> None:

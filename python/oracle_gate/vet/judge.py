@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from oracle_gate.errors import GateError
 from oracle_gate.model import Finding, Package, Row, Verdict
 from oracle_gate.runtime.judge import RowEnv, judge_rows
 from oracle_gate.runtime.sandbox import RunnerFailure
@@ -128,9 +129,18 @@ def _same_outputs(package: Package, env: RowEnv, recorded: Recorded) -> bool:
 
 
 def judge_mutant(package: Package, row: Row, env: RowEnv, recorded: Recorded) -> Judged:
-    """The row's verdict on the mutant written over ``env.head_dir``."""
+    """The row's verdict on the mutant written over ``env.head_dir``.
+
+    A gate error while judging it (the unmutated tree ran clean, so the mutant
+    caused it: a result that cannot cross to the oracle, say) counts as killed:
+    ``check`` would exit 2 on such a patch, and it would not merge.
+    """
     for stage in _stages(row):
-        rejects = _rejects(judge_rows([(package, stage)], env)[0], row)
+        try:
+            findings, _ = judge_rows([(package, stage)], env)
+        except GateError as error:
+            return Judged(Outcome.KILLED, f"the gate could not judge it (exit 2): {error}")
+        rejects = _rejects(findings, row)
         if rejects:
             timed_out = all(_TIME_STOP in f.reason for f in rejects)
             return Judged(Outcome.TIMED_OUT if timed_out else Outcome.KILLED, rejects[0].reason)
