@@ -70,7 +70,11 @@ def judge_all(tasks: Sequence[Task], envs: Sequence[RowEnv]) -> dict[str, Judged
     queue = context.Queue()
     for env in envs:
         queue.put(dataclasses.replace(env))
-    with ProcessPoolExecutor(
+    pool = ProcessPoolExecutor(
         max_workers=len(envs), mp_context=context, initializer=_start, initargs=(queue,)
-    ) as pool:
+    )
+    try:
         return dict(pool.map(_judge, tasks))
+    finally:
+        # on an interrupt the mutants not yet started are dropped, not judged to the end
+        pool.shutdown(wait=True, cancel_futures=True)
