@@ -18,6 +18,7 @@ BENCHES: dict[str, str] = {
     "selection": "selection",
     "split": "split",
     "surface": "surface",
+    "vet": "vet",
 }
 
 

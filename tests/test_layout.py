@@ -1,4 +1,4 @@
-"""The driver's stages import one way only: cli -> gate -> {select, lanes, runtime} -> ... -> model.
+"""The driver's stages import one way only: cli -> gate (vet, propose) -> judges -> ... -> model.
 
 docs/design.md draws the same picture; this test keeps the code to it, so a
 newcomer can trust that a module never reaches up into a later stage.
@@ -19,7 +19,9 @@ ROOT = "oracle_gate"
 STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("api", (ROOT, "__main__")),
     ("cli", ("cli",)),
-    ("gate", ("gate",)),
+    # vet and propose orchestrate a command as gate does (vet runs rows in checkouts with
+    # gate's sandbox set-up; gate reads vet results for --require-vetted)
+    ("gate", ("gate", "vet", "propose")),
     ("judges", ("select", "lanes", "runtime")),
     ("classify", ("classify", "facts")),
     ("graph", ("graph", "locks")),

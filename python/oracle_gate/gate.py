@@ -32,8 +32,9 @@ from oracle_gate.runtime.sandbox import (
     top_level_modules,
 )
 from oracle_gate.select import Selection, is_quiet, select
+from oracle_gate.vet.require import vetted_findings
 
-__all__ = ["check"]
+__all__ = ["check", "hidden_paths", "sandbox_runner"]
 
 LEDGER_FILES = (SEEDS_FILE, FREEZE_FILE, ASSUMPTIONS_FILE)
 
@@ -48,7 +49,7 @@ def _selected_rows(facts: Facts, selection: Selection) -> list[tuple[Package, Ro
     return [chosen[key] for key in sorted(chosen)]
 
 
-def _hidden_paths(tree: GitTree, graph: PackageGraph) -> list[str]:
+def hidden_paths(tree: GitTree, graph: PackageGraph) -> list[str]:
     """The packages' ledgers, locks and fixtures: what code under test must not read."""
     hidden = []
     for package in graph.packages.values():
@@ -66,8 +67,35 @@ def _hidden_paths(tree: GitTree, graph: PackageGraph) -> list[str]:
 def _hash_base(facts: Facts) -> int:
     """The children's hash seeds, from the two commits: the same for every run of this
     check, and unknown to the patch, whose commit id depends on its own text."""
-    pair = f"{facts.diff.base}..{facts.diff.head}".encode()
-    return int.from_bytes(hashlib.blake2b(pair, digest_size=4).digest(), "big")
+    return hash_base_of(f"{facts.diff.base}..{facts.diff.head}")
+
+
+def hash_base_of(text: str) -> int:
+    """A ``Runner.hash_base`` drawn from ``text`` (commit ids): the same on every run."""
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=4).digest(), "big")
+
+
+def sandbox_runner(
+    repo: Path,
+    tree: GitTree,
+    graph: PackageGraph,
+    scratch: tuple[Path, ...],
+    timeout_floor: float,
+    hash_base: int,
+) -> Runner:
+    """How children run for checkouts of ``repo`` made under the ``scratch`` directories:
+    ``tree``'s repository modules, the repository hidden, each checkout shown in its place."""
+    # the first is the repository itself: its checkouts appear there to the code they run
+    hidden = repository_dirs(repo)
+    return Runner(
+        library=library_paths(exclude=(repo, *scratch)),
+        bwrap=find_bwrap(),
+        timeout_floor=timeout_floor,
+        repo_modules=top_level_modules(tree.files(), graph.nodes()),
+        hidden=tuple(map(str, hidden)),
+        shown_at=str(hidden[0]),
+        hash_base=hash_base,
+    )
 
 
 def _run_rows(
@@ -81,19 +109,16 @@ def _run_rows(
     """The rows' code, then (for ``packages``) the trusted replay, in one pair of checkouts."""
     if not rows and not packages:
         return [], RuntimeStats()
-    # the first is the repository itself: its checkouts appear there to the code they run
-    hidden = repository_dirs(repo)
     with checkouts(repo, facts.diff.base, facts.diff.head) as trees:
-        hide(trees.parent, _hidden_paths(facts.parent, facts.parent_graph))
-        hide(trees.head, _hidden_paths(facts.head, facts.head_graph))
-        runner = Runner(
-            library=library_paths(exclude=(repo, trees.head.parent)),
-            bwrap=find_bwrap(),
-            timeout_floor=facts.settings.timeout_floor,
-            repo_modules=top_level_modules(facts.head.files(), facts.head_graph.nodes()),
-            hidden=tuple(map(str, hidden)),
-            shown_at=str(hidden[0]),
-            hash_base=_hash_base(facts),
+        hide(trees.parent, hidden_paths(facts.parent, facts.parent_graph))
+        hide(trees.head, hidden_paths(facts.head, facts.head_graph))
+        runner = sandbox_runner(
+            repo,
+            facts.head,
+            facts.head_graph,
+            (trees.head.parent,),
+            facts.settings.timeout_floor,
+            _hash_base(facts),
         )
         involved = [p for p, _ in rows] + packages
         env = RowEnv(
@@ -128,6 +153,7 @@ def check(
     replay: bool = True,
     allow_empty: bool = False,
     cache_url: str | None = None,
+    require_vetted: bool = False,
 ) -> Report:
     """Run the gate on the patch from ``base`` to ``head``.
 
@@ -151,6 +177,8 @@ def check(
             otherwise that is an error, since nothing would be judged.
         cache_url: a shared HTTP cache (WebDAV) for the replay's baselines, besides
             the user cache.
+        require_vetted: reject when a selected row is decorative in the parent, or
+            has no vet result for the parent's content (``vet/require.py``).
 
     Raises:
         GitError: a ref does not resolve, history is too shallow, or head is
@@ -176,6 +204,8 @@ def check(
     rows: list[tuple[Package, Row]] = []
     if not docs_only:
         findings += judge_packages(list(selection.packages), facts)
+        if require_vetted:
+            findings += vetted_findings(repo, facts, _selected_rows(facts, selection))
         if run_rows:
             rows = _selected_rows(facts, selection)
             # a package new in the head has no trusted tests to replay

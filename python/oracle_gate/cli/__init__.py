@@ -108,6 +108,12 @@ def _check_arguments(check_parser: argparse.ArgumentParser) -> None:
         help="accept a repository without packages (otherwise a gate error: nothing is judged)",
     )
     check_parser.add_argument(
+        "--require-vetted",
+        action="store_true",
+        help="reject when a selected row is decorative in the parent (oracle-gate vet), "
+        "or has no vet result for the parent's content",
+    )
+    check_parser.add_argument(
         "--timeout",
         type=float,
         default=DEFAULT_TIMEOUT,
@@ -163,6 +169,11 @@ def _select_arguments(select_parser: argparse.ArgumentParser) -> None:
         help="write the selected gate targets, for bazel test --target_pattern_file=FILE",
     )
     _add_graph(select_parser)
+
+
+def _propose_arguments(parser: argparse.ArgumentParser) -> None:
+    _add_range(parser)
+    _adder("propose", "add_propose_arguments")(parser)
 
 
 def _adder(module: str, function: str) -> Callable[[argparse.ArgumentParser], None]:
@@ -233,6 +244,20 @@ _COMMANDS: dict[str, tuple[str, bool, Callable[[argparse.ArgumentParser], None],
         _adder("ledgers", "add_seeds_arguments"),
         "ledgers",
         "cmd_seeds",
+    ),
+    "vet": (
+        "score each row against mutants of the code it guards; decorative rows kill none",
+        True,
+        _adder("vet", "add_vet_arguments"),
+        "vet",
+        "cmd_vet",
+    ),
+    "propose": (
+        "draft assumption rows (status: proposed) from the diff, for a human to review",
+        True,
+        _propose_arguments,
+        "propose",
+        "cmd_propose",
     ),
     "demo": (
         "run the gate on the embedded example monorepo with sample agent patches",

@@ -9,7 +9,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from types import FrameType
 
@@ -22,33 +22,35 @@ from oracle_gate.repo.diff import resolve_commit
 from oracle_gate.repo.merge_queue import base_from_environment
 from oracle_gate.repo.worktree import snapshot_worktree, uncommitted_paths
 
-__all__ = ["DEFAULT_TIMEOUT", "add_output_files", "cmd_check", "deadline"]
+__all__ = ["DEFAULT_TIMEOUT", "add_output_files", "cmd_check", "deadline", "write_outputs"]
 
 DEFAULT_TIMEOUT = 3600.0
 
 
-def add_output_files(parser: argparse.ArgumentParser) -> None:
+def add_output_files(parser: argparse.ArgumentParser, formats: Iterable[str] = FORMATS) -> None:
+    """``--output FORMAT:FILE``, repeatable, with FORMAT one of ``formats``."""
+    names = sorted(formats)
+
+    def output(text: str) -> tuple[str, str]:
+        format, _, file = text.partition(":")
+        if format not in names or not file:
+            raise argparse.ArgumentTypeError(
+                f"expected FORMAT:FILE with FORMAT one of {', '.join(names)}, found {text!r}"
+            )
+        return format, file
+
     parser.add_argument(
         "--output",
         action="append",
         default=[],
         metavar="FORMAT:FILE",
-        type=_output,
-        help=f"also write the report as FORMAT ({', '.join(sorted(FORMATS))}) to FILE; "
+        type=output,
+        help=f"also write the report as FORMAT ({', '.join(names)}) to FILE; "
         "repeatable, so one run feeds JUnit, SARIF and a job summary",
     )
 
 
-def _output(text: str) -> tuple[str, str]:
-    format, _, file = text.partition(":")
-    if format not in FORMATS or not file:
-        raise argparse.ArgumentTypeError(
-            f"expected FORMAT:FILE with FORMAT one of {', '.join(sorted(FORMATS))}, found {text!r}"
-        )
-    return format, file
-
-
-def _write_outputs(outputs: list[tuple[str, str]], render: Callable[[str], str]) -> None:
+def write_outputs(outputs: list[tuple[str, str]], render: Callable[[str], str]) -> None:
     """Write ``render(format)`` to each ``--output`` file."""
     for format, file in outputs:
         try:
@@ -145,8 +147,9 @@ def _judge(args: argparse.Namespace) -> int:
             replay=not args.no_replay,
             allow_empty=args.allow_empty,
             cache_url=args.cache_url,
+            require_vetted=args.require_vetted,
         )
-    _write_outputs(args.output, lambda format: FORMATS[format](report))
+    write_outputs(args.output, lambda format: FORMATS[format](report))
     sys.stdout.write(styled(FORMATS[args.format](report), args.format, args.color))
     return report.exit_code
 
@@ -163,6 +166,6 @@ def cmd_check(args: argparse.Namespace) -> int:
         # The files a CI step reads must say why there is no verdict, not be empty.
         failure = error
         with contextlib.suppress(GateError):
-            _write_outputs(args.output, lambda format: ERROR_FORMATS[format](failure))
+            write_outputs(args.output, lambda format: ERROR_FORMATS[format](failure))
         sys.stdout.write(ERROR_FORMATS[args.format](failure))
         raise

@@ -17,31 +17,58 @@ import yaml
 from oracle_gate.config.ledgers import (
     FreezeEntry,
     FreezeLedger,
+    parse_assumptions,
     parse_freeze,
     parse_seeds,
 )
 from oracle_gate.errors import LedgerError
 
-__all__ = ["freeze_add", "freeze_extend", "freeze_remove", "retire_seed"]
+__all__ = ["assumptions_add", "freeze_add", "freeze_extend", "freeze_remove", "retire_seed"]
 
 
-def _document(text: bytes | None, path: str) -> tuple[FreezeLedger, dict[str, Any], str]:
-    """The parsed ledger, its raw mapping, and the comment lines at its top (kept)."""
-    source = text or b""
-    ledger = parse_freeze(source, path)
+def _raw(source: bytes) -> tuple[dict[str, Any], str]:
+    """The ledger's raw mapping, and the comment lines at its top (kept)."""
     raw = yaml.safe_load(source.decode("utf-8")) or {}
     header = []
     for line in source.decode("utf-8").splitlines(keepends=True):
         if line.strip() and not line.lstrip().startswith("#"):
             break
         header.append(line)
-    return ledger, raw, "".join(header)
+    return raw, "".join(header)
+
+
+def _document(text: bytes | None, path: str) -> tuple[FreezeLedger, dict[str, Any], str]:
+    """The parsed ledger, its raw mapping, and the comment lines at its top (kept)."""
+    source = text or b""
+    ledger = parse_freeze(source, path)
+    return (ledger, *_raw(source))
+
+
+def _dumped(raw: dict[str, Any], header: str) -> bytes:
+    body = yaml.safe_dump(raw, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    return (header + body).encode("utf-8")
 
 
 def _render(raw: dict[str, Any], header: str, path: str) -> bytes:
-    body = yaml.safe_dump(raw, sort_keys=False, default_flow_style=False, allow_unicode=True)
-    rendered = (header + body).encode("utf-8")
+    rendered = _dumped(raw, header)
     parse_freeze(rendered, path)  # never write what the gate would refuse
+    return rendered
+
+
+def assumptions_add(text: bytes | None, path: str, items: list[dict[str, Any]]) -> bytes:
+    """The register with ``items`` appended (each must have an id the file does not use).
+
+    Raises:
+        LedgerError: the register is already invalid, or an item would make it so
+            (a repeated id, an unknown key).
+    """
+    source = text or b""
+    parse_assumptions(source, path)
+    raw, header = _raw(source)
+    raw = {"version": raw.get("version", 1), **raw}
+    raw["items"] = [*(raw.get("items") or []), *items]
+    rendered = _dumped(raw, header)
+    parse_assumptions(rendered, path)  # never write what the gate would refuse
     return rendered
 
 
