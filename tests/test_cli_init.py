@@ -161,8 +161,10 @@ def test_init_root_writes_settings_that_are_the_defaults_when_uncommented(repo: 
     repo.write("oracle-gate.toml", uncommented)
     commit = repo.commit("settings")
     settings = read_settings(GitTree(repo.path, commit))
-    assert settings == Settings(path="oracle-gate.toml")
-    for key in ("notes", "docs", "outside", "timeout-floor"):
+    # replay-seconds is unset by default (derived from the parent's baseline): its line
+    # shows an example value
+    assert settings == Settings(path="oracle-gate.toml", replay_seconds=600.0)
+    for key in ("notes", "docs", "outside", "timeout-floor", "replay-seconds"):
         assert f"\n{key} = " in uncommented, key
     # Never twice.
     code, _out, err = _init(repo, "--root")

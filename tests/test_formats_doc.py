@@ -32,7 +32,7 @@ CASES: list[tuple[Callable[[bytes, str], Any], str, str, str]] = [
     (parse_matrix, "invariants.yaml", "rows: []\n", "1: has no 'version'; expected version: 1"),
     (parse_matrix, "invariants.yaml", "version: 2\nrows: []\n", "1: version 2 is not supported; expected 1"),
     (parse_matrix, "invariants.yaml", "version: 1\ntest: ['x']\nrows: []\n",
-     "2: unknown key 'test' in the matrix; expected one of deps, fixtures, owners, rows, tests, version"),
+     "2: unknown key 'test' in the matrix; expected one of deps, fixtures, owners, replay, rows, tests, version"),
     (parse_matrix, "invariants.yaml", "version: 1\nowners: '@a'\nrows: []\n",
      "2: owners must be a list, found '@a'"),
     (parse_matrix, "invariants.yaml", "version: 1\nrows: {}\n", "2: rows must be a list, found a mapping"),
@@ -52,6 +52,8 @@ CASES: list[tuple[Callable[[bytes, str], Any], str, str, str]] = [
      "5: rows[0] has unknown key 'colour'; expected one of id, globs, properties, partitions, relations, fixtures, budget"),
     (parse_matrix, "invariants.yaml", ROW + "    budget: {examples: -1}\n",
      "5: row 'a': budget examples must be an integer of at least 1, found -1"),
+    (parse_matrix, "invariants.yaml", "version: 1\nreplay: {seconds: 0}\nrows: []\n",
+     "2: replay seconds must be in (0, 86400], found 0"),
     (parse_matrix, "invariants.yaml", "version: 1\nrows: [\n",
      "3: invalid YAML: expected the node content, but found '<stream end>'"),
     (parse_lock, "oracle_gate.lock", "[]",
@@ -109,10 +111,17 @@ def test_non_utf8_seeds_error_is_documented() -> None:
             'outside = ["/abs"]\n',
             "1: 'outside' pattern '/abs' is absolute; globs are relative to the package directory",
         ),
-        ("colour = 1\n", "1: unknown key 'colour'; expected docs, notes, outside, timeout-floor"),
+        (
+            "colour = 1\n",
+            "1: unknown key 'colour'; expected docs, notes, outside, replay-seconds, timeout-floor",
+        ),
         (
             "timeout-floor = 0\n",
             "1: 'timeout-floor' must be a number of seconds in (0, 3600], found 0",
+        ),
+        (
+            "replay-seconds = 0\n",
+            "1: 'replay-seconds' must be a number of seconds in (0, 86400], found 0",
         ),
         ("notes = \n", "1: is not valid TOML: Invalid value"),
     ],
@@ -186,7 +195,10 @@ def test_every_settings_key_is_documented_with_its_default_and_written_by_init_r
         assert row is not None, key
         default = field.default
         shown = json.dumps(list(default)) if isinstance(default, tuple) else json.dumps(default)
-        assert f"`{shown}`".replace('","', '", "') in row, (key, shown)
+        if default is None:  # no value: the page says what the gate does without one
+            assert "| no | unset:" in row, key
+        else:
+            assert f"`{shown}`".replace('","', '", "') in row, (key, shown)
         assert f"# {key} = " in written, key
 
 

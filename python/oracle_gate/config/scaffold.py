@@ -299,6 +299,10 @@ def render_settings() -> str:
         "# The least time, in seconds, each child process of a row gets, whatever the\n"
         "# row's budget says: raise it on slow CI machines.\n"
         f"# timeout-floor = {Settings.timeout_floor}\n"
+        "\n"
+        "# The trusted replay's time budget, in seconds, per package run; unset, it is five\n"
+        "# times the parent's baseline plus a minute (a package's replay: {seconds} wins).\n"
+        "# replay-seconds = 600\n"
     )
 
 
