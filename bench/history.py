@@ -12,8 +12,10 @@ upstream tree, the gate's files kept), and checks each with ``oracle-gate check
 --base <previous gated commit>``. After a reject it does what a human would:
 it runs ``oracle-gate lock --write``, then ``oracle-gate note ... --reason`` for
 every rejected path whose ``oracle-gate explain`` remedy is a human note,
-commits, and checks the branch again; a reject that no note resolves is merged
-over the gate (an override). Notes and overrides are counted.
+and, after a replay that stopped at the package's time budget, doubles the
+rows' ``budget.seconds`` (what that reject advises); it commits and checks the
+branch again. A reject that none of this resolves is merged over the gate (an
+override). Notes, budget raises and overrides are counted.
 
 Per commit it prints the verdict, the lane and rule of each reject, the
 check's time and the time of a plain ``python -m pytest -q`` on the same
@@ -60,11 +62,12 @@ from pathlib import Path
 from common import commit_id
 from oracle_gate.model import ORACLE_LANES
 
+LOCK = "oracle_gate.lock"
 # The gate's files the bench adds; every upstream commit is applied around them.
 GATE_FILES = (
     "invariants.yaml",
     "props.py",
-    "oracle_gate.lock",
+    LOCK,
     "ORACLE_CHANGELOG.md",
 )
 CHECK_TIMEOUT = 3600
@@ -151,7 +154,12 @@ import json
 
 from hypothesis import strategies as st
 
-from tomli import TOMLDecodeError, loads
+try:
+    from tomli import TOMLDecodeError, loads
+except ImportError:
+    # src/tomli since 2.0.1: the gate puts the package directory (the root) on
+    # sys.path, not src/, and src/tomli imports as a namespace package's module.
+    from src.tomli import TOMLDecodeError, loads
 
 KEYS = st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True)
 
@@ -395,6 +403,7 @@ class Step:
     noted: list[str] = dataclasses.field(default_factory=list)
     recheck: Checked | None = None
     human: str = ""  # "", "noted", "override"
+    budget: int = 0  # the rows' seconds the human raised the budget to, if they did
 
 
 # A reject's rule: its reason with the parts that name one case (paths, counts,
@@ -492,13 +501,33 @@ def note_remedies(rejects: Sequence[Reject]) -> list[str]:
     )
 
 
+TIME_STOP = "replay stopped at the package's time budget"
+BUDGET_SECONDS = re.compile(r"(\bseconds: )(\d+)")
+
+
+def raise_budget(repo: Path) -> int:
+    """Double the rows' seconds in invariants.yaml, as a time stop's reject advises
+    (a higher budget widens the matrix: no note needed); the new seconds."""
+    matrix = repo / "invariants.yaml"
+    text = matrix.read_text()
+    seconds = 2 * int(BUDGET_SECONDS.findall(text)[0][1])
+    matrix.write_text(BUDGET_SECONDS.sub(lambda found: f"{found[1]}{seconds}", text))
+    return seconds
+
+
 def resolve(repo: Path, base: str, step: Step) -> None:
-    """What a human does after a reject: relock, note the moved oracle paths, commit,
-    and check again; what no note resolves is merged over the gate."""
+    """What a human does after a reject: relock, note the moved oracle paths, raise
+    the budget after a replay time stop, commit, and check again; what that does
+    not resolve is merged over the gate."""
     step.noted = note_remedies(step.check.rejects)
-    # Relock first, as explain's remedy for a lock says: a note records the digest
-    # of the lock as it will be committed.
+    if any(reject.reason.startswith(TIME_STOP) for reject in step.check.rejects):
+        step.budget = raise_budget(repo)
+    # Relock first, as explain's remedy for a lock says, and note the lock when that
+    # changed it: new test units enter the lock as oracle, and a note records the
+    # digest of the lock as it is committed.
     human(repo, "lock", "--write", ".")
+    if git(repo, "status", "--porcelain", "--", LOCK) and LOCK not in step.noted:
+        step.noted.append(LOCK)
     if step.noted:
         reason = f"upstream {step.upstream[:10]} ({step.subject}): reviewed oracle change"
         human(repo, "note", *step.noted, "--reason", reason)
@@ -542,6 +571,15 @@ def replay(repo: Path, library: Library, commits: Sequence[str], upstream: Path)
 # --- output --------------------------------------------------------------------
 
 
+def print_rejects(rejects: Sequence[Reject], label: str) -> None:
+    by_rule: dict[str, list[str]] = collections.defaultdict(list)
+    for reject in rejects:
+        by_rule[reject.rule].append(reject.path)
+    for rule, paths in sorted(by_rule.items()):
+        more = f" and {len(paths) - 3} more" if len(paths) > 3 else ""
+        print(f"       {label} {rule}: {', '.join(paths[:3])}{more}")
+
+
 def print_step(step: Step) -> None:
     checked = step.check
     ratio = checked.seconds / step.pytest_seconds if step.pytest_seconds else 0.0
@@ -551,18 +589,17 @@ def print_step(step: Step) -> None:
         f" {step.pytest_seconds:8.1f} {ratio:6.1f}x  {step.files:3}  {step.subject}{extra}",
         flush=True,
     )
-    if checked.error:
-        print(f"       error: {checked.error}")
-    by_rule: dict[str, list[str]] = collections.defaultdict(list)
-    for reject in checked.rejects:
-        by_rule[reject.rule].append(reject.path)
-    for rule, paths in sorted(by_rule.items()):
-        more = f" and {len(paths) - 3} more" if len(paths) > 3 else ""
-        print(f"       reject {rule}: {', '.join(paths[:3])}{more}")
+    for failed in (checked, step.recheck):
+        if failed and failed.error:
+            print(f"       error: {failed.error}")
+    print_rejects(checked.rejects, "reject")
     if step.human:
         again = step.recheck
         after = f", check again: {again.verdict} in {again.seconds:.1f}s" if again else ""
-        print(f"       human: {step.human}; noted {len(step.noted)} path(s){after}")
+        raised = f", budget raised to {step.budget}s" if step.budget else ""
+        print(f"       human: {step.human}; noted {len(step.noted)} path(s){raised}{after}")
+        if again:
+            print_rejects(again.rejects, "  still")
 
 
 def summarize(name: str, source: str, steps: Sequence[Step]) -> None:
@@ -586,7 +623,8 @@ def summarize(name: str, source: str, steps: Sequence[Step]) -> None:
     per_50 = 50 * notes / count if count else 0.0
     print(
         f"  human notes: {notes} ({per_50:.1f} per 50 commits), "
-        f"{sum(len(step.noted) for step in steps)} path(s) noted; overrides: {overrides}"
+        f"{sum(len(step.noted) for step in steps)} path(s) noted; "
+        f"budget raised: {sum(1 for step in steps if step.budget)}; overrides: {overrides}"
     )
     disagree = [step.upstream[:10] for step in steps if step.no_replay == "merge"]
     print(f"  rejected by the replay alone, merged by --no-replay: {disagree or 'none'}")
