@@ -11,11 +11,11 @@ upstream commits in order, each as one commit of the gated branch (the
 upstream tree, the gate's files kept), and checks each with ``oracle-gate check
 --base <previous gated commit>``. After a reject it does what a human would:
 it runs ``oracle-gate lock --write``, then ``oracle-gate note ... --reason`` for
-every rejected path whose ``oracle-gate explain`` remedy is a human note,
-and, after a replay that stopped at the package's time budget, doubles the
-rows' ``budget.seconds`` (what that reject advises); it commits and checks the
-branch again. A reject that none of this resolves is merged over the gate (an
-override). Notes, budget raises and overrides are counted.
+every rejected path whose ``oracle-gate explain`` remedy is a human note, and
+for the lock when the relock changed it; it commits and checks the branch
+again. A reject that this does not resolve (a production path no row guards, a
+replay regress, a replay time stop: the replay's budget is the parent's) is
+merged over the gate (an override). Notes and overrides are counted.
 
 Per commit it prints the verdict, the lane and rule of each reject, the
 check's time and the time of a plain ``python -m pytest -q`` on the same
@@ -410,7 +410,6 @@ class Step:
     noted: list[str] = dataclasses.field(default_factory=list)
     recheck: Checked | None = None
     human: str = ""  # "", "noted", "override"
-    budget: int = 0  # the rows' seconds the human raised the budget to, if they did
 
 
 # A reject's rule: its reason with the parts that name one case (paths, counts,
@@ -508,27 +507,10 @@ def note_remedies(rejects: Sequence[Reject]) -> list[str]:
     )
 
 
-TIME_STOP = "replay stopped at the package's time budget"
-BUDGET_SECONDS = re.compile(r"(\bseconds: )(\d+)")
-
-
-def raise_budget(repo: Path) -> int:
-    """Double the rows' seconds in invariants.yaml, as a time stop's reject advises
-    (a higher budget widens the matrix: no note needed); the new seconds."""
-    matrix = repo / "invariants.yaml"
-    text = matrix.read_text()
-    seconds = 2 * int(BUDGET_SECONDS.findall(text)[0][1])
-    matrix.write_text(BUDGET_SECONDS.sub(lambda found: f"{found[1]}{seconds}", text))
-    return seconds
-
-
 def resolve(repo: Path, base: str, step: Step, replay: bool) -> None:
-    """What a human does after a reject: relock, note the moved oracle paths, raise
-    the budget after a replay time stop, commit, and check again; what that does
-    not resolve is merged over the gate."""
+    """What a human does after a reject: relock, note the moved oracle paths, commit,
+    and check again; what that does not resolve is merged over the gate."""
     step.noted = note_remedies(step.check.rejects)
-    if any(reject.reason.startswith(TIME_STOP) for reject in step.check.rejects):
-        step.budget = raise_budget(repo)
     # Relock first, as explain's remedy for a lock says, and note the lock when that
     # changed it: new test units enter the lock as oracle, and a note records the
     # digest of the lock as it is committed.
@@ -605,8 +587,7 @@ def print_step(step: Step) -> None:
     if step.human:
         again = step.recheck
         after = f", check again: {again.verdict} in {again.seconds:.1f}s" if again else ""
-        raised = f", budget raised to {step.budget}s" if step.budget else ""
-        print(f"       human: {step.human}; noted {len(step.noted)} path(s){raised}{after}")
+        print(f"       human: {step.human}; noted {len(step.noted)} path(s){after}")
         if again:
             print_rejects(again.rejects, "  still")
 
@@ -632,8 +613,7 @@ def summarize(name: str, source: str, steps: Sequence[Step]) -> None:
     per_50 = 50 * notes / count if count else 0.0
     print(
         f"  human notes: {notes} ({per_50:.1f} per 50 commits), "
-        f"{sum(len(step.noted) for step in steps)} path(s) noted; "
-        f"budget raised: {sum(1 for step in steps if step.budget)}; overrides: {overrides}"
+        f"{sum(len(step.noted) for step in steps)} path(s) noted; overrides: {overrides}"
     )
     disagree = [step.upstream[:10] for step in steps if step.no_replay == "merge"]
     print(f"  rejected by the replay alone, merged by --no-replay: {disagree or 'none'}")
