@@ -14,6 +14,7 @@ from pathlib import Path
 # Benchmark name -> module in bench/ that defines ``main(argv) -> int``.
 BENCHES: dict[str, str] = {
     "hashing": "hashing",
+    "history": "history",
     "replay": "replay",
     "selection": "selection",
     "split": "split",
