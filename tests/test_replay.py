@@ -1066,3 +1066,17 @@ def test_a_harness_that_distributes_tests_to_workers_still_runs_them_split(
     passed = _replay(repo.gate(base, repo.commit("refactor")), Verdict.PASS)
     assert "the parent's 1 passing test(s) also pass on the head's code, twice" in passed
     assert "in one process" not in passed
+
+
+def test_a_suite_that_makes_warnings_errors_replays_split(repo: GitRepo) -> None:
+    """The oracle child imports Hypothesis before pytest starts, and pytest warns it cannot
+    rewrite a plugin already imported: no plain run of the suite gives that warning, so the
+    tests' ``filterwarnings = ["error"]`` must not make it the run's failure."""
+    repo.write("pkg/pyproject.toml", '[tool.pytest.ini_options]\nfilterwarnings = ["error"]\n')
+    base = _tested_package(repo, "def test_double():\n    assert double(2) == 4\n")
+    repo.replace("pkg/mod.py", "return 2 * x", "return x + x")
+    report = repo.gate(base, repo.commit("refactor"))
+    assert "replay: the parent's 1 passing test(s) also pass on the head's code" in _replay(
+        report, Verdict.PASS
+    )
+    assert report.verdict is Verdict.PASS, [f.reason for f in report.findings]

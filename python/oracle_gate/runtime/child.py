@@ -494,6 +494,28 @@ class _Selected:
             items[:] = [item for item in items if item.nodeid in self.nodeids]
 
 
+def _imported_plugins() -> list[str]:
+    """Warning filters for the pytest plugins this child imported before pytest started (an
+    oracle child loads Hypothesis first): pytest warns that it cannot rewrite their asserts,
+    which the tests' ``filterwarnings = ["error"]`` would make the whole run's failure, and
+    which no run of the tests outside the gate gives."""
+    from importlib.metadata import entry_points, packages_distributions
+
+    # pytest rewrites every top-level module of a distribution that has a plugin
+    plugins = {point.dist.name for point in entry_points(group="pytest11") if point.dist}
+    names = {
+        module
+        for module, distributions in packages_distributions().items()
+        if plugins.intersection(distributions)
+    }
+    message = "Module already imported so cannot be rewritten; "
+    return [
+        f"-Wignore:{message}{name}:pytest.PytestAssertRewriteWarning"
+        for name in sorted(names)
+        if name in sys.modules
+    ]
+
+
 def role_pytest(request: dict[str, Any], collector: _Outcomes | None = None) -> dict[str, Any]:
     """Run pytest on the given test files (only the ``select`` node ids, if given); every
     node id with passed, failed or skipped, and with ``footprint``, every test's footprint
@@ -512,7 +534,7 @@ def role_pytest(request: dict[str, Any], collector: _Outcomes | None = None) -> 
         plugins.append(recorder)
     # A test file that does not import fails alone; the others still run.
     arguments = ["-q", "-p", "no:cacheprovider", "--continue-on-collection-errors"]
-    arguments += ["--rootdir", request["package_dir"], *_in_this_process()]
+    arguments += ["--rootdir", request["package_dir"], *_in_this_process(), *_imported_plugins()]
     code = pytest.main([*arguments, *request["files"]], plugins=plugins)
     answer: dict[str, Any] = {"outcomes": collector.outcomes, "exit": int(code)}
     if recorder is not None:
