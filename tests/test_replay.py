@@ -37,10 +37,12 @@ def _replay(report: Report, verdict: Verdict = Verdict.REJECT) -> str:
     )
 
 
-def test_a_noted_weakened_test_is_still_caught_by_the_parents_test(
+def test_a_noted_test_change_shows_the_parents_test_failing_for_the_human(
     example_repo: tuple[GitRepo, str],
 ) -> None:
-    """The static lanes accept the noted test edit; the parent's test still fails."""
+    """The static lanes accept the noted test edit; the parent's test still fails, and the
+    replay says so, human_noted: a human changed that test's expectation on purpose (a
+    reviewed behaviour change must have a way through)."""
     repo, base = example_repo
     repo.replace(MERGE, "start < merged[-1][1]", "start <= merged[-1][1]")
     repo.replace(
@@ -51,13 +53,38 @@ def test_a_noted_weakened_test_is_still_caught_by_the_parents_test(
     repo.note(PKG, base, "tests/test_merge.py")
     repo.relock(PKG)
     report = repo.gate(base, repo.commit("merge touching ranges, test loosened (noted)"))
+    noted = _replay(report, Verdict.HUMAN_NOTED)
     assert (
         "replay regress: tests/test_merge.py::test_touching_ranges_stay_apart passes with the "
-        "parent's code and fails with the head's" in _replay(report)
+        "parent's code and fails with the head's" in noted
     )
+    assert "the patch's change to that test file has a human note" in noted
     regress = [f for f in report.findings if "replay regress" in f.reason]
     assert {f.path for f in regress} == {TESTS}
     assert {f.lane for f in regress} == {Lane.TEST}
+    assert not _replay(report)  # no reject
+
+
+def test_a_note_on_one_test_file_excuses_no_regress_of_another(repo: GitRepo) -> None:
+    """The cheat beside the noted change: the patch also breaks what an unchanged test
+    file checks; that regress is the code's, and rejects."""
+    _tested_package(repo, "def test_double():\n    assert double(2) == 4\n")
+    repo.write(
+        "pkg/tests/test_other.py",
+        "from mod import double\n\n\ndef test_one():\n    assert double(1) == 2\n",
+    )
+    repo.relock("pkg")
+    base = repo.commit("a second test file")
+    repo.replace("pkg/mod.py", "return 2 * x", "return 2 * x + 1")
+    repo.replace("pkg/tests/test_mod.py", "== 4", "== 5")
+    repo.note("pkg", base, "tests/test_mod.py")
+    repo.relock("pkg")
+    report = repo.gate(base, repo.commit("double, off by one; one test follows (noted)"))
+    assert "replay regress: tests/test_other.py::test_one passes" in _replay(report)
+    assert "replay regress: tests/test_mod.py::test_double passes" in _replay(
+        report, Verdict.HUMAN_NOTED
+    )
+    assert report.verdict is Verdict.REJECT
 
 
 def test_an_honest_change_passes_the_replay(example_repo: tuple[GitRepo, str]) -> None:

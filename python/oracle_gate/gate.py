@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
 
 from oracle_gate import backend, progress
@@ -15,6 +16,7 @@ from oracle_gate.facts import Facts, gather_facts
 from oracle_gate.globs import matches_any
 from oracle_gate.graph import PackageGraph
 from oracle_gate.lanes import judge_packages, judge_paths
+from oracle_gate.lanes.common import note_problem
 from oracle_gate.model import Finding, Package, Row
 from oracle_gate.repo.git import repository_dirs
 from oracle_gate.repo.trees import GitTree
@@ -98,6 +100,24 @@ def sandbox_runner(
     )
 
 
+def _review_of(facts: Facts) -> Callable[[str], str]:
+    """For a test file: "review by <owners>" when a note that counts under the parent's
+    policy explains the patch's change to it, else ""."""
+
+    changed = {c.path for c in facts.diff.changes} | {
+        c.old_path for c in facts.diff.changes if c.old_path
+    }
+
+    def review(path: str) -> str:
+        package = facts.parent_graph.package_of(path)
+        if path not in changed or note_problem([path], package, facts) is not None:
+            return ""
+        owners = facts.owners(path, package)
+        return f"review by {', '.join(owners) if owners else 'the package owners'}"
+
+    return review
+
+
 def _run_rows(
     repo: Path,
     facts: Facts,
@@ -135,7 +155,9 @@ def _run_rows(
         )
         findings, stats = judge_rows(rows, env)
         replay = ReplayTrees(facts.parent, facts.head, trees.parent, trees.head)
-        options = ReplayOptions(facts.settings.replay_seconds, BaselineCache(url=cache_url))
+        options = ReplayOptions(
+            facts.settings.replay_seconds, BaselineCache(url=cache_url), _review_of(facts)
+        )
         findings += replay_packages(packages, env, replay, stats, options)
         return findings, stats
 

@@ -27,7 +27,7 @@ import dataclasses
 import os
 import posixpath
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,10 +92,14 @@ class ReplayTrees:
 @dataclass(frozen=True)
 class ReplayOptions:
     """How the replay runs: its time budget (``replay-seconds``; None derives it from the
-    parent's baseline) and where baselines are kept."""
+    parent's baseline), where baselines are kept, and which test files' changes a human
+    note explains."""
 
     seconds: float | None = None
     cache: BaselineCache = field(default_factory=BaselineCache)
+    # A test file -> "review by <owners>" when a note that counts explains the patch's change
+    # to it, else "": a regress of a test a human changed on purpose is human_noted.
+    noted: Callable[[str], str] = field(default=lambda path: "")
 
 
 def _listed(items: list[str]) -> str:
@@ -315,6 +319,7 @@ class _Package:
     kept: list[str] | None = None
     again: dict[str, str] = field(default_factory=dict)  # node id -> why it runs again
     notes: list[str] = field(default_factory=list)
+    noted: Callable[[str], str] = field(default=lambda path: "")
 
     def split(self, tree: Path) -> _Split:
         """``tree``'s split view, found once: every run on it sees the same files."""
@@ -499,12 +504,19 @@ def _verdict(state: _Package, runs: _Runs, nodeid: str, stats: RuntimeStats) -> 
         return _object_where_plain(state, nodeid, f"{what} {where}")
     if all(failed) and _passed(runs.parent_again.get(nodeid, "")):
         why = f" ({refused}, so it decides again)" if refused else ""
-        return state.finding(
-            Verdict.REJECT,
-            nodeid,
+        regress = (
             f"replay regress: {nodeid} passes with the parent's code and fails with "
-            f"the head's (the parent's test, twice each){why}",
+            f"the head's (the parent's test, twice each){why}"
         )
+        review = state.noted(state.package.join(nodeid.partition("::")[0]))
+        if review:  # a human changed this test's expectation on purpose, and said so
+            return state.finding(
+                Verdict.HUMAN_NOTED,
+                nodeid,
+                f"{regress}; the patch's change to that test file has a human note: a "
+                f"behaviour change a human explained, {review}",
+            )
+        return state.finding(Verdict.REJECT, nodeid, regress)
     stats.freeze_misses += 1
     path = state.package.join(FREEZE_FILE)
     remedy = refused or f"freeze it in {path} (nodeid) or fix it"
@@ -619,6 +631,7 @@ def replay_packages(
             test_side=tuple(parent_side),
             budget=0.0,
             freezes=standing_freezes(trees.parent, package, env.today),
+            noted=options.noted,
         )
         if tests:
             state.baseline = _baseline(env, trees, state, options)
