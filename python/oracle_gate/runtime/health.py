@@ -7,6 +7,7 @@ freeze hits) rather than passing patches by default.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -45,6 +46,7 @@ def append_health(
         "relations": stats.relations,
         "freeze": {"hits": stats.freeze_hits, "misses": stats.freeze_misses},
         "seeds_appended": stats.seeds_appended,
+        "replays": {path: dataclasses.asdict(run) for path, run in stats.replays.items()},
         "locks_written": False,
     }
     target = cache_dir(repo) / HEALTH_FILE

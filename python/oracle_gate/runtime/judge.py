@@ -39,6 +39,7 @@ from oracle_gate.runtime.sandbox import OracleMistake, Runner, RunnerFailure, ki
 
 __all__ = [
     "Freezes",
+    "ReplayHealth",
     "RowEnv",
     "RuntimeStats",
     "flake_reason",
@@ -50,6 +51,19 @@ RERUNS = 5
 _SEARCH_GRACE_SECONDS = 30.0
 
 
+@dataclass(frozen=True)
+class ReplayHealth:
+    """One package's replay, for the health record: where its baseline came from
+    ("cached", "recorded", or None without one), what it took, the budget it was given,
+    and how many tests ran again (None: all) or kept the parent's result."""
+
+    baseline: str | None
+    baseline_seconds: float | None
+    budget_seconds: float
+    rerun: int | None
+    kept: int
+
+
 @dataclass
 class RuntimeStats:
     """Counts for the gate health record."""
@@ -58,6 +72,7 @@ class RuntimeStats:
     freeze_hits: int = 0
     freeze_misses: int = 0
     seeds_appended: int = 0
+    replays: dict[str, ReplayHealth] = field(default_factory=dict)  # package path -> its replay
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,7 @@ from oracle_gate.runtime.impact import (
 )
 from oracle_gate.runtime.judge import (
     Freezes,
+    ReplayHealth,
     RowEnv,
     RuntimeStats,
     flake_reason,
@@ -269,8 +270,7 @@ def _budget(
         return _BASELINE_SECONDS, f"the default while no baseline is known; set {_BUDGET_SETTING}"
     seconds = _BUDGET_FACTOR * baseline.recorded.seconds + _BUDGET_EXTRA
     derived = (
-        f"{_BUDGET_FACTOR}x the parent's baseline of {baseline.recorded.seconds:.1f}s plus "
-        f"{_BUDGET_EXTRA:g}s; set {_BUDGET_SETTING}"
+        f"{_BUDGET_FACTOR}x the parent's baseline plus {_BUDGET_EXTRA:g}s; set {_BUDGET_SETTING}"
     )
     return max(round(seconds), env.runner.timeout_floor), derived
 
@@ -446,13 +446,23 @@ def _how_run(state: _Package, deciding: list[str]) -> str:
 
 
 def _notes(state: _Package) -> str:
+    """The budget's source and the replay's notes. Seconds measured on this machine and
+    whether the baseline came from the cache go to the health record, not here: the same
+    commits give the same report."""
+    budget = f"; budget: {state.budget_why}"
+    return budget + "".join(f"; {note}" for note in state.notes)
+
+
+def _replay_health(state: _Package) -> ReplayHealth:
+    """What this package's replay cost, for the health record."""
     baseline = state.baseline
-    where = ""
-    if baseline is not None:
-        where = "taken from the cache" if baseline.cached else "recorded"
-        where = f"; the parent's baseline {where} ({baseline.recorded.seconds:.1f}s)"
-    budget = f"; budget {state.budget:g}s ({state.budget_why})"
-    return where + budget + "".join(f"; {note}" for note in state.notes)
+    return ReplayHealth(
+        baseline=None if baseline is None else ("cached" if baseline.cached else "recorded"),
+        baseline_seconds=None if baseline is None else round(baseline.recorded.seconds, 1),
+        budget_seconds=state.budget,
+        rerun=None if state.kept is None else len(state.again),
+        kept=len(state.kept or ()),
+    )
 
 
 def _debts(state: _Package, runs: _Runs, excused: list[str], stats: RuntimeStats) -> list[Finding]:
@@ -795,6 +805,7 @@ def _run_and_judge(
     """The parent's tests to run again split from the code (pytest in one child, production
     in another); those the split cannot hold on the parent's code again in one process; the
     others keep the parent's result; then verdicts."""
+    stats.replays[state.package.path] = _replay_health(state)
     if state.kept is not None and not state.again:
         return _judge(state, _kept_runs(state, _Runs({}, ({}, {}), {})), stats)
     try:
