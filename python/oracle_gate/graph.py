@@ -46,6 +46,7 @@ from oracle_gate.bazel.buildfile import (
     parse_build_cached,
     strings_of,
 )
+from oracle_gate.bazel import limits
 from oracle_gate.bazel.bzl import BzlFile, scan_bzl
 from oracle_gate.bazel.glob import package_files, starting_with
 from oracle_gate.bazel.labels import BUILD_NAMES, WORKSPACE_MARKERS, label_ref, parse_label
@@ -1078,9 +1079,11 @@ def _evaluate(
     scan.approximate.update(evaluation.approximate)
     evaluated = dict(zip(paths, evaluation.outcomes, strict=True))
     for path, outcome in evaluated.items():
-        # Not a file for the static reader: the code the patch added would hold Bazel too.
-        if outcome.error.startswith(starlark.EXHAUSTED):
-            raise ConfigError(outcome.error, path)
+        # Not a file for the static reader: the code the patch added would hold Bazel
+        # too, or builds more than any BUILD file may (bazel/limits.py).
+        stopped = limits.stopped_error(outcome.error)
+        if stopped is not None:
+            raise stopped
     # The static reader builds a gate's matrix: files that call oracle_gate (or a name a
     # load() binds to it). Merely loading it, as every BUILD file of a monorepo may, is not one.
     # Where the native core read the gate calls, it says so; a search decides elsewhere.

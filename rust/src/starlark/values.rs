@@ -7,7 +7,7 @@
 //! repository that is not in the tree is opaque: calling it records every
 //! label-like string it is given, flagged as an over-approximation.
 
-use std::cell::{OnceCell, RefCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::hash::Hash;
@@ -26,6 +26,7 @@ use starlark::values::{
     starlark_value, FrozenValue, Heap, NoSerialize, StarlarkValue, Value, ValueLike,
 };
 
+use super::checked::{check_builtin, check_result};
 use super::guess::guessed;
 use super::matrix::{expand_glob, glob_touches, package_files};
 
@@ -205,10 +206,13 @@ pub struct Context<'a> {
     /// symbol from a repository not in the tree declares its `name` of a kind unknown
     /// here (""); any other rule such a macro declares is not listed.
     pub rules: RefCell<Vec<(String, String)>>,
+    /// The items the checked operations have read and built (`checked.rs`): steps the
+    /// interpreter does not count.
+    pub steps: Cell<u64>,
 }
 
 impl<'e> Context<'e> {
-    fn of<'a>(eval: &Evaluator<'_, 'a, 'e>) -> Option<&'a Context<'e>> {
+    pub fn of<'a>(eval: &Evaluator<'_, 'a, 'e>) -> Option<&'a Context<'e>> {
         eval.extra
             .and_then(|extra| extra.downcast_ref::<Context<'e>>())
     }
@@ -613,7 +617,9 @@ fn call_standard<'v>(
             guessed(|| format!("{name}() of {what}"));
         }
     }
+    check_builtin(name, &positional, &named, eval)?;
     let result = eval.eval_function(function, &positional, &named)?;
+    check_result(result, eval)?;
     if let Some(what) = unlike_bazel(result) {
         guessed(|| format!("{what} {name}() gave"));
     } else if name == "json.decode" && holds_ordered_dict(result) {
