@@ -35,7 +35,7 @@ from collections.abc import (
 from dataclasses import dataclass, field
 from typing import TypeVar, overload
 
-from oracle_gate.bazel import starlark
+from oracle_gate.bazel import limits, starlark
 from oracle_gate.bazel.bazelrc import RcFlags, rc_flags
 from oracle_gate.bazel.buildfile import (
     GATE_FUNCTION,
@@ -46,7 +46,6 @@ from oracle_gate.bazel.buildfile import (
     parse_build_cached,
     strings_of,
 )
-from oracle_gate.bazel import limits
 from oracle_gate.bazel.bzl import BzlFile, scan_bzl
 from oracle_gate.bazel.glob import package_files, starting_with
 from oracle_gate.bazel.labels import BUILD_NAMES, WORKSPACE_MARKERS, label_ref, parse_label
@@ -948,6 +947,10 @@ def _add_bzl_labels(
         contents = _read(tree, pending)
         found: set[str] = set()
         for path in pending:
+            # Not parsed here, but run by the native evaluator, which would not parse it.
+            deep = limits.nesting_problem(contents[path].decode("utf-8", "replace"))
+            if deep is not None:
+                raise ConfigError(deep.message(".bzl file"), path, deep.line)
             scanned[path] = bzl = scan_bzl(contents[path])
             workspace = _enclosing(posixpath.dirname(path), repositories.roots) or ""
             package = _bzl_package(path, workspace, sorted_dirs)
@@ -1078,7 +1081,7 @@ def _evaluate(
     scan.dependents = evaluation.dependents
     scan.approximate.update(evaluation.approximate)
     evaluated = dict(zip(paths, evaluation.outcomes, strict=True))
-    for path, outcome in evaluated.items():
+    for outcome in evaluated.values():
         # Not a file for the static reader: the code the patch added would hold Bazel
         # too, or builds more than any BUILD file may (bazel/limits.py).
         stopped = limits.stopped_error(outcome.error)

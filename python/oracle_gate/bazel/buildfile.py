@@ -25,7 +25,7 @@ import operator
 import re
 import tokenize
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias, cast
 
@@ -1449,8 +1449,8 @@ def _check_string_method(
         if not isinstance(new, str):
             return
         found = len(receiver) + 1 if not old else receiver.count(old)
-        limit = args[2] if len(args) > 2 and type(args[2]) is int else -1
-        count = min(found, cast(int, limit)) if cast(int, limit) >= 0 else found
+        limit = args[2] if len(args) > 2 and isinstance(args[2], int) else -1
+        count = min(found, limit) if limit >= 0 else found
         limits.check_length("string", len(receiver) + count * (len(new) - len(old)), line)
     elif name == "join" and len(args) == 1 and _is_strings(args[0]):
         pieces = cast("tuple[str, ...]", args[0])
@@ -1462,6 +1462,15 @@ def _check_string_method(
         limits.check_length("string", len(receiver) + fields * longest, line)
 
 
+# The builtins that look at what they are given only on its surface: the native
+# evaluator walks what every other one is given (``_check_depth``). ``SHALLOW`` in
+# rust/src/starlark/values.rs.
+_SHALLOW = frozenset(
+    {
+        *("len", "type", "getattr", "hasattr", "dir", "list", "tuple", "reversed"),
+        *("enumerate", "zip", "range", "bool", "int", "float", "any", "all"),
+    }
+)
 # The builtins that build a list of (about) one item per item of their first argument.
 _LISTING = frozenset({"list", "tuple", "sorted", "reversed", "enumerate"})
 # The builtins that print their arguments.
@@ -1479,6 +1488,8 @@ def _check_builtin(
         limits.Stop: the value would be too long, or an integer too many digits.
     """
     line = cast(int, getattr(node, "lineno", 0))
+    if function not in _SHALLOW:
+        _check_depth(Call(function, line, tuple(args), tuple(named.items())))
     sizes = [_length(arg) for arg in args]
     first = sizes[0] if sizes else None
     if function in _LISTING and first is not None:
@@ -1491,6 +1502,32 @@ def _check_builtin(
         limits.check_length("string", limits.printed_length([*args, *named.values()]), line)
     elif function == "int" and args and isinstance(args[0], str):
         limits.check_digits(sum(1 for char in args[0] if "0" <= char <= "9"), line)
+
+
+def _check_depth(value: Value) -> None:
+    """Stops the reading when the call ``value`` (or a call in its arguments) is given a
+    value nested more than ``MAX_DEPTH`` levels deep, counted as the native evaluator
+    counts what a builtin or rule is given (``check_walk`` in rust/src/starlark/checked.rs):
+    each call's arguments afresh.
+
+    Raises:
+        limits.Stop: one is.
+    """
+    calls = [value] if isinstance(value, Call) else []
+    while calls:
+        call = calls.pop()
+        levels = [iter((*call.args, *(item for _, item in call.kwargs)))]
+        while levels:
+            item = next(levels[-1], _MISSING)
+            if item is _MISSING:
+                levels.pop()
+            elif isinstance(item, Call):
+                calls.append(item)
+            elif isinstance(item, (tuple, dict)) and item:
+                if len(levels) >= limits.MAX_DEPTH:
+                    raise limits.Stop(call.line, limits.too_deep)
+                pairs = item.items() if isinstance(item, dict) else ()
+                levels.append(iter(item if isinstance(item, tuple) else (*sum(pairs, ()),)))
 
 
 def _steps_of(nodes: Iterable[ast.AST]) -> int:
@@ -1509,8 +1546,9 @@ def _steps_of(nodes: Iterable[ast.AST]) -> int:
 
 def _check_iterations(node: ast.ListComp | ast.DictComp, lengths: Sequence[int | None]) -> None:
     """Stops the reading when the comprehension ``node``, whose loops run over lists of
-    ``lengths`` (None: not known), would take more than ``MAX_STEPS`` steps: one per
-    iteration, and one per call and operator it runs each time.
+    ``lengths`` (None: not known), would take more than ``MAX_STEPS`` steps: two per
+    iteration (the native evaluator counts each before the loop runs, and as it runs),
+    and one per call and operator it runs each time.
 
     Raises:
         limits.Stop: it would.
@@ -1525,7 +1563,7 @@ def _check_iterations(node: ast.ListComp | ast.DictComp, lengths: Sequence[int |
         runs *= cast(int, lengths[index])
         inner = generators[index + 1].iter if index + 1 < len(generators) else None
         each = [*generator.ifs, *([inner] if inner is not None else element)]
-        steps += runs * (1 + _steps_of(each))
+        steps += runs * (2 + _steps_of(each))
         if steps > limits.MAX_STEPS:
             raise limits.Stop(node.lineno, limits.out_of_steps)
 
@@ -1608,11 +1646,15 @@ def _top_level_values(module: ast.Module, evaluator: _Evaluator, path: str) -> I
     """
     for statement in module.body:
         try:
-            yield from evaluator.statement(statement)
-        except (ArithmeticError, RecursionError, MemoryError, ValueError, TypeError):
-            yield evaluator.syntax(statement)  # too deep or too big to follow: any label
+            try:
+                values = list(evaluator.statement(statement))
+            except (ArithmeticError, RecursionError, MemoryError, ValueError, TypeError):
+                values = [evaluator.syntax(statement)]  # too deep or big to follow: any label
+            for value in values:
+                _check_depth(value)
         except limits.Stop as stop:
             raise limits.stopped(stop.reason(path), path, stop.line) from None
+        yield from values
 
 
 def _pieces(value: Value, line: int) -> Iterator[tuple[str, int, bool]]:

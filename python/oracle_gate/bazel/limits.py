@@ -20,6 +20,7 @@ from oracle_gate.errors import ConfigError
 
 __all__ = [
     "MAX_BRACKETS",
+    "MAX_DEPTH",
     "MAX_DIGITS",
     "MAX_INDENTS",
     "MAX_LENGTH",
@@ -37,6 +38,7 @@ __all__ = [
     "printed_length",
     "stopped",
     "stopped_error",
+    "too_deep",
     "too_long",
     "too_many_digits",
 ]
@@ -55,6 +57,10 @@ MAX_NESTING = 2000
 MAX_LENGTH = 1 << 24
 # The most decimal digits of an integer (Python's own limit for printing one).
 MAX_DIGITS = 4300
+# The most levels of lists, tuples and dicts inside each other a value given to a rule
+# may have: the native evaluator's printing and freezing recurse once per level, and
+# so do the static reader's walks.
+MAX_DEPTH = 100
 # The most iterations (and, natively, calls and items handled) of one file's reading.
 MAX_STEPS = 100_000_000
 
@@ -273,10 +279,8 @@ def nesting_problem(text: str) -> TooDeep | None:
     index = 0
     try:
         while index < len(text):
-            if scan.at_line_start:
-                index = scan.indentation(text, index)
-            else:
-                index = scan.token(text, index)
+            step = scan.indentation if scan.at_line_start else scan.token
+            index = step(text, index)
     except _Deep as deep:
         return TooDeep(scan.line, deep.reason)
     return None
@@ -296,9 +300,11 @@ def printed_length(parts: Iterable[object]) -> int:
         elif isinstance(value, int) and not isinstance(value, bool):
             total += digits(value)
         elif isinstance(value, (tuple, dict)):
-            items = [item for pair in value.items() for item in pair] if isinstance(
-                value, dict
-            ) else list(value)
+            items = (
+                [item for pair in value.items() for item in pair]
+                if isinstance(value, dict)
+                else list(value)
+            )
             total += len(items) or 1
             stack.extend(items)
         else:
@@ -320,6 +326,11 @@ def too_long(kind: str, length: int) -> str:
 def too_many_digits(digits: int) -> str:
     """The reason for building an integer of ``digits`` decimal digits."""
     return f"building an integer of {digits} digits, more than the {MAX_DIGITS} one value may hold"
+
+
+def too_deep(_: str) -> str:
+    """The reason for a value nested more than ``MAX_DEPTH`` levels deep."""
+    return f"at a value nested more than {MAX_DEPTH} levels deep, more than any BUILD file needs"
 
 
 def out_of_steps(path: str) -> str:

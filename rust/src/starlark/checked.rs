@@ -7,7 +7,9 @@
 //! and dicts, every slice and every `+=`, `*=`, `%=` and `|=` goes through a function
 //! here that says, before it runs, how long a value it builds, how much memory that
 //! takes and how many items it reads (`limits.rs`). The builtins are checked where they
-//! are called (`values::call_standard`, `check_builtin`).
+//! are called (`values::call_standard`, `check_builtin`). What each loop and
+//! comprehension iterates over is counted before it runs: the interpreter stops only
+//! long after, where it cannot say which line.
 //!
 //! The rewrite is of the source text, which starlark-rust lets no one change but its
 //! binary operators: `r.replace(a, b)` becomes `__oracle_gate_method(r, "replace", a,
@@ -22,14 +24,16 @@ use starlark::any::ProvidesStaticType;
 use starlark::environment::GlobalsBuilder;
 use starlark::eval::{Arguments, Evaluator};
 use starlark::starlark_simple_value;
-use starlark::syntax::ast::{AssignOp, AstAssignTarget, AstExpr, AstStmt, AstString, Expr, Stmt};
+use starlark::syntax::ast::{
+    AssignOp, AstAssignTarget, AstExpr, AstStmt, AstString, Clause, Expr, Stmt,
+};
 use starlark::syntax::{AstModule, Dialect};
 use starlark::values::dict::DictRef;
 use starlark::values::list::ListRef;
 use starlark::values::tuple::TupleRef;
 use starlark::values::{starlark_value, NoSerialize, StarlarkValue, UnpackValue, Value};
 
-use super::limits::{Kind, Limit, MAX_DIGITS, MAX_HEAP_BYTES, MAX_LENGTH, MAX_STEPS};
+use super::limits::{Kind, Limit, MAX_DEPTH, MAX_DIGITS, MAX_HEAP_BYTES, MAX_LENGTH, MAX_STEPS};
 use super::values::Context;
 
 /// The start of every name the rewrite adds; a file that uses it is read statically.
@@ -37,6 +41,7 @@ pub const RESERVED: &str = "__oracle_gate_";
 const METHOD: &str = "__oracle_gate_method";
 const SLICED: &str = "__oracle_gate_sliced";
 const GROWS: &str = "__oracle_gate_grows";
+const ITERATED: &str = "__oracle_gate_iterated";
 
 /// The binary operators the rewrite checks: all but `and` and `or`, which need not
 /// evaluate their right side.
@@ -44,6 +49,9 @@ const OPERATORS: [&str; 19] = [
     "==", "!=", "<", ">", "<=", ">=", "in", "not in", "-", "+", "*", "%", "/", "//", "&", "|",
     "^", "<<", ">>",
 ];
+
+/// The operators that compare or print their operands, going through them recursively.
+const RECURSIVE: [&str; 9] = ["==", "!=", "<", ">", "<=", ">=", "in", "not in", "%"];
 
 /// The methods of strings, lists and dicts whose calls are checked: all but those
 /// that take a step and build nothing (`append`, `get`, ...).
@@ -66,6 +74,9 @@ enum Checked {
     Sliced,
     /// `__oracle_gate_grows(operator, current, operand)`: checked, then assigned.
     Grows,
+    /// `__oracle_gate_iterated(value)`: what a `for` loops over, its iterations counted
+    /// before they run (the interpreter's own count of them names no line).
+    Iterated,
 }
 starlark_simple_value!(Checked);
 
@@ -76,6 +87,7 @@ impl fmt::Display for Checked {
             Checked::Method => write!(f, "<method call>"),
             Checked::Sliced => write!(f, "<slice>"),
             Checked::Grows => write!(f, "<augmented assignment>"),
+            Checked::Iterated => write!(f, "<loop>"),
         }
     }
 }
@@ -89,39 +101,55 @@ impl<'v> StarlarkValue<'v> for Checked {
         eval: &mut Evaluator<'v, '_, '_>,
     ) -> starlark::Result<Value<'v>> {
         let heap = eval.heap();
-        let positional: Vec<Value<'v>> = args.positions(heap)?.collect();
-        match (self, positional.as_slice()) {
-            (Checked::Operator(symbol), [left, right]) => {
-                let result = operate(symbol, *left, *right, eval)?;
+        match self {
+            Checked::Operator(symbol) => {
+                let [left, right] = args.positional(heap)?;
+                if RECURSIVE.contains(symbol) {
+                    check_walk([left, right].into_iter(), eval)?;
+                }
+                let result = operate(symbol, left, right, eval)?;
                 check_result(result, eval)?;
                 Ok(result)
             }
-            (Checked::Method, [receiver, name, rest @ ..]) => {
+            Checked::Method => {
+                let positional: Vec<Value<'v>> = args.positions(heap)?.collect();
+                let [receiver, name, rest @ ..] = positional.as_slice() else {
+                    return Err(starlark::Error::new_other(std::io::Error::other(
+                        "a method call without its receiver",
+                    )));
+                };
                 let name = name.unpack_str().unwrap_or_default();
                 let named = args.names_map()?;
                 let named: Vec<(&str, Value<'v>)> =
                     named.iter().map(|(k, v)| (k.as_str(), *v)).collect();
                 let values = named.iter().map(|(_, v)| *v);
+                check_walk(rest.iter().copied().chain(values.clone()), eval)?;
                 before(method_growth(*receiver, name, rest, values), eval)?;
                 let method = receiver.get_attr_error(name, heap)?;
                 let result = eval.eval_function(method, rest, &named)?;
                 check_result(result, eval)?;
                 Ok(result)
             }
-            (Checked::Sliced, [value]) => {
-                let length = length(*value).map_or(0, |(_, n)| n);
-                before(Growth::reads(length, bytes_of(*value)), eval)?;
-                Ok(*value)
+            Checked::Sliced => {
+                let value = args.positional1(heap)?;
+                let length = length(value).map_or(0, |(_, n)| n);
+                before(Growth::reads(length, bytes_of(value)), eval)?;
+                Ok(value)
             }
-            (Checked::Grows, [symbol, current, operand]) => {
+            Checked::Iterated => {
+                let value = args.positional1(heap)?;
+                if let Some(context) = Context::of(eval) {
+                    *context.last_loop.borrow_mut() = eval.call_stack_top_location();
+                }
+                before(Growth::reads(items(value), 0), eval)?;
+                Ok(value)
+            }
+            Checked::Grows => {
+                let [symbol, current, operand] = args.positional(heap)?;
                 let symbol = symbol.unpack_str().unwrap_or_default();
-                before(operator_growth(symbol, *current, *operand)?, eval)?;
-                Ok(*operand)
+                before(operator_growth(symbol, current, operand)?, eval)?;
+                Ok(operand)
             }
-            _ => Err(starlark::Error::new_other(std::io::Error::other(format!(
-                "{self} called with {} arguments",
-                positional.len()
-            )))),
         }
     }
 }
@@ -134,6 +162,7 @@ pub fn add_checked(builder: &mut GlobalsBuilder) {
     builder.set(METHOD, Checked::Method);
     builder.set(SLICED, Checked::Sliced);
     builder.set(GROWS, Checked::Grows);
+    builder.set(ITERATED, Checked::Iterated);
 }
 
 /// What an operation is about to do: the longest value it builds (if it builds a
@@ -173,6 +202,9 @@ pub fn stop<T>(limit: Limit) -> starlark::Result<T> {
 
 /// Fails with the limit `growth` would pass, counting its steps.
 pub fn before(growth: Growth, eval: &mut Evaluator<'_, '_, '_>) -> starlark::Result<()> {
+    if growth.built.is_none() && growth.bytes == 0 && growth.steps == 0 {
+        return Ok(()); // arithmetic on small numbers: nothing to count
+    }
     if let Some((kind, length)) = growth.built {
         if length > MAX_LENGTH as u128 {
             return stop(Limit::Length(kind, length));
@@ -210,6 +242,53 @@ pub fn check_result(result: Value<'_>, eval: &mut Evaluator<'_, '_, '_>) -> star
     Ok(())
 }
 
+/// Walks `values` and what they hold (lists, tuples and dicts, each as often as it is
+/// reached, as printing or comparing them does), counting each visit as a step: fails
+/// where one is nested deeper than `MAX_DEPTH`, or the visits would pass the steps left.
+pub fn check_walk<'v>(
+    values: impl Iterator<Item = Value<'v>>,
+    eval: &mut Evaluator<'v, '_, '_>,
+) -> starlark::Result<()> {
+    let values: Vec<Value<'v>> = values.collect();
+    if !values.iter().any(|v| container(*v)) {
+        return Ok(()); // strings and numbers: no walk, nothing recursive
+    }
+    let done = Context::of(eval).map_or(0, |context| context.steps.get());
+    let left = MAX_STEPS.saturating_sub(done.saturating_add(eval.get_total_tick_count()));
+    let mut visits = 0u64;
+    // The items left to visit at each level; never deeper than MAX_DEPTH.
+    let mut levels: Vec<std::vec::IntoIter<Value<'v>>> = vec![values.into_iter()];
+    while let Some(level) = levels.last_mut() {
+        let Some(value) = level.next() else {
+            levels.pop();
+            continue;
+        };
+        visits += 1;
+        if visits > left {
+            return stop(Limit::Steps);
+        }
+        let inner: Option<Vec<Value<'v>>> = if let Some(list) = ListRef::from_value(value) {
+            Some(list.content().to_vec())
+        } else if let Some(tuple) = TupleRef::from_value(value) {
+            Some(tuple.content().to_vec())
+        } else {
+            DictRef::from_value(value).map(|dict| dict.iter().flat_map(|(k, v)| [k, v]).collect())
+        };
+        if let Some(inner) = inner.filter(|items| !items.is_empty()) {
+            if levels.len() >= MAX_DEPTH {
+                return stop(Limit::Depth);
+            }
+            levels.push(inner.into_iter());
+        }
+    }
+    before(Growth::reads(visits as usize, 0), eval)
+}
+
+/// Whether `value` is a list, tuple or dict.
+fn container(value: Value<'_>) -> bool {
+    matches!(value.get_type(), "list" | "tuple" | "dict")
+}
+
 /// The kind and length of a string (its bytes), list, tuple or dict; None otherwise.
 pub fn length(value: Value<'_>) -> Option<(Kind, usize)> {
     if let Some(text) = value.unpack_str() {
@@ -227,7 +306,11 @@ pub fn length(value: Value<'_>) -> Option<(Kind, usize)> {
 pub fn items(value: Value<'_>) -> usize {
     match length(value) {
         Some((_, n)) => n,
-        None => value.length().map_or(0, |n| n.max(0) as usize),
+        // Asked of no other type: a failed `length()` costs an error (and a backtrace).
+        None if matches!(value.get_type(), "range" | "set") => {
+            value.length().map_or(0, |n| n.max(0) as usize)
+        }
+        None => 0,
     }
 }
 
@@ -251,9 +334,15 @@ fn digits(value: Value<'_>) -> Option<usize> {
 /// The digits of an integer, 32-bit ones included; None for any other value.
 fn int_digits(value: Value<'_>) -> Option<usize> {
     match i32::unpack_value(value).ok().flatten() {
-        Some(small) => Some(small.unsigned_abs().to_string().len()),
+        Some(small) => Some(small.unsigned_abs().checked_ilog10().map_or(1, |d| d as usize + 1)),
         None => digits(value),
     }
+}
+
+/// Whether `value` is an integer of 32 bits (or no integer): its product with another
+/// such is no bigger than 64 bits.
+fn small(value: Value<'_>) -> bool {
+    i32::unpack_value(value).ok().flatten().is_some()
 }
 
 /// The least number of characters `str()` or `repr()` prints for `value`: each string's
@@ -301,6 +390,7 @@ fn operator_growth<'v>(
                 .map_or(0, |times| times.max(0) as u128);
             Growth::builds(kind, (n as u128).saturating_mul(times), 0)
         }
+        ("*", None, None) if small(left) && small(right) => Growth::reads(0, 0),
         ("*", None, None) => match (int_digits(left), int_digits(right)) {
             (Some(a), Some(b)) if a + b - 1 > MAX_DIGITS => {
                 return stop(Limit::Digits(a + b - 1))
@@ -528,7 +618,21 @@ impl Edits<'_> {
                 self.grows(symbol, target, rhs);
             }
         }
+        if let Stmt::For(r#for) = &statement.node {
+            self.iterated(&r#for.over);
+        }
         statement.visit_stmt(|inner| self.statements(inner));
+    }
+
+    /// What a `for` or a comprehension's `for` loops over becomes
+    /// `__oracle_gate_iterated(over)`.
+    fn iterated(&mut self, over: &AstExpr) {
+        let (start, end) = (over.span.begin().get() as usize, over.span.end().get() as usize);
+        let tuple = matches!(over.node, Expr::Tuple(_));
+        let open = format!("{ITERATED}({}", if tuple { "(" } else { "" });
+        self.insert(start, open, true, end - start);
+        let close = if tuple { "))" } else { ")" }.to_owned();
+        self.insert(end, close, false, end - start);
     }
 
     /// `target op= rhs` becomes `target op= __oracle_gate_grows("op", target, rhs)`.
@@ -564,6 +668,14 @@ impl Edits<'_> {
                 }
             }
             Expr::Slice(value, ..) => self.sliced(value),
+            Expr::ListComprehension(_, first, clauses) | Expr::DictComprehension(_, first, clauses) => {
+                self.iterated(&first.over);
+                for clause in clauses {
+                    if let Clause::For(clause) = clause {
+                        self.iterated(&clause.over);
+                    }
+                }
+            }
             _ => {}
         }
         expression.node.visit_expr(|inner| self.expression(inner));

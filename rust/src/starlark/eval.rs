@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
-use starlark::codemap::Span;
+use starlark::codemap::{FileSpan, Span};
 use starlark::environment::{FrozenModule, Globals, GlobalsBuilder, Module};
 use starlark::eval::{Evaluator, FileLoader};
 use starlark::ErrorKind;
@@ -21,7 +21,7 @@ use starlark::syntax::ast::{
 };
 use starlark::syntax::{AstModule, Dialect};
 
-use super::checked::{add_checked, checked_module, RESERVED};
+use super::checked::{add_checked, check_walk, checked_module, RESERVED};
 use super::edges::Repositories;
 use super::gate::{bound_names, read_gates, top_level, Gates, GATE_FUNCTION};
 use super::guess;
@@ -425,12 +425,25 @@ impl Run<'_> {
                 let mut eval = Evaluator::new(&module);
                 eval.set_loader(&loader);
                 eval.extra = Some(&context);
-                eval.set_max_tick_count(MAX_STEPS)
+                // A backstop: the checked loops (`checked.rs`) stop first, with a line.
+                eval.set_max_tick_count(2 * MAX_STEPS)
                     .map_err(|e| first_line(&e.to_string()))?;
                 eval.set_max_heap_size(MAX_HEAP_BYTES)
                     .map_err(|e| first_line(&e.to_string()))?;
-                eval.eval_module(ast, &self.globals)
-                    .map_err(|e| stopped(&e, path, &eval).unwrap_or_else(|| first_line(&e.to_string())))?;
+                // The collector copies values recursively, once per level of nesting; the
+                // heap's limit is on its peak anyway.
+                eval.disable_gc();
+                let stop = |e: starlark::Error, eval: &Evaluator<'_, '_, '_>| {
+                    let last_loop = context.last_loop.borrow();
+                    stopped(&e, path, eval, last_loop.as_ref())
+                        .unwrap_or_else(|| first_line(&e.to_string()))
+                };
+                eval.eval_module(ast, &self.globals).map_err(|e| stop(e, &eval))?;
+                if freeze {
+                    // Freezing copies the module's values recursively, as collecting does.
+                    let values: Vec<_> = module.names().filter_map(|n| module.get(&n)).collect();
+                    check_walk(values.into_iter(), &mut eval).map_err(|e| stop(e, &eval))?;
+                }
             }
             if let Some(what) = guess::take() {
                 // Its labels may follow an answer Bazel would not give: not this reading.
@@ -727,8 +740,14 @@ fn is_rule_call(statement: &AstStmt, gate_names: &HashSet<&str>) -> bool {
 
 /// The gate error for an evaluation of `path` that `error` stopped at a limit
 /// (`limits.rs`): `file:line: Starlark evaluation stopped ...`, naming where the limit
-/// was reached; None for any other error.
-fn stopped(error: &starlark::Error, path: &str, eval: &Evaluator<'_, '_, '_>) -> Option<String> {
+/// was reached (for the interpreter's own limits, the `last_loop` started); None for
+/// any other error.
+fn stopped(
+    error: &starlark::Error,
+    path: &str,
+    eval: &Evaluator<'_, '_, '_>,
+    last_loop: Option<&FileSpan>,
+) -> Option<String> {
     let limit = match error.kind() {
         ErrorKind::Other(inner) => inner.downcast_ref::<Limit>(),
         _ => None,
@@ -736,7 +755,7 @@ fn stopped(error: &starlark::Error, path: &str, eval: &Evaluator<'_, '_, '_>) ->
     // The limits the interpreter checks itself, every thousand steps.
     let reason = match limit {
         Some(limit) => limit.reason(path),
-        None if eval.get_total_tick_count() >= MAX_STEPS => Limit::Steps.reason(path),
+        None if eval.get_total_tick_count() >= 2 * MAX_STEPS => Limit::Steps.reason(path),
         // The sum starlark-rust's check_heap_size_limit() tests; its result type is
         // not public.
         None if eval.heap().peak_allocated_bytes() + eval.frozen_heap().allocated_bytes()
@@ -746,8 +765,10 @@ fn stopped(error: &starlark::Error, path: &str, eval: &Evaluator<'_, '_, '_>) ->
         }
         None => return None,
     };
+    // The interpreter's own checks name no line: the loop that ran last is where.
     let place = error
         .span()
+        .or(last_loop)
         .map(|span| format!("{}:{}", span.filename(), span.resolve_span().begin.line + 1))
         .unwrap_or_else(|| format!("{path}:1"));
     Some(format!("{place}: {STOPPED} {reason}"))

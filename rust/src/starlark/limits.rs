@@ -26,6 +26,11 @@ pub const MAX_NESTING: usize = 2000;
 pub const MAX_LENGTH: usize = 1 << 24;
 /// The most decimal digits of an integer (Python's own limit for printing one).
 pub const MAX_DIGITS: usize = 4300;
+/// The most levels of lists, tuples and dicts inside each other one value may have when
+/// a rule, a builtin, a comparison or a `.bzl` file's globals hold it: the interpreter's
+/// printing, comparing and freezing recurse once per level (a loop doing `x = [x]`
+/// builds any depth), and so do the static reader's walks. BUILD files nest a few.
+pub const MAX_DEPTH: usize = 100;
 
 /// Function calls, loop iterations and items handled (`checked.rs`) one file's
 /// evaluation may take: some seconds. A file that needs more (`range(100000)` nested
@@ -65,6 +70,8 @@ pub enum Limit {
     Length(Kind, u128),
     /// An integer of this many digits would be built.
     Digits(usize),
+    /// A value nested deeper than `MAX_DEPTH` was given on.
+    Depth,
 }
 
 impl Limit {
@@ -90,6 +97,9 @@ impl Limit {
             }
             Limit::Digits(digits) => format!(
                 "building an integer of {digits} digits, more than the {MAX_DIGITS} one value may hold"
+            ),
+            Limit::Depth => format!(
+                "at a value nested more than {MAX_DEPTH} levels deep, more than any BUILD file needs"
             ),
         }
     }

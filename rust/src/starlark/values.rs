@@ -15,6 +15,7 @@ use std::sync::OnceLock;
 
 use allocative::Allocative;
 use starlark::any::ProvidesStaticType;
+use starlark::codemap::FileSpan;
 use starlark::collections::StarlarkHasher;
 use starlark::environment::{Globals, GlobalsBuilder, LibraryExtension};
 use starlark::eval::{Arguments, Evaluator};
@@ -26,7 +27,7 @@ use starlark::values::{
     starlark_value, FrozenValue, Heap, NoSerialize, StarlarkValue, Value, ValueLike,
 };
 
-use super::checked::{check_builtin, check_result};
+use super::checked::{check_builtin, check_result, check_walk};
 use super::guess::guessed;
 use super::matrix::{expand_glob, glob_touches, package_files};
 
@@ -209,6 +210,9 @@ pub struct Context<'a> {
     /// The items the checked operations have read and built (`checked.rs`): steps the
     /// interpreter does not count.
     pub steps: Cell<u64>,
+    /// Where the last loop started (`checked.rs`): what a limit the interpreter reaches
+    /// itself, which names no line, is reported at.
+    pub last_loop: RefCell<Option<FileSpan>>,
 }
 
 impl<'e> Context<'e> {
@@ -367,6 +371,14 @@ fn record_call<'v>(
     }
     Ok(strings)
 }
+
+/// The builtins that look at what they are given only on its surface (its type, its
+/// length, its items one by one): they need no walk of it (`checked::check_walk`).
+/// `_SHALLOW` in bazel/buildfile.py.
+const SHALLOW: [&str; 16] = [
+    "len", "type", "getattr", "hasattr", "dir", "list", "tuple", "reversed", "enumerate",
+    "zip", "range", "bool", "int", "float", "any", "all",
+];
 
 /// The functions of `native` that declare no rule, each a global of BUILD files too.
 pub const PACKAGE_FUNCTIONS: [&str; 12] = [
@@ -853,6 +865,15 @@ impl<'v> StarlarkValue<'v> for Magic {
         args: &Arguments<'v, '_>,
         eval: &mut Evaluator<'v, '_, '_>,
     ) -> starlark::Result<Value<'v>> {
+        // Recording, printing and comparing what a builtin is given walk it recursively.
+        let walks = match self {
+            Magic::Standard { name } | Magic::Builtin { name } => !SHALLOW.contains(&name.as_str()),
+            _ => true,
+        };
+        if walks {
+            let named = args.names_map()?;
+            check_walk(args.positions(eval.heap())?.chain(named.values().copied()), eval)?;
+        }
         match self {
             Magic::Rule { kind, implicit } => {
                 record_call(eval, args, kind, "", implicit)?;
