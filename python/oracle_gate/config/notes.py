@@ -32,6 +32,7 @@ from pathlib import Path
 from blake3 import blake3
 
 from oracle_gate import backend
+from oracle_gate.config.ledgers import read_ledger
 from oracle_gate.errors import ConfigError, SurfaceError
 from oracle_gate.model import Diff
 from oracle_gate.repo.git import git
@@ -186,10 +187,10 @@ def _changelog_notes(
     new_entries: dict[str, list[str]] = {}
     for directory in sorted(set(changed.values())):
         changelog = _join(directory, CHANGELOG_FILE)
-        text = head.read_optional(changelog)
+        text = read_ledger(head, changelog)
         if text is None:
             continue
-        old = set(changelog_entries(parent.read_optional(changelog) or b""))
+        old = set(changelog_entries(read_ledger(parent, changelog) or b""))
         fresh = [entry for entry in changelog_entries(text) if entry not in old]
         if fresh:
             new_entries[changelog] = fresh

@@ -550,6 +550,47 @@ pub fn checked_module(
     Ok(module)
 }
 
+/// Of the parentheses in `text` (an expression's source, outside strings and
+/// comments): how many `)` close a `(` before it, and how many `(` stay open at its end.
+fn unbalanced(text: &str) -> (usize, usize) {
+    let bytes = text.as_bytes();
+    let (mut depth, mut deepest) = (0i64, 0i64);
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'(' => depth -= 1,
+            b')' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b'#' => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            quote @ (b'\'' | b'"') => {
+                let triple = bytes[i..].starts_with(&[quote, quote, quote]);
+                i += if triple { 3 } else { 1 };
+                while i < bytes.len() {
+                    if bytes[i] == b'\\' {
+                        i += 2;
+                    } else if triple && bytes[i..].starts_with(&[quote, quote, quote]) {
+                        i += 2;
+                        break;
+                    } else if !triple && bytes[i] == quote {
+                        break;
+                    } else {
+                        i += 1;
+                    }
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    (deepest.max(0) as usize, (deepest - depth) as usize)
+}
+
 /// Whether `expression` calls a function anywhere.
 fn holds_call(expression: &AstExpr) -> bool {
     let mut found = matches!(expression.node, Expr::Call(..));
@@ -627,7 +668,9 @@ impl Edits<'_> {
     /// What a `for` or a comprehension's `for` loops over becomes
     /// `__oracle_gate_iterated(over)`.
     fn iterated(&mut self, over: &AstExpr) {
-        let (start, end) = (over.span.begin().get() as usize, over.span.end().get() as usize);
+        let Some((start, end)) = self.extent(over, false) else {
+            return self.fail("a loop over a value written in a way this reading cannot check");
+        };
         let tuple = matches!(over.node, Expr::Tuple(_));
         let open = format!("{ITERATED}({}", if tuple { "(" } else { "" });
         self.insert(start, open, true, end - start);
@@ -649,7 +692,9 @@ impl Edits<'_> {
             );
         }
         let tuple = matches!(rhs.node, Expr::Tuple(_));
-        let (rhs_start, rhs_end) = (rhs.span.begin().get() as usize, rhs.span.end().get() as usize);
+        let Some((rhs_start, rhs_end)) = self.extent(rhs, false) else {
+            return self.fail("a compound assignment of a value written in a way this reading cannot check");
+        };
         let open = format!("{GROWS}(\"{symbol}\", {text}, {}", if tuple { "(" } else { "" });
         self.insert(rhs_start, open, true, rhs_end - rhs_start);
         let close = if tuple { "))" } else { ")" }.to_owned();
@@ -681,31 +726,41 @@ impl Edits<'_> {
         expression.node.visit_expr(|inner| self.expression(inner));
     }
 
-    /// The source range `value` takes with the brackets around it, up to the `.` or
-    /// `[` after it (`at`): its own span holds none of its parentheses. None if the
-    /// text between is not only parentheses, spaces and comments.
-    fn extent(&self, value: &AstExpr) -> Option<(usize, usize)> {
+    /// The source range `value` takes with its parentheses: its span holds none of those
+    /// around its first and last operands (`(a).x(y)` begins at `a`, `(a) + (b)` ends
+    /// at `b`), nor (`grouped`: `value` is followed by `.` or `[`, so any `)` between
+    /// closes a group around it) those around it (`(a + b).x`). None if the text
+    /// before it is not only parentheses and spaces.
+    fn extent(&self, value: &AstExpr, grouped: bool) -> Option<(usize, usize)> {
         let bytes = self.content.as_bytes();
         let (mut start, mut end) = (value.span.begin().get() as usize, value.span.end().get() as usize);
-        let mut closing = 0;
-        loop {
-            match bytes.get(end) {
-                Some(b')') => closing += 1,
-                Some(b' ' | b'\t' | b'\n' | b'\r' | b'\\') => {}
-                Some(b'#') => {
-                    while bytes.get(end).is_some_and(|&b| b != b'\n') {
-                        end += 1;
-                    }
-                    continue;
+        let (mut opening, mut inner) = unbalanced(&self.content[start..end]);
+        let mut at = end;
+        while let Some(&byte) = bytes.get(at) {
+            match byte {
+                // One that closes a `(` of the expression's own, else one around it.
+                b')' if inner > 0 => {
+                    inner -= 1;
+                    end = at + 1;
                 }
+                b')' if grouped => {
+                    opening += 1;
+                    end = at + 1;
+                }
+                b'#' => {
+                    while bytes.get(at + 1).is_some_and(|&b| b != b'\n') {
+                        at += 1;
+                    }
+                }
+                b' ' | b'\t' | b'\n' | b'\r' | b'\\' => {}
                 _ => break,
             }
-            end += 1;
+            at += 1;
         }
-        while closing > 0 {
+        while opening > 0 {
             start = start.checked_sub(1)?;
             match bytes[start] {
-                b'(' => closing -= 1,
+                b'(' => opening -= 1,
                 b' ' | b'\t' | b'\n' | b'\r' => {}
                 _ => return None,
             }
@@ -713,25 +768,40 @@ impl Edits<'_> {
         Some((start, end))
     }
 
+    /// Where the first character after `at` that is no space, newline or comment is.
+    fn next_token(&self, mut at: usize) -> usize {
+        let bytes = self.content.as_bytes();
+        while let Some(&byte) = bytes.get(at) {
+            match byte {
+                b'#' => {
+                    while bytes.get(at).is_some_and(|&b| b != b'\n') {
+                        at += 1;
+                    }
+                }
+                b' ' | b'\t' | b'\n' | b'\r' | b'\\' => at += 1,
+                _ => break,
+            }
+        }
+        at
+    }
+
     /// `receiver.name(args)` becomes `__oracle_gate_method(receiver, "name", args)`.
     fn method(&mut self, receiver: &AstExpr, name: &AstString, bare: bool) {
-        let Some((start, end)) = self.extent(receiver) else {
+        let Some((start, end)) = self.extent(receiver, true) else {
             return self.fail("a method called on a value written in a way this reading cannot check");
         };
         let bytes = self.content.as_bytes();
-        let mut paren = name.span.end().get() as usize;
-        while bytes.get(paren).is_some_and(|b| b.is_ascii_whitespace()) {
-            paren += 1;
-        }
-        if bytes.get(end) != Some(&b'.') || bytes.get(paren) != Some(&b'(') {
+        let dot = self.next_token(end);
+        let paren = self.next_token(name.span.end().get() as usize);
+        if bytes.get(dot) != Some(&b'.') || bytes.get(paren) != Some(&b'(') {
             return self.fail("a method called on a value written in a way this reading cannot check");
         }
-        let lines = self.content[end..paren].matches('\n').count();
+        let lines = self.content[dot..paren].matches('\n').count();
         let length = paren - start;
         self.insert(start, format!("{METHOD}("), true, length);
         let separator = if bare { "" } else { ", " };
         self.list.push(Edit {
-            start: end,
+            start: dot,
             end: paren + 1,
             text: format!(", \"{}\"{separator}{}", name.node, "\n".repeat(lines)),
             order: (false, 0),
@@ -740,10 +810,10 @@ impl Edits<'_> {
 
     /// `value[a:b]` becomes `__oracle_gate_sliced(value)[a:b]`.
     fn sliced(&mut self, value: &AstExpr) {
-        let Some((start, end)) = self.extent(value) else {
+        let Some((start, end)) = self.extent(value, true) else {
             return self.fail("a slice of a value written in a way this reading cannot check");
         };
-        if self.content.as_bytes().get(end) != Some(&b'[') {
+        if self.content.as_bytes().get(self.next_token(end)) != Some(&b'[') {
             return self.fail("a slice of a value written in a way this reading cannot check");
         }
         self.insert(start, format!("{SLICED}("), true, end - start);
@@ -790,4 +860,60 @@ pub fn check_builtin<'v>(
         _ => Growth::reads(size, 0),
     };
     before(growth, eval)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The source `checked_module` evaluates for `content`, or why it does not.
+    fn rewritten(content: &str) -> Result<String, String> {
+        let dialect = Dialect::Extended;
+        let ast = AstModule::parse("a/BUILD", content.to_owned(), &dialect).map_err(|e| e.to_string())?;
+        let mut edits = Edits {
+            content,
+            list: Vec::new(),
+            problem: None,
+        };
+        edits.statements(ast.statement());
+        ast.statement().visit_expr(|e| edits.expression(e));
+        match edits.problem {
+            Some(problem) => Err(problem.to_owned()),
+            None => Ok(edits.apply()),
+        }
+    }
+
+    #[test]
+    fn growing_operations_are_rewritten_in_place_lines_kept() {
+        assert_eq!(
+            rewritten("x = (a + b).replace(\"x\", y)[1:]\n").unwrap(),
+            "x = __oracle_gate_sliced(__oracle_gate_method((a + b), \"replace\", \"x\", y))[1:]\n"
+        );
+        assert_eq!(
+            rewritten("x += a, b\nfor i in r:\n    s.upper(\n    )\n").unwrap(),
+            "x += __oracle_gate_grows(\"+\", x, (a, b))\nfor i in __oracle_gate_iterated(r):\n    \
+             __oracle_gate_method(s, \"upper\"\n    )\n"
+        );
+        // A span holds no parenthesis around its first operand: the rewrite does.
+        assert_eq!(
+            rewritten("z = (a).upper() + (b)\nx += (a) + (b)  # c\n").unwrap(),
+            "z = __oracle_gate_method((a), \"upper\") + (b)\n\
+             x += __oracle_gate_grows(\"+\", x, (a) + (b))  # c\n"
+        );
+        assert_eq!(
+            rewritten("y = [i for i in a.split(',') if i]\n").unwrap(),
+            "y = [i for i in __oracle_gate_iterated(__oracle_gate_method(a, \"split\", ',')) if i]\n"
+        );
+    }
+
+    #[test]
+    fn what_the_rewrite_cannot_check_is_not_run() {
+        assert!(rewritten("x = f\"{a}\"\n").unwrap_err().contains("f-string"));
+        assert!(rewritten("d[f()] += [1]\n").unwrap_err().contains("calls a function"));
+    }
+
+    #[test]
+    fn format_fields_skip_escaped_braces() {
+        assert_eq!(format_fields("{}-{0}-{{x}}-{a}"), 3);
+    }
 }
