@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oracle_gate.bazel.glob import starting_with
 from oracle_gate import globs
+from oracle_gate.bazel.glob import starting_with
 from oracle_gate.globs import (
     GlobPattern,
     _regex,
