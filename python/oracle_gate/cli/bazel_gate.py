@@ -152,6 +152,7 @@ def write_junit(path: str | None, label: str | None, cases: list[Case]) -> None:
     if path is None:
         return
     try:
-        Path(path).write_text(render_suite(label or "oracle-gate lock", cases), encoding="utf-8")
+        suite = render_suite(label or "oracle-gate lock", cases)
+        Path(path).write_text(suite, encoding="utf-8", errors="backslashreplace")
     except OSError as error:
         raise ConfigError(f"cannot write JUnit ({error.strerror})", path) from None

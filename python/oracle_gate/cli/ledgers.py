@@ -17,7 +17,7 @@ from oracle_gate import backend
 from oracle_gate.cli.common import refuse_unless_human, repo_root, today
 from oracle_gate.config.ledger_edit import freeze_add, freeze_extend, freeze_remove, retire_seed
 from oracle_gate.config.ledgers import FREEZE_FILE, SEEDS_FILE, parse_seeds, read_ledger
-from oracle_gate.errors import ConfigError
+from oracle_gate.errors import ConfigError, fault
 from oracle_gate.graph import PackageGraph, load_packages
 from oracle_gate.model import ExitCode, Package
 from oracle_gate.repo.files import replace_file
@@ -109,6 +109,18 @@ def _target(
     return package, {"row": row, "input_hash": input_hash}
 
 
+def _write(repo: Path, file: Path, content: bytes) -> None:
+    """``content`` put in place of the ledger ``file`` of ``repo``, atomically.
+
+    Raises:
+        FaultError: the file system refused (read-only, full).
+    """
+    try:
+        replace_file(file, content)
+    except OSError as error:
+        raise fault(error, "write the ledger", str(repo)) from None
+
+
 def cmd_freeze(args: argparse.Namespace) -> int:
     refuse_unless_human(f"freeze {args.action}")
     repo = repo_root(args.repo)
@@ -131,7 +143,7 @@ def cmd_freeze(args: argparse.Namespace) -> int:
         content = freeze_extend(text, path, ledger_key, args.expires, args.reason)
     else:
         content = freeze_remove(text, path, ledger_key)
-    replace_file(file, content)
+    _write(repo, file, content)
     print(f"wrote {path}: {args.action} {ledger_key}")
     print((_TRIAGE_HINT if args.action == "add" else _NOTE_HINT).format(path=path))
     return ExitCode.MERGE
@@ -173,7 +185,7 @@ def _retire(repo: Path, where: str, by: str) -> None:
     text = read_ledger(WorkTree(repo), path) if file.name == SEEDS_FILE else None
     if text is None:
         raise ConfigError(f"is not a {SEEDS_FILE} of this repository", path)
-    replace_file(file, retire_seed(text, path, int(line), by))
+    _write(repo, file, retire_seed(text, path, int(line), by))
     print(f"wrote {path}: line {line} retired by {by}")
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from oracle_gate.cli.common import refuse_unless_human, repo_root
 from oracle_gate.config.ledgers import read_ledger
 from oracle_gate.config.notes import CHANGELOG_FILE, unit_digest
-from oracle_gate.errors import ConfigError
+from oracle_gate.errors import ConfigError, fault
 from oracle_gate.graph import PackageGraph, load_packages
 from oracle_gate.model import ExitCode
 from oracle_gate.repo.files import replace_file
@@ -78,6 +78,9 @@ def cmd_note(args: argparse.Namespace) -> int:
         existing = (read_ledger(tree, changelog) or b"").decode("utf-8", "replace")
         separator = "" if not existing or existing.endswith("\n") else "\n"
         text = existing + separator + heading + "".join(entries)
-        replace_file(repo / changelog, text.encode("utf-8"))
+        try:
+            replace_file(repo / changelog, text.encode("utf-8"))
+        except OSError as error:
+            raise fault(error, "write the changelog", str(repo)) from None
         print(f"noted {len(entries)} path(s) in {changelog}")
     return ExitCode.MERGE
