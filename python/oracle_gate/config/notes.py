@@ -96,8 +96,8 @@ class Notes:
 
 
 def reviewer_name(text: str) -> str:
-    """A name as a trailer or approval gives it, normalised: NFKC (full-width ``g`` is
-    ``grace``), every zero-width, format and control character dropped (U+200B, U+2060,
+    """A name as a trailer or approval gives it, normalised: NFKC (full-width letters are
+    ASCII ones), every zero-width, format and control character dropped (U+200B, U+2060,
     U+FEFF, the bidirectional marks, NUL...), runs of white space one space, stripped.
     A name that is empty after it names nobody."""
     normal = unicodedata.normalize("NFKC", text)
