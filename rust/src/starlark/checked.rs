@@ -46,8 +46,8 @@ const ITERATED: &str = "__oracle_gate_iterated";
 /// The binary operators the rewrite checks: all but `and` and `or`, which need not
 /// evaluate their right side.
 const OPERATORS: [&str; 19] = [
-    "==", "!=", "<", ">", "<=", ">=", "in", "not in", "-", "+", "*", "%", "/", "//", "&", "|",
-    "^", "<<", ">>",
+    "==", "!=", "<", ">", "<=", ">=", "in", "not in", "-", "+", "*", "%", "/", "//", "&", "|", "^",
+    "<<", ">>",
 ];
 
 /// The operators that compare or print their operands, going through them recursively.
@@ -56,11 +56,43 @@ const RECURSIVE: [&str; 9] = ["==", "!=", "<", ">", "<=", ">=", "in", "not in", 
 /// The methods of strings, lists and dicts whose calls are checked: all but those
 /// that take a step and build nothing (`append`, `get`, ...).
 const METHODS: [&str; 37] = [
-    "capitalize", "codepoints", "count", "elems", "endswith", "find", "format", "index",
-    "isalnum", "isalpha", "isdigit", "islower", "isspace", "istitle", "isupper", "join",
-    "lower", "lstrip", "partition", "removeprefix", "removesuffix", "replace", "rfind",
-    "rindex", "rpartition", "rsplit", "rstrip", "split", "splitlines", "startswith", "strip",
-    "title", "upper", "extend", "insert", "remove", "update",
+    "capitalize",
+    "codepoints",
+    "count",
+    "elems",
+    "endswith",
+    "find",
+    "format",
+    "index",
+    "isalnum",
+    "isalpha",
+    "isdigit",
+    "islower",
+    "isspace",
+    "istitle",
+    "isupper",
+    "join",
+    "lower",
+    "lstrip",
+    "partition",
+    "removeprefix",
+    "removesuffix",
+    "replace",
+    "rfind",
+    "rindex",
+    "rpartition",
+    "rsplit",
+    "rstrip",
+    "split",
+    "splitlines",
+    "startswith",
+    "strip",
+    "title",
+    "upper",
+    "extend",
+    "insert",
+    "remove",
+    "update",
 ];
 
 /// A checked operation, as the rewritten file calls it.
@@ -334,7 +366,12 @@ fn digits(value: Value<'_>) -> Option<usize> {
 /// The digits of an integer, 32-bit ones included; None for any other value.
 fn int_digits(value: Value<'_>) -> Option<usize> {
     match i32::unpack_value(value).ok().flatten() {
-        Some(small) => Some(small.unsigned_abs().checked_ilog10().map_or(1, |d| d as usize + 1)),
+        Some(small) => Some(
+            small
+                .unsigned_abs()
+                .checked_ilog10()
+                .map_or(1, |d| d as usize + 1),
+        ),
         None => digits(value),
     }
 }
@@ -392,9 +429,7 @@ fn operator_growth<'v>(
         }
         ("*", None, None) if small(left) && small(right) => Growth::reads(0, 0),
         ("*", None, None) => match (int_digits(left), int_digits(right)) {
-            (Some(a), Some(b)) if a + b - 1 > MAX_DIGITS => {
-                return stop(Limit::Digits(a + b - 1))
-            }
+            (Some(a), Some(b)) if a + b - 1 > MAX_DIGITS => return stop(Limit::Digits(a + b - 1)),
             (Some(a), Some(b)) => Growth::reads(a + b, 0),
             _ => Growth::reads(0, 0),
         },
@@ -449,7 +484,9 @@ fn method_growth<'v>(
     named: impl Iterator<Item = Value<'v>>,
 ) -> Growth {
     let size = items(receiver);
-    let read = args.iter().fold(size, |n, arg| n.saturating_add(items(*arg)));
+    let read = args
+        .iter()
+        .fold(size, |n, arg| n.saturating_add(items(*arg)));
     let Some(text) = receiver.unpack_str() else {
         return match (name, args) {
             ("extend", [more]) => Growth::builds(Kind::List, (size + items(*more)) as u128, 0),
@@ -466,7 +503,9 @@ fn method_growth<'v>(
             } else {
                 text.matches(old).count()
             };
-            let limit = rest.first().and_then(|n| i32::unpack_value(*n).ok().flatten());
+            let limit = rest
+                .first()
+                .and_then(|n| i32::unpack_value(*n).ok().flatten());
             let count = match limit {
                 Some(n) if n >= 0 => found.min(n as usize),
                 _ => found,
@@ -594,7 +633,9 @@ fn unbalanced(text: &str) -> (usize, usize) {
 /// Whether `expression` calls a function anywhere.
 fn holds_call(expression: &AstExpr) -> bool {
     let mut found = matches!(expression.node, Expr::Call(..));
-    expression.node.visit_expr(|inner| found |= holds_call(inner));
+    expression
+        .node
+        .visit_expr(|inner| found |= holds_call(inner));
     found
 }
 
@@ -632,8 +673,7 @@ impl Edits<'_> {
 
     /// The source with every edit made.
     fn apply(mut self) -> String {
-        self.list
-            .sort_by(|a, b| (a.start, a.order).cmp(&(b.start, b.order)));
+        self.list.sort_by_key(|edit| (edit.start, edit.order));
         let mut out = String::with_capacity(self.content.len() + 32 * self.list.len());
         let mut at = 0;
         for edit in &self.list {
@@ -680,22 +720,29 @@ impl Edits<'_> {
 
     /// `target op= rhs` becomes `target op= __oracle_gate_grows("op", target, rhs)`.
     fn grows(&mut self, symbol: &str, target: &AstAssignTarget, rhs: &AstExpr) {
-        let (start, end) = (target.span.begin().get() as usize, target.span.end().get() as usize);
+        let (start, end) = (
+            target.span.begin().get() as usize,
+            target.span.end().get() as usize,
+        );
         let text = &self.content[start..end];
         let mut calls = false;
         target.visit_expr(|e| calls |= holds_call(e));
         if calls || text.contains(['\n', '#']) {
             // A target that calls a function would call it twice; one over lines or with
             // a comment would move the lines that follow.
-            return self.fail(
-                "a compound assignment to a target that calls a function or spans lines",
-            );
+            return self
+                .fail("a compound assignment to a target that calls a function or spans lines");
         }
         let tuple = matches!(rhs.node, Expr::Tuple(_));
         let Some((rhs_start, rhs_end)) = self.extent(rhs, false) else {
-            return self.fail("a compound assignment of a value written in a way this reading cannot check");
+            return self.fail(
+                "a compound assignment of a value written in a way this reading cannot check",
+            );
         };
-        let open = format!("{GROWS}(\"{symbol}\", {text}, {}", if tuple { "(" } else { "" });
+        let open = format!(
+            "{GROWS}(\"{symbol}\", {text}, {}",
+            if tuple { "(" } else { "" }
+        );
         self.insert(rhs_start, open, true, rhs_end - rhs_start);
         let close = if tuple { "))" } else { ")" }.to_owned();
         self.insert(rhs_end, close, false, rhs_end - rhs_start);
@@ -713,7 +760,8 @@ impl Edits<'_> {
                 }
             }
             Expr::Slice(value, ..) => self.sliced(value),
-            Expr::ListComprehension(_, first, clauses) | Expr::DictComprehension(_, first, clauses) => {
+            Expr::ListComprehension(_, first, clauses)
+            | Expr::DictComprehension(_, first, clauses) => {
                 self.iterated(&first.over);
                 for clause in clauses {
                     if let Clause::For(clause) = clause {
@@ -733,7 +781,10 @@ impl Edits<'_> {
     /// before it is not only parentheses and spaces.
     fn extent(&self, value: &AstExpr, grouped: bool) -> Option<(usize, usize)> {
         let bytes = self.content.as_bytes();
-        let (mut start, mut end) = (value.span.begin().get() as usize, value.span.end().get() as usize);
+        let (mut start, mut end) = (
+            value.span.begin().get() as usize,
+            value.span.end().get() as usize,
+        );
         let (mut opening, mut inner) = unbalanced(&self.content[start..end]);
         let mut at = end;
         while let Some(&byte) = bytes.get(at) {
@@ -788,13 +839,15 @@ impl Edits<'_> {
     /// `receiver.name(args)` becomes `__oracle_gate_method(receiver, "name", args)`.
     fn method(&mut self, receiver: &AstExpr, name: &AstString, bare: bool) {
         let Some((start, end)) = self.extent(receiver, true) else {
-            return self.fail("a method called on a value written in a way this reading cannot check");
+            return self
+                .fail("a method called on a value written in a way this reading cannot check");
         };
         let bytes = self.content.as_bytes();
         let dot = self.next_token(end);
         let paren = self.next_token(name.span.end().get() as usize);
         if bytes.get(dot) != Some(&b'.') || bytes.get(paren) != Some(&b'(') {
-            return self.fail("a method called on a value written in a way this reading cannot check");
+            return self
+                .fail("a method called on a value written in a way this reading cannot check");
         }
         let lines = self.content[dot..paren].matches('\n').count();
         let length = paren - start;
@@ -844,7 +897,9 @@ pub fn check_builtin<'v>(
             let printed = positional
                 .iter()
                 .chain(named.iter().map(|(_, v)| v))
-                .fold(0usize, |n, v| n.saturating_add(printed_length(*v, MAX_LENGTH)));
+                .fold(0usize, |n, v| {
+                    n.saturating_add(printed_length(*v, MAX_LENGTH))
+                });
             Growth::builds(Kind::String, printed as u128, printed)
         }
         "int" => match first.and_then(|v| v.unpack_str()) {
@@ -869,7 +924,8 @@ mod tests {
     /// The source `checked_module` evaluates for `content`, or why it does not.
     fn rewritten(content: &str) -> Result<String, String> {
         let dialect = Dialect::Extended;
-        let ast = AstModule::parse("a/BUILD", content.to_owned(), &dialect).map_err(|e| e.to_string())?;
+        let ast =
+            AstModule::parse("a/BUILD", content.to_owned(), &dialect).map_err(|e| e.to_string())?;
         let mut edits = Edits {
             content,
             list: Vec::new(),
@@ -908,8 +964,12 @@ mod tests {
 
     #[test]
     fn what_the_rewrite_cannot_check_is_not_run() {
-        assert!(rewritten("x = f\"{a}\"\n").unwrap_err().contains("f-string"));
-        assert!(rewritten("d[f()] += [1]\n").unwrap_err().contains("calls a function"));
+        assert!(rewritten("x = f\"{a}\"\n")
+            .unwrap_err()
+            .contains("f-string"));
+        assert!(rewritten("d[f()] += [1]\n")
+            .unwrap_err()
+            .contains("calls a function"));
     }
 
     #[test]

@@ -15,19 +15,17 @@ use rayon::prelude::*;
 use starlark::codemap::{FileSpan, Span};
 use starlark::environment::{FrozenModule, Globals, GlobalsBuilder, Module};
 use starlark::eval::{Evaluator, FileLoader};
-use starlark::ErrorKind;
 use starlark::syntax::ast::{
     ArgumentP, AssignOp, AstExpr, AstLiteral, AstStmt, BinOp, Clause, Expr, Stmt,
 };
 use starlark::syntax::{AstModule, Dialect};
+use starlark::ErrorKind;
 
 use super::checked::{add_checked, check_walk, checked_module, RESERVED};
 use super::edges::Repositories;
 use super::gate::{bound_names, read_gates, top_level, Gates, GATE_FUNCTION};
 use super::guess;
-use super::limits::{
-    nesting, Limit, MAX_HEAP_BYTES, MAX_KEPT_BYTES, MAX_STEPS, STOPPED,
-};
+use super::limits::{nesting, Limit, MAX_HEAP_BYTES, MAX_KEPT_BYTES, MAX_STEPS, STOPPED};
 use super::plain::plain_records;
 use super::values::{
     standard_globals, unlike_bazel_char, Context, Magic, PackageFiles, Record, TreeFiles,
@@ -438,7 +436,8 @@ impl Run<'_> {
                     stopped(&e, path, eval, last_loop.as_ref())
                         .unwrap_or_else(|| first_line(&e.to_string()))
                 };
-                eval.eval_module(ast, &self.globals).map_err(|e| stop(e, &eval))?;
+                eval.eval_module(ast, &self.globals)
+                    .map_err(|e| stop(e, &eval))?;
                 if freeze {
                     // Freezing copies the module's values recursively, as collecting does.
                     let values: Vec<_> = module.names().filter_map(|n| module.get(&n)).collect();

@@ -122,11 +122,16 @@ pub struct TooDeep {
 
 impl fmt::Display for TooDeep {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "is nested too deeply: {}; give inner parts names of their own", self.reason)
+        write!(
+            f,
+            "is nested too deeply: {}; give inner parts names of their own",
+            self.reason
+        )
     }
 }
 
-const TOO_MANY_BRACKETS: &str = "more than 200 brackets open at once, the most Python's parser reads";
+const TOO_MANY_BRACKETS: &str =
+    "more than 200 brackets open at once, the most Python's parser reads";
 const TOO_MANY_INDENTS: &str = "more than 99 levels of indentation, the most Python's parser reads";
 const TOO_MANY_DIGITS: &str = "a number of more than 4300 digits, the most Python's parser reads";
 const TOO_MUCH_NESTING: &str =
@@ -197,7 +202,10 @@ fn skip_string(chars: &[char], start: usize) -> usize {
             '\\' => i += 2,
             '\n' if !triple => return i,
             c if c == quote && !triple => return i + 1,
-            c if c == quote && chars.get(i + 1) == Some(&quote) && chars.get(i + 2) == Some(&quote) => {
+            c if c == quote
+                && chars.get(i + 1) == Some(&quote)
+                && chars.get(i + 2) == Some(&quote) =>
+            {
                 return i + 3
             }
             _ => i += 1,
@@ -399,14 +407,20 @@ mod tests {
     fn brackets_past_pythons_limit_are_too_deep() {
         let at = |n: usize| format!("x = 1\ny = {}{}\n", "[".repeat(n), "]".repeat(n));
         assert_eq!(depth_line(&at(MAX_BRACKETS)), None);
-        assert_eq!(depth_line(&at(MAX_BRACKETS + 1)), Some((2, TOO_MANY_BRACKETS)));
+        assert_eq!(
+            depth_line(&at(MAX_BRACKETS + 1)),
+            Some((2, TOO_MANY_BRACKETS))
+        );
     }
 
     #[test]
     fn a_long_chain_is_too_deep_and_a_long_list_is_not() {
         let chain = |n: usize| format!("x = {}\n", vec!["[1]"; n].join(" + "));
         assert_eq!(depth_line(&chain(1500)), None);
-        assert_eq!(depth_line(&chain(MAX_NESTING + 2)), Some((1, TOO_MUCH_NESTING)));
+        assert_eq!(
+            depth_line(&chain(MAX_NESTING + 2)),
+            Some((1, TOO_MUCH_NESTING))
+        );
         let items = format!("x = [{}]\n", vec!["a + b"; 100_000].join(",\n"));
         assert_eq!(depth_line(&items), None);
         let calls = format!("x = len{}\n", "()".repeat(MAX_NESTING + 1));
@@ -418,18 +432,24 @@ mod tests {
     #[test]
     fn strings_and_comments_hold_no_brackets() {
         let deep = "[".repeat(1000);
-        let content = format!("x = '{deep}'  # {deep}\ny = \"\"\"\n{deep}\n\"\"\"\nz = 'a\\'{deep}'\n");
+        let content =
+            format!("x = '{deep}'  # {deep}\ny = \"\"\"\n{deep}\n\"\"\"\nz = 'a\\'{deep}'\n");
         assert_eq!(depth_line(&content), None);
     }
 
     #[test]
     fn indentation_past_pythons_limit_is_too_deep() {
         let blocks = |n: usize| {
-            let mut text: String = (0..n).map(|i| format!("{}if a:\n", " ".repeat(i))).collect();
+            let mut text: String = (0..n)
+                .map(|i| format!("{}if a:\n", " ".repeat(i)))
+                .collect();
             text.push_str(&format!("{}pass\n", " ".repeat(n)));
             text
         };
         assert_eq!(depth_line(&blocks(MAX_INDENTS)), None);
-        assert_eq!(depth_line(&blocks(MAX_INDENTS + 1)), Some((MAX_INDENTS + 2, TOO_MANY_INDENTS)));
+        assert_eq!(
+            depth_line(&blocks(MAX_INDENTS + 1)),
+            Some((MAX_INDENTS + 2, TOO_MANY_INDENTS))
+        );
     }
 }

@@ -376,8 +376,22 @@ fn record_call<'v>(
 /// length, its items one by one): they need no walk of it (`checked::check_walk`).
 /// `_SHALLOW` in bazel/buildfile.py.
 const SHALLOW: [&str; 16] = [
-    "len", "type", "getattr", "hasattr", "dir", "list", "tuple", "reversed", "enumerate",
-    "zip", "range", "bool", "int", "float", "any", "all",
+    "len",
+    "type",
+    "getattr",
+    "hasattr",
+    "dir",
+    "list",
+    "tuple",
+    "reversed",
+    "enumerate",
+    "zip",
+    "range",
+    "bool",
+    "int",
+    "float",
+    "any",
+    "all",
 ];
 
 /// The functions of `native` that declare no rule, each a global of BUILD files too.
@@ -872,7 +886,10 @@ impl<'v> StarlarkValue<'v> for Magic {
         };
         if walks {
             let named = args.names_map()?;
-            check_walk(args.positions(eval.heap())?.chain(named.values().copied()), eval)?;
+            check_walk(
+                args.positions(eval.heap())?.chain(named.values().copied()),
+                eval,
+            )?;
         }
         match self {
             Magic::Rule { kind, implicit } => {
