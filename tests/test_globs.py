@@ -4,8 +4,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from oracle_gate import globs
 from oracle_gate.bazel.glob import starting_with
-from oracle_gate.globs import compile_glob, matches_any, validate_glob
+from oracle_gate.globs import (
+    GlobPattern,
+    _regex,
+    compile_glob,
+    matches_any,
+    validate_glob,
+    wildcard_match,
+)
 
 
 @pytest.mark.parametrize(
@@ -77,3 +85,55 @@ def test_starting_with_is_the_sorted_filter(texts: list[str], prefix: str) -> No
     # The bisect bound is the prefix's successor; the last code point has none.
     ordered = sorted(texts)
     assert list(starting_with(ordered, prefix)) == [t for t in ordered if t.startswith(prefix)]
+
+
+_SEGMENTS = st.one_of(st.just("**"), st.text(alphabet="a*?.", min_size=1, max_size=4))
+_NAMES = st.text(alphabet="a.b", max_size=3)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(_SEGMENTS, min_size=1, max_size=4),
+    st.lists(_NAMES, min_size=1, max_size=4),
+    st.booleans(),
+)
+def test_the_segment_matcher_agrees_with_the_regular_expression(
+    segments: list[str], names: list[str], bazel: bool
+) -> None:
+    """A pattern with many wildcards is matched segment by segment, never by a regular
+    expression; both readings of every pattern agree (on ones small enough for both)."""
+    pattern = "/".join(segments)
+    path = "/".join(names)
+    matcher = GlobPattern(pattern, bazel)
+    assert matcher.segments_match(names) is (_regex(pattern, bazel).fullmatch(path) is not None)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path"),
+    [
+        ("/".join(["*a*a*a*a*a*a*a*a*a*a*b"] * 4), "/".join(["a" * 80] * 4)),
+        ("/".join(["**", "a"] * 30 + ["b"]), "/".join(["a"] * 60)),
+    ],
+    ids=["stars_in_a_segment", "many_star_star_segments"],
+)
+def test_a_pattern_of_many_wildcards_is_matched_without_backtracking(
+    pattern: str, path: str
+) -> None:
+    """A backtracking matcher tries every split of the path among the wildcards (the
+    second pattern took the regular expression minutes); each is one step per pattern
+    segment and path name here. The match counts its steps as ``wildcard_match`` calls."""
+    matcher = compile_glob(pattern)
+    assert matcher.regex is None
+    calls = 0
+    original = wildcard_match
+
+    def counted(segment: str, name: str) -> bool:
+        nonlocal calls
+        calls += 1
+        return original(segment, name)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(globs, "wildcard_match", counted)
+        assert matcher.fullmatch(path) is False
+    segments, names = pattern.count("/") + 1, path.count("/") + 1
+    assert calls <= segments * names

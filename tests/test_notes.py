@@ -159,6 +159,34 @@ def test_empty_reviewed_by_never_counts(example_repo: tuple[GitRepo, str]) -> No
     assert repo.judge_paths(base, head).verdict_of(NEW_CASE) is Verdict.REJECT
 
 
+@pytest.mark.parametrize(
+    "name",
+    ["\u200b", "\u2060\ufeff", "\u200e\u202e", " \u00ad ", "\x7f"],
+    ids=["zero_width_space", "word_joiner_and_bom", "bidi_marks", "soft_hyphen", "control"],
+)
+def test_a_reviewer_of_only_invisible_characters_never_counts(
+    example_repo: tuple[GitRepo, str], name: str
+) -> None:
+    """NFKC, zero-width, format and control characters dropped: nobody is left."""
+    repo, base = example_repo
+    repo.write(NEW_CASE, CASE_TEXT)
+    head = repo.commit("x", {"Oracle-Change": f"{NEW_CASE} — new case", "Reviewed-by": name})
+    assert repo.judge_paths(base, head).verdict_of(NEW_CASE) is Verdict.REJECT
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["Grace Hopper <grace@example.com>", "Zoë Ångström", "\uff47\uff52\uff41\uff43\uff45"],
+    ids=["plain", "outside_ascii", "full_width"],
+)
+def test_a_reviewer_with_a_real_name_counts(example_repo: tuple[GitRepo, str], name: str) -> None:
+    """The honest neighbours: a name outside ASCII, or in full-width forms, is somebody."""
+    repo, base = example_repo
+    repo.write(NEW_CASE, CASE_TEXT)
+    head = repo.commit("x", {"Oracle-Change": f"{NEW_CASE} — new case", "Reviewed-by": name})
+    assert repo.judge_paths(base, head).verdict_of(NEW_CASE) is Verdict.HUMAN_NOTED
+
+
 def test_changelog_is_a_ledger_appending_passes(example_repo: tuple[GitRepo, str]) -> None:
     repo, base = example_repo
     repo.append(CHANGELOG, "\n## a later entry\n\nwords\n")

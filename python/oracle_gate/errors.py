@@ -7,6 +7,8 @@ circular.
 
 from __future__ import annotations
 
+import errno
+
 
 class GateError(Exception):
     """The gate could not reach a verdict. The CLI exits 2."""
@@ -58,3 +60,40 @@ class DeadlineError(GateError):
 
 class RefusedError(GateError):
     """The command is not allowed in this context (for example ``lock --write`` in CI)."""
+
+
+class FaultError(GateError):
+    """The machine refused an operation: a read-only or full file system, a name too
+    long for it, a missing permission. Nothing was decided; the message says what to do."""
+
+
+# What to do about an operating system refusal, by errno.
+_REMEDIES = {
+    errno.EROFS: "run where it can be written",
+    errno.ENOSPC: "free some space and run again",
+    errno.EDQUOT: "free some space and run again",
+    errno.EFBIG: "raise the file size limit (ulimit -f)",
+    errno.ENAMETOOLONG: "shorten the path",
+    errno.EACCES: "run as a user who may",
+    errno.EMFILE: "raise the open-file limit (ulimit -n)",
+}
+
+
+def fault(error: OSError, doing: str, root: str | None = None) -> FaultError:
+    """The gate error for an ``OSError`` met while ``doing`` something ("write the lock"):
+    one line naming the file (relative to ``root`` when it is inside), whatever bytes
+    its name holds, and what to do."""
+    why = error.strerror or str(error)
+    remedy = _REMEDIES.get(error.errno or 0)
+    message = f"cannot {doing} ({why})" + (f"; {remedy}" if remedy else "")
+    name = error.filename
+    if isinstance(name, bytes):
+        name = name.decode("utf-8", "surrogateescape")
+    if name is not None and root is not None and str(name).startswith(f"{root}/"):
+        name = str(name)[len(root) + 1 :]
+    path = (
+        None
+        if name is None
+        else str(name).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    )
+    return FaultError(message, path)

@@ -35,7 +35,7 @@ from collections.abc import (
 from dataclasses import dataclass, field
 from typing import TypeVar, overload
 
-from oracle_gate.bazel import starlark
+from oracle_gate.bazel import limits, starlark
 from oracle_gate.bazel.bazelrc import RcFlags, rc_flags
 from oracle_gate.bazel.buildfile import (
     GATE_FUNCTION,
@@ -947,6 +947,10 @@ def _add_bzl_labels(
         contents = _read(tree, pending)
         found: set[str] = set()
         for path in pending:
+            # Not parsed here, but run by the native evaluator, which would not parse it.
+            deep = limits.nesting_problem(contents[path].decode("utf-8", "replace"))
+            if deep is not None:
+                raise ConfigError(deep.message(".bzl file"), path, deep.line)
             scanned[path] = bzl = scan_bzl(contents[path])
             workspace = _enclosing(posixpath.dirname(path), repositories.roots) or ""
             package = _bzl_package(path, workspace, sorted_dirs)
@@ -1077,10 +1081,12 @@ def _evaluate(
     scan.dependents = evaluation.dependents
     scan.approximate.update(evaluation.approximate)
     evaluated = dict(zip(paths, evaluation.outcomes, strict=True))
-    for path, outcome in evaluated.items():
-        # Not a file for the static reader: the code the patch added would hold Bazel too.
-        if outcome.error.startswith(starlark.EXHAUSTED):
-            raise ConfigError(outcome.error, path)
+    for outcome in evaluated.values():
+        # Not a file for the static reader: the code the patch added would hold Bazel
+        # too, or builds more than any BUILD file may (bazel/limits.py).
+        stopped = limits.stopped_error(outcome.error)
+        if stopped is not None:
+            raise stopped
     # The static reader builds a gate's matrix: files that call oracle_gate (or a name a
     # load() binds to it). Merely loading it, as every BUILD file of a monorepo may, is not one.
     # Where the native core read the gate calls, it says so; a search decides elsewhere.

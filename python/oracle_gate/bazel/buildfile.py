@@ -25,10 +25,11 @@ import operator
 import re
 import tokenize
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias, cast
 
+from oracle_gate.bazel import limits
 from oracle_gate.bazel.labels import (
     FORMAT_MARKER,
     PACKAGE_NAME,
@@ -122,7 +123,9 @@ class Unknown:
     a value that is surely no string (a list, a dict, a number): adding it makes no new
     string. ``opaque`` marks a value whose labels are counted elsewhere (a loaded
     ``.bzl`` file's, which the graph takes) or that names no package by itself
-    (``package_name()``): any string made from it may be any label.
+    (``package_name()``): any string made from it may be any label. ``length`` is the
+    number of items of a list the reader knows the length of but does not list (a long
+    ``range()``), so the limits on what a file builds (``limits.py``) still hold.
     """
 
     line: int
@@ -131,6 +134,7 @@ class Unknown:
     starts: tuple[str, ...] = ()
     maybe_str: bool = True
     opaque: bool = False
+    length: int | None = None
 
 
 @dataclass(frozen=True)
@@ -177,7 +181,7 @@ Value: TypeAlias = (
 _RELATIVE = "."
 # The most strings a computed value lists whole before only their starts are kept.
 _MOST_STRINGS = 256
-# The longest string or list the reader builds ("/" * 2 is computed, "/" * 10**9 is not).
+# The longest range() the reader lists; a longer one is an Unknown of its length.
 _LONGEST = 100_000
 # List and dict methods that change their receiver.
 _MUTATORS = frozenset(
@@ -384,6 +388,20 @@ def _replace(value: Value, old: Value, new: Value) -> Value:
         ):
             return Call(value.function, value.line, args, kwargs, value.kwarg_lines)
     return value
+
+
+def _length(value: Value) -> tuple[str, int] | None:
+    """What ``value`` is and its length, for the limits on what a file builds: a string,
+    a list (a tuple here) or a dict, or a list of known length (``Unknown.length``)."""
+    if isinstance(value, str):
+        return "string", len(value)
+    if isinstance(value, tuple):
+        return "list", len(value)
+    if isinstance(value, dict):
+        return "dict", len(value)
+    if isinstance(value, Unknown) and value.length is not None:
+        return "list", value.length
+    return None
 
 
 def _holds_text(value: Value) -> bool:
@@ -642,16 +660,21 @@ class _Evaluator:
                 except ArithmeticError:
                     pass
         if isinstance(op, ast.BitOr) and isinstance(left, dict) and isinstance(right, dict):
-            return {**left, **right}
+            union = {**left, **right}
+            limits.check_length("dict", len(union), self.line(node))
+            return union
         # Numbers, or a union of dicts: no new string.
         return self.unknown(node, left, right, maybe_str=False)
 
     def add(self, node: ast.AST, left: Value, right: Value) -> Value:
         if isinstance(left, tuple) and isinstance(right, tuple):
+            limits.check_length("list", len(left) + len(right), self.line(node))
             return tuple([*left, *right])  # a new list, never an alias of either
         if isinstance(left, str) and isinstance(right, str):
+            limits.check_length("string", len(left) + len(right), self.line(node))
             return left + right
         if type(left) is int and type(right) is int:
+            limits.check_digits(limits.digits(left + right), self.line(node))
             return left + right
         left_texts, right_texts = _texts(left), _texts(right)
         if left_texts is None or right_texts is None:
@@ -668,11 +691,16 @@ class _Evaluator:
         if isinstance(left, int) and not isinstance(right, int):
             left, right = right, left
         if type(right) is int:
+            line = self.line(node)
             if type(left) is int:
+                limits.check_digits(limits.digits(left) + limits.digits(right) - 1, line)
+                limits.check_digits(limits.digits(left * right), line)
                 return left * right
-            if isinstance(left, str) and len(left) * max(right, 0) <= _LONGEST:
+            if isinstance(left, str):
+                limits.check_length("string", len(left) * max(right, 0), line)
                 return left * right
-            if isinstance(left, tuple) and len(left) * max(right, 0) <= _LONGEST:
+            if isinstance(left, tuple):
+                limits.check_length("list", len(left) * max(right, 0), line)
                 return tuple(list(left) * right)
         texts = _texts(left) if not isinstance(left, tuple) else None
         if texts is not None:  # a string repeated: it starts as the string does, or is ""
@@ -684,14 +712,20 @@ class _Evaluator:
         """``template % values``: computed when both are known and the template holds
         only ``%s``, ``%d`` and ``%%``; else the string starts as the template does."""
         arguments = values if isinstance(values, tuple) else (values,)
+        if isinstance(template, str) and _known(values):
+            printed = limits.printed_length([values])
+            limits.check_length("string", len(template) + printed, self.line(node))
         simple = isinstance(template, str) and _SIMPLE_PERCENT.fullmatch(template) is not None
         # A list here is a tuple too: only a tuple written as one is surely a tuple.
         written = not isinstance(values, tuple) or _is_tuple_display(node)
         if isinstance(template, str) and simple and written and all(map(_is_scalar, arguments)):
             try:
-                return template % arguments
+                formatted = template % arguments
             except (TypeError, ValueError):
                 pass
+            else:
+                limits.check_length("string", len(formatted), self.line(node))
+                return formatted
         texts = _texts(template)
         if texts is None:
             return self.unknown(node, template, values, maybe_str=False)
@@ -844,11 +878,15 @@ class _Evaluator:
         self.uncertain += 1
         self.looping += 1
         try:
+            lengths: list[int | None] = []
             for generator in node.generators:
                 iterated = self.value(generator.iter)
+                known = _length(iterated)
+                lengths.append(None if known is None else known[1])
                 self.assign(generator.target, self.element(generator.iter, iterated))
                 for condition in generator.ifs:
                     self.value(condition)
+            _check_iterations(node, lengths)
             if isinstance(node, ast.ListComp):
                 items: tuple[Value, ...] = (self.value(node.elt),)
             else:
@@ -933,6 +971,8 @@ class _Evaluator:
         named = dict(kwargs)
         parts = (*args, *named.values(), *unknown)
         first: Value = args[0] if args else None
+        if not unknown:
+            _check_builtin(node, function, args, named)
         if function == "glob":
             return self.glob(node, tuple(args), named) if not unknown else self.globbed(node, parts)
         if function == "select":
@@ -954,6 +994,8 @@ class _Evaluator:
             if isinstance(first, int) or first is None:
                 return str(first)
             return self.anything(node, *parts)
+        if function == "len" and isinstance(first, Unknown) and first.length is not None:
+            return first.length
         if function == "len":
             # Bazel's strings are Latin-1 bytes: len("é") is 2 there.
             countable = isinstance(first, dict) or (isinstance(first, str) and first.isascii())
@@ -983,6 +1025,7 @@ class _Evaluator:
                 return self.unknown(node, maybe_str=False)
             if len(numbers) <= _LONGEST:
                 return tuple(numbers)
+            return Unknown(node.lineno, self.text(node), (), maybe_str=False, length=len(numbers))
         if function in ("min", "max", "sorted", "reversed", "enumerate", "zip", "list", "tuple"):
             items = first if len(args) == 1 else tuple(args)
             element = self.element(node, items)
@@ -1120,12 +1163,15 @@ class _Evaluator:
             if name == "join"
             else all(_is_scalar(value) for value in parts)
         )
+        if not unknown and all(map(_known, parts)):
+            _check_string_method(node, receiver, name, args, parts)
         if method is not None and known:
             try:
                 result = method(receiver, *args, **kwargs)
             except (TypeError, ValueError, IndexError, KeyError):
                 return self.unknown(node)  # Bazel fails too
             if isinstance(result, str):
+                limits.check_length("string", len(result), self.line(node))
                 return result
         if name == "join" and len(args) == 1 and not kwargs and not unknown:
             return self.joined(node, receiver, args[0])
@@ -1172,6 +1218,7 @@ class _Evaluator:
             if name == "append" and len(args) == 1:
                 items.append(first)
             elif name == "extend" and len(args) == 1 and isinstance(first, tuple):
+                limits.check_length("list", len(items) + len(first), self.line(node))
                 items.extend(first)
             elif name == "insert" and len(args) == 2 and type(first) is int:
                 items.insert(first, args[1])
@@ -1386,6 +1433,141 @@ _BUILTINS = frozenset(
 )
 
 
+def _check_string_method(
+    node: ast.AST, receiver: str, name: str, args: list[Value], parts: Sequence[Value]
+) -> None:
+    """Stops the reading when ``receiver.name(...)`` would build a string longer than a
+    value may be, before it is built: as the native evaluator foresees it
+    (``method_growth`` in rust/src/starlark/checked.rs).
+
+    Raises:
+        limits.Stop: the string would be too long.
+    """
+    line = cast(int, getattr(node, "lineno", 0))
+    if name == "replace" and len(args) >= 2 and isinstance(args[0], str):
+        old, new = args[0], args[1]
+        if not isinstance(new, str):
+            return
+        found = len(receiver) + 1 if not old else receiver.count(old)
+        limit = args[2] if len(args) > 2 and isinstance(args[2], int) else -1
+        count = min(found, limit) if limit >= 0 else found
+        limits.check_length("string", len(receiver) + count * (len(new) - len(old)), line)
+    elif name == "join" and len(args) == 1 and _is_strings(args[0]):
+        pieces = cast("tuple[str, ...]", args[0])
+        joined = sum(map(len, pieces)) + len(receiver) * max(len(pieces) - 1, 0)
+        limits.check_length("string", joined, line)
+    elif name == "format":
+        longest = max((limits.printed_length([part]) for part in parts), default=0)
+        fields = limits.format_fields(receiver)
+        limits.check_length("string", len(receiver) + fields * longest, line)
+
+
+# The builtins that look at what they are given only on its surface: the native
+# evaluator walks what every other one is given (``_check_depth``). ``SHALLOW`` in
+# rust/src/starlark/values.rs.
+_SHALLOW = frozenset(
+    {
+        *("len", "type", "getattr", "hasattr", "dir", "list", "tuple", "reversed"),
+        *("enumerate", "zip", "range", "bool", "int", "float", "any", "all"),
+    }
+)
+# The builtins that build a list of (about) one item per item of their first argument.
+_LISTING = frozenset({"list", "tuple", "sorted", "reversed", "enumerate"})
+# The builtins that print their arguments.
+_PRINTING = frozenset({"str", "repr", "print", "fail", "json.encode", "json.encode_indent"})
+
+
+def _check_builtin(
+    node: ast.AST, function: str, args: list[Value], named: dict[str, Value]
+) -> None:
+    """Stops the reading when the builtin ``function`` would build a value longer than a
+    value may be, as the native evaluator foresees it (``check_builtin`` in
+    rust/src/starlark/checked.rs).
+
+    Raises:
+        limits.Stop: the value would be too long, or an integer too many digits.
+    """
+    line = cast(int, getattr(node, "lineno", 0))
+    if function not in _SHALLOW:
+        _check_depth(Call(function, line, tuple(args), tuple(named.items())))
+    sizes = [_length(arg) for arg in args]
+    first = sizes[0] if sizes else None
+    if function in _LISTING and first is not None:
+        limits.check_length("list", first[1], line)
+    elif function == "zip" and sizes and all(size is not None for size in sizes):
+        limits.check_length("list", min(size[1] for size in sizes if size is not None), line)
+    elif function == "dict" and (first is not None or not args):
+        limits.check_length("dict", (first[1] if first else 0) + len(named), line)
+    elif function in _PRINTING and all(map(_known, (*args, *named.values()))):
+        limits.check_length("string", limits.printed_length([*args, *named.values()]), line)
+    elif function == "int" and args and isinstance(args[0], str):
+        limits.check_digits(sum(1 for char in args[0] if "0" <= char <= "9"), line)
+
+
+def _check_depth(value: Value) -> None:
+    """Stops the reading when the call ``value`` (or a call in its arguments) is given a
+    value nested more than ``MAX_DEPTH`` levels deep, counted as the native evaluator
+    counts what a builtin or rule is given (``check_walk`` in rust/src/starlark/checked.rs):
+    each call's arguments afresh.
+
+    Raises:
+        limits.Stop: one is.
+    """
+    calls = [value] if isinstance(value, Call) else []
+    while calls:
+        call = calls.pop()
+        levels = [iter((*call.args, *(item for _, item in call.kwargs)))]
+        while levels:
+            item = next(levels[-1], _MISSING)
+            if item is _MISSING:
+                levels.pop()
+            elif isinstance(item, Call):
+                calls.append(item)
+            elif isinstance(item, (tuple, dict)) and item:
+                if len(levels) >= limits.MAX_DEPTH:
+                    raise limits.Stop(call.line, limits.too_deep)
+                pairs = item.items() if isinstance(item, dict) else ()
+                levels.append(iter(item if isinstance(item, tuple) else (*sum(pairs, ()),)))
+
+
+def _steps_of(nodes: Iterable[ast.AST]) -> int:
+    """The steps one run of ``nodes`` takes besides its iteration: one per call and
+    operator, as the native evaluator counts them (each is a call there)."""
+    return sum(
+        1
+        if isinstance(child, (ast.Call, ast.BinOp, ast.Slice))
+        else len(child.ops)
+        if isinstance(child, ast.Compare)
+        else 0
+        for node in nodes
+        for child in ast.walk(node)
+    )
+
+
+def _check_iterations(node: ast.ListComp | ast.DictComp, lengths: Sequence[int | None]) -> None:
+    """Stops the reading when the comprehension ``node``, whose loops run over lists of
+    ``lengths`` (None: not known), would take more than ``MAX_STEPS`` steps: two per
+    iteration (the native evaluator counts each before the loop runs, and as it runs),
+    and one per call and operator it runs each time.
+
+    Raises:
+        limits.Stop: it would.
+    """
+    if any(length is None for length in lengths):
+        return
+    element = [node.elt] if isinstance(node, ast.ListComp) else [node.key, node.value]
+    generators = node.generators
+    steps = 0
+    runs = 1
+    for index, generator in enumerate(generators):
+        runs *= cast(int, lengths[index])
+        inner = generators[index + 1].iter if index + 1 < len(generators) else None
+        each = [*generator.ifs, *([inner] if inner is not None else element)]
+        steps += runs * (2 + _steps_of(each))
+        if steps > limits.MAX_STEPS:
+            raise limits.Stop(node.lineno, limits.out_of_steps)
+
+
 def _is_strings(value: Value) -> bool:
     return isinstance(value, tuple) and all(isinstance(item, str) for item in value)
 
@@ -1456,13 +1638,23 @@ def _loads(call: ast.Call) -> tuple[str, tuple[tuple[str, str], ...]] | None:
     return label, tuple(symbols)
 
 
-def _top_level_values(module: ast.Module, evaluator: _Evaluator) -> Iterator[Value]:
-    """Each top-level statement's value, binding variables as it goes."""
+def _top_level_values(module: ast.Module, evaluator: _Evaluator, path: str) -> Iterator[Value]:
+    """Each top-level statement's value, binding variables as it goes.
+
+    Raises:
+        ConfigError: a statement builds more than a file may (``limits.py``).
+    """
     for statement in module.body:
         try:
-            yield from evaluator.statement(statement)
-        except (ArithmeticError, RecursionError, MemoryError, ValueError, TypeError):
-            yield evaluator.syntax(statement)  # too deep or too big to follow: any label
+            try:
+                values = list(evaluator.statement(statement))
+            except (ArithmeticError, RecursionError, MemoryError, ValueError, TypeError):
+                values = [evaluator.syntax(statement)]  # too deep or big to follow: any label
+            for value in values:
+                _check_depth(value)
+        except limits.Stop as stop:
+            raise limits.stopped(stop.reason(path), path, stop.line) from None
+        yield from values
 
 
 def _pieces(value: Value, line: int) -> Iterator[tuple[str, int, bool]]:
@@ -1551,12 +1743,16 @@ def _syntax_tree(text: bytes, path: str) -> ast.Module:
     back as the bytes it was, decoded as git paths are (UTF-8, ``surrogateescape``).
 
     Raises:
-        ConfigError: not valid syntax, or nested too deeply for Python's parser.
+        ConfigError: not valid syntax, or nested deeper than ``limits.nesting_problem``
+            allows (or Python's parser follows).
     """
     try:
         source, latin1 = text.decode("utf-8"), False
     except UnicodeDecodeError:
         source, latin1 = text.decode("latin-1"), True
+    deep = limits.nesting_problem(source)
+    if deep is not None:
+        raise ConfigError(deep.message("BUILD file"), path, deep.line)
     try:
         try:
             module = _parse(source, path)
@@ -1590,7 +1786,8 @@ def parse_build(text: bytes, path: str) -> BuildFile:
     """Parse one BUILD file's bytes (``path`` is used in messages only).
 
     Raises:
-        ConfigError: the file is not valid Python syntax (``_syntax_tree``); the
+        ConfigError: the file is not valid Python syntax or nested too deeply
+            (``_syntax_tree``), or it builds more than a file may (``limits.py``); the
             error names ``path`` and the 1-based line.
     """
     module = _syntax_tree(text, path)
@@ -1608,7 +1805,7 @@ def parse_build(text: bytes, path: str) -> BuildFile:
                 loads.append(loaded)
     bound = frozenset(local for _, symbols in loads for local, _ in symbols)
     evaluator = _Evaluator(bound)
-    for value in _top_level_values(module, evaluator):
+    for value in _top_level_values(module, evaluator, path):
         if isinstance(value, Call):
             calls.append(value)
         for string, line, start in _dep_strings(value, bound):

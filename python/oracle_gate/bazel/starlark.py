@@ -24,7 +24,6 @@ from oracle_gate.bazel.buildfile import BuildFile, gates_from_native
 from oracle_gate.frozen import quick_init
 
 __all__ = [
-    "EXHAUSTED",
     "Evaluated",
     "Evaluation",
     "NativeGates",
@@ -72,11 +71,6 @@ class Evaluated:
     def gates(self) -> BuildFile | None:
         """The gate calls as the static reader reads them, or None (read the file)."""
         return None if self.native_gates is None else gates_from_native(self.native_gates.read())
-
-
-# How the native core's error for a file that ran out of evaluation steps or memory starts
-# (``EXHAUSTED`` in rust/src/starlark/eval.rs): code that would hold Bazel as long.
-EXHAUSTED = "Starlark evaluation stopped after"
 
 
 def available() -> bool:

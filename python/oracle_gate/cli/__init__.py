@@ -19,7 +19,7 @@ from typing import cast
 
 import oracle_gate
 from oracle_gate import backend
-from oracle_gate.errors import GateError
+from oracle_gate.errors import GateError, fault
 from oracle_gate.graph import GRAPH_MODES
 from oracle_gate.model import ExitCode
 
@@ -379,6 +379,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return ExitCode.GATE_ERROR
     except GateError as error:
         print(f"oracle-gate: error: {error}", file=sys.stderr)
+        return ExitCode.GATE_ERROR
+    except OSError as error:
+        # The machine refused (a read-only or full disk, a name too long): no bug of ours.
+        print(f"oracle-gate: error: {fault(error, 'go on')}", file=sys.stderr)
         return ExitCode.GATE_ERROR
     except KeyboardInterrupt:
         print("oracle-gate: interrupted", file=sys.stderr)

@@ -20,6 +20,7 @@ from oracle_gate.config.ledgers import (
     parse_assumptions,
     parse_freeze,
     parse_seeds,
+    read_ledger,
 )
 from oracle_gate.config.matrix import parse_matrix
 from oracle_gate.errors import ConfigError, GateError
@@ -93,10 +94,12 @@ def ledger_cases(
         )
         for name, parse in parsers:
             path = package.join(name)
-            if not (tree.root / path).is_file():
-                continue
             try:
-                parse(tree.read(path), path)
+                # A FIFO or a device by the name is an error, not a ledger left out.
+                text = read_ledger(tree, path)
+                if text is None:
+                    continue
+                parse(text, path)
             except GateError as error:
                 prefix = f"ERROR: {label}: " if label else "oracle-gate: error: "
                 lines.append(("err", f"{prefix}{error}"))
@@ -149,6 +152,7 @@ def write_junit(path: str | None, label: str | None, cases: list[Case]) -> None:
     if path is None:
         return
     try:
-        Path(path).write_text(render_suite(label or "oracle-gate lock", cases), encoding="utf-8")
+        suite = render_suite(label or "oracle-gate lock", cases)
+        Path(path).write_text(suite, encoding="utf-8", errors="backslashreplace")
     except OSError as error:
         raise ConfigError(f"cannot write JUnit ({error.strerror})", path) from None

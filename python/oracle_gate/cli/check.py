@@ -15,7 +15,8 @@ from types import FrameType
 
 from oracle_gate.cli.common import repo_root, today
 from oracle_gate.cli.terminal import progress_on_tty, styled
-from oracle_gate.errors import ConfigError, DeadlineError, GateError, GitError
+from oracle_gate.config.notes import reviewer_name
+from oracle_gate.errors import ConfigError, DeadlineError, GateError, GitError, fault
 from oracle_gate.formats import ERROR_FORMATS, FORMATS
 from oracle_gate.gate import check
 from oracle_gate.repo.diff import resolve_commit
@@ -54,7 +55,8 @@ def write_outputs(outputs: list[tuple[str, str]], render: Callable[[str], str]) 
     """Write ``render(format)`` to each ``--output`` file."""
     for format, file in outputs:
         try:
-            Path(file).write_text(render(format), encoding="utf-8")
+            # A name the report quotes may not be UTF-8 (git's bytes): escaped, not lost.
+            Path(file).write_text(render(format), encoding="utf-8", errors="backslashreplace")
         except OSError as error:
             raise ConfigError(
                 f"cannot write the {format} report ({error.strerror})", file
@@ -79,8 +81,9 @@ def read_approvals(path: str | None) -> tuple[str, ...] | None:
     except json.JSONDecodeError as error:
         raise ConfigError(f"is not valid JSON: {error.msg}", path, error.lineno) from None
     if not isinstance(document, list) or not all(
-        isinstance(item, str) and item.strip() for item in document
+        isinstance(item, str) and reviewer_name(item) for item in document
     ):
+        # A name of only zero-width or control characters is nobody (notes.reviewer_name).
         raise ConfigError("must be a JSON list of reviewer handles or emails", path)
     return tuple(document)
 
@@ -162,10 +165,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     try:
         with deadline(args.timeout, "check"):
             return _judge(args)
-    except GateError as error:
+    except (GateError, OSError) as error:
         # The files a CI step reads must say why there is no verdict, not be empty.
-        failure = error
+        failure = error if isinstance(error, GateError) else fault(error, "go on")
         with contextlib.suppress(GateError):
             write_outputs(args.output, lambda format: ERROR_FORMATS[format](failure))
         sys.stdout.write(ERROR_FORMATS[args.format](failure))
-        raise
+        raise failure from None

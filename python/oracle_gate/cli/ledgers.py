@@ -9,14 +9,15 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import os
 import re
 from pathlib import Path
 
 from oracle_gate import backend
 from oracle_gate.cli.common import refuse_unless_human, repo_root, today
 from oracle_gate.config.ledger_edit import freeze_add, freeze_extend, freeze_remove, retire_seed
-from oracle_gate.config.ledgers import FREEZE_FILE, SEEDS_FILE, parse_seeds
-from oracle_gate.errors import ConfigError
+from oracle_gate.config.ledgers import FREEZE_FILE, SEEDS_FILE, parse_seeds, read_ledger
+from oracle_gate.errors import ConfigError, fault
 from oracle_gate.graph import PackageGraph, load_packages
 from oracle_gate.model import ExitCode, Package
 from oracle_gate.repo.files import replace_file
@@ -108,6 +109,18 @@ def _target(
     return package, {"row": row, "input_hash": input_hash}
 
 
+def _write(repo: Path, file: Path, content: bytes) -> None:
+    """``content`` put in place of the ledger ``file`` of ``repo``, atomically.
+
+    Raises:
+        FaultError: the file system refused (read-only, full).
+    """
+    try:
+        replace_file(file, content)
+    except OSError as error:
+        raise fault(error, "write the ledger", str(repo)) from None
+
+
 def cmd_freeze(args: argparse.Namespace) -> int:
     refuse_unless_human(f"freeze {args.action}")
     repo = repo_root(args.repo)
@@ -115,7 +128,7 @@ def cmd_freeze(args: argparse.Namespace) -> int:
     package, key = _target(tree, PackageGraph(load_packages(tree)), args.key, args.package)
     path = package.join(FREEZE_FILE)
     file = repo / path
-    text = file.read_bytes() if file.is_file() else None
+    text = read_ledger(tree, path)
     ledger_key = key.get("nodeid") or f"{key.get('row')}:{key.get('input_hash')}"
     if args.action == "add":
         if "nodeid" in key and not _node_exists(tree, package, key["nodeid"]):
@@ -130,7 +143,7 @@ def cmd_freeze(args: argparse.Namespace) -> int:
         content = freeze_extend(text, path, ledger_key, args.expires, args.reason)
     else:
         content = freeze_remove(text, path, ledger_key)
-    replace_file(file, content)
+    _write(repo, file, content)
     print(f"wrote {path}: {args.action} {ledger_key}")
     print((_TRIAGE_HINT if args.action == "add" else _NOTE_HINT).format(path=path))
     return ExitCode.MERGE
@@ -143,12 +156,14 @@ def _seed_files(repo: Path, names: list[str]) -> list[str]:
         if names
         else [graph.packages[p] for p in sorted(graph.packages)]
     )
-    return [p.join(SEEDS_FILE) for p in packages if (repo / p.join(SEEDS_FILE)).is_file()]
+    # Listed unless absent: a FIFO or directory by the name is an error when read.
+    return [p.join(SEEDS_FILE) for p in packages if os.path.lexists(repo / p.join(SEEDS_FILE))]
 
 
 def _list_seeds(repo: Path, names: list[str]) -> None:
+    tree = WorkTree(repo)
     for path in _seed_files(repo, names):
-        for seed in parse_seeds((repo / path).read_bytes(), path):
+        for seed in parse_seeds(read_ledger(tree, path) or b"", path):
             data = seed.data
             status = data.get("status", "active")
             if status == "retired":
@@ -167,9 +182,10 @@ def _retire(repo: Path, where: str, by: str) -> None:
             f"expected FILE:LINE as 'oracle-gate seeds list' prints it, found {where!r}"
         )
     file = repo / path
-    if file.name != SEEDS_FILE or not file.is_file():
+    text = read_ledger(WorkTree(repo), path) if file.name == SEEDS_FILE else None
+    if text is None:
         raise ConfigError(f"is not a {SEEDS_FILE} of this repository", path)
-    replace_file(file, retire_seed(file.read_bytes(), path, int(line), by))
+    _write(repo, file, retire_seed(text, path, int(line), by))
     print(f"wrote {path}: line {line} retired by {by}")
 
 

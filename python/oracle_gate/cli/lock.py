@@ -14,7 +14,7 @@ from oracle_gate.cli.bazel_gate import (
     write_junit,
 )
 from oracle_gate.cli.common import refuse_unless_human, repo_root
-from oracle_gate.errors import ConfigError, GateError
+from oracle_gate.errors import ConfigError, GateError, fault
 from oracle_gate.formats.junit import Case
 from oracle_gate.graph import PackageGraph, load_packages
 from oracle_gate.locks import LockStatus, lock_statuses, write_locks
@@ -85,8 +85,11 @@ def cmd_lock(args: argparse.Namespace) -> int:
             graph = PackageGraph(load_packages(tree))
             packages = _lock_targets(repo, graph, args.packages, against)
         if args.write:
-            for path in write_locks(tree, graph, packages):
-                print(f"wrote {path}")
+            try:
+                for path in write_locks(tree, graph, packages):
+                    print(f"wrote {path}")
+            except OSError as error:
+                raise fault(error, "write the lock", str(repo)) from None
             return ExitCode.MERGE
         lines, cases = lock_cases(lock_statuses(tree, graph, packages), args.label)
         if args.ledgers:

@@ -17,10 +17,12 @@ import posixpath
 from pathlib import Path
 
 from oracle_gate.cli.common import refuse_unless_human, repo_root
+from oracle_gate.config.ledgers import read_ledger
 from oracle_gate.config.notes import CHANGELOG_FILE, unit_digest
-from oracle_gate.errors import ConfigError
+from oracle_gate.errors import ConfigError, fault
 from oracle_gate.graph import PackageGraph, load_packages
 from oracle_gate.model import ExitCode
+from oracle_gate.repo.files import replace_file
 from oracle_gate.repo.trees import WorkTree
 
 __all__ = ["cmd_note"]
@@ -71,9 +73,14 @@ def cmd_note(args: argparse.Namespace) -> int:
         lines.setdefault(directory, []).append(f"- `{name}` {content}\n")
     heading = f"\n## {datetime.date.today().isoformat()}: {reason}\n\n"
     for directory, entries in sorted(lines.items()):
-        changelog = repo / directory / CHANGELOG_FILE
-        existing = changelog.read_text(encoding="utf-8") if changelog.exists() else ""
+        changelog = posixpath.join(directory, CHANGELOG_FILE)
+        # Read as a ledger: a FIFO or a device by the name is an error, not a wait.
+        existing = (read_ledger(tree, changelog) or b"").decode("utf-8", "replace")
         separator = "" if not existing or existing.endswith("\n") else "\n"
-        changelog.write_text(existing + separator + heading + "".join(entries), encoding="utf-8")
-        print(f"noted {len(entries)} path(s) in {posixpath.join(directory, CHANGELOG_FILE)}")
+        text = existing + separator + heading + "".join(entries)
+        try:
+            replace_file(repo / changelog, text.encode("utf-8"))
+        except OSError as error:
+            raise fault(error, "write the changelog", str(repo)) from None
+        print(f"noted {len(entries)} path(s) in {changelog}")
     return ExitCode.MERGE

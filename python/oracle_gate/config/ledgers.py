@@ -9,9 +9,16 @@ from typing import Any
 
 import yaml
 
-from oracle_gate.config.documents import NodeReader, compose_yaml, load_json, parse_date
+from oracle_gate.config.documents import (
+    MAX_BYTES,
+    NodeReader,
+    compose_yaml,
+    load_json,
+    parse_date,
+)
 from oracle_gate.errors import LedgerError
 from oracle_gate.model import Matrix
+from oracle_gate.repo.trees import Tree
 
 __all__ = [
     "ASSUMPTIONS_FILE",
@@ -27,6 +34,7 @@ __all__ = [
     "parse_assumptions",
     "parse_freeze",
     "parse_seeds",
+    "read_ledger",
 ]
 
 SEEDS_FILE = "seeds.jsonl"
@@ -67,6 +75,28 @@ class FreezeLedger:
     entries: tuple[FreezeEntry, ...]
     budget: int | None
     budget_line: int
+
+
+def read_ledger(tree: Tree, path: str) -> bytes | None:
+    """The bytes of the ledger (or changelog) at ``path``, None when ``tree`` has none.
+
+    Its size is checked before it is read: a ledger larger than ``MAX_BYTES`` is
+    refused without holding it in memory.
+
+    Raises:
+        LedgerError: it is larger than ``MAX_BYTES``.
+        TreeError: it cannot be read (a FIFO, a device, a directory, ...).
+    """
+    size = tree.size(path)
+    if size is None:
+        return None
+    if size > MAX_BYTES:
+        raise LedgerError(
+            f"is larger than {MAX_BYTES // (1024 * 1024)} MiB ({size} bytes); "
+            "a ledger this size is not read",
+            path,
+        )
+    return tree.read(path)
 
 
 def expiry_problem(entry: FreezeEntry, today: datetime.date) -> str | None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import posixpath
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,7 @@ from pathlib import Path
 from blake3 import blake3
 
 from oracle_gate import backend
+from oracle_gate.config.ledgers import read_ledger
 from oracle_gate.errors import ConfigError, SurfaceError
 from oracle_gate.model import Diff
 from oracle_gate.repo.git import git
@@ -46,6 +48,7 @@ __all__ = [
     "endorse",
     "normalize_principal",
     "read_notes",
+    "reviewer_name",
     "unit_digest",
 ]
 
@@ -54,6 +57,10 @@ _SHA_TOKEN = re.compile(r"\b[0-9a-f]{12,40}\b")
 _HEADING = re.compile(r"^#{1,6}\s")
 _PATH_REASON_SPLIT = re.compile(r"\s+(?:—|--|-)\s+")
 # ``- `path` blake3:<hex>``: the path as one token (backquotes optional), then its content.
+# Unicode categories of characters that show nothing: control, format (zero-width
+# spaces and joiners, the bidirectional marks, the byte order mark), unassigned,
+# private use and surrogates.
+_INVISIBLE = frozenset({"Cc", "Cf", "Cn", "Co", "Cs"})
 _CONTENT_LINE = re.compile(
     r"^\s*(?:[-*+]\s+)?`?(?P<name>[^\s`]+)`?\s+"
     r"(?P<token>blake3:[0-9a-f]{64}|blob:(?:[0-9a-f]{40}|[0-9a-f]{64})|deleted)(?![\w:])",
@@ -88,10 +95,25 @@ class Notes:
         return tuple(note for note in self.notes if note.path == path)
 
 
+def reviewer_name(text: str) -> str:
+    """A name as a trailer or approval gives it, normalised: NFKC (full-width letters are
+    ASCII ones), every zero-width, format and control character dropped (U+200B, U+2060,
+    U+FEFF, the bidirectional marks, NUL...), runs of white space one space, stripped.
+    A name that is empty after it names nobody."""
+    normal = unicodedata.normalize("NFKC", text)
+    kept = "".join(
+        " " if char.isspace() else char
+        for char in normal
+        if unicodedata.category(char) not in _INVISIBLE or char.isspace()
+    )
+    return " ".join(kept.split())
+
+
 def normalize_principal(name: str) -> str:
-    """Lower case; a bare handle (no ``@`` anywhere) gets the ``@`` CODEOWNERS writes."""
-    name = name.strip().lower()
-    return name if "@" in name else f"@{name}"
+    """``reviewer_name``, lower case; a bare handle (no ``@`` anywhere) gets the ``@``
+    CODEOWNERS writes. An empty name stays empty: it is nobody's."""
+    name = reviewer_name(name).lower()
+    return name if "@" in name or not name else f"@{name}"
 
 
 def changelog_entries(text: bytes) -> list[str]:
@@ -186,10 +208,10 @@ def _changelog_notes(
     new_entries: dict[str, list[str]] = {}
     for directory in sorted(set(changed.values())):
         changelog = _join(directory, CHANGELOG_FILE)
-        text = head.read_optional(changelog)
+        text = read_ledger(head, changelog)
         if text is None:
             continue
-        old = set(changelog_entries(parent.read_optional(changelog) or b""))
+        old = set(changelog_entries(read_ledger(parent, changelog) or b""))
         fresh = [entry for entry in changelog_entries(text) if entry not in old]
         if fresh:
             new_entries[changelog] = fresh
@@ -206,10 +228,12 @@ def _changelog_notes(
 
 
 def _trailer_notes(diff: Diff, changed: Mapping[str, str]) -> list[Note]:
-    """Oracle-Change trailers of commits that also carry a non-empty Reviewed-by."""
+    """Oracle-Change trailers of commits that also carry a Reviewed-by naming somebody
+    (``reviewer_name`` is not empty: a zero-width space is nobody)."""
     notes: list[Note] = []
     for commit in diff.commits:
-        if not any(key.lower() == "reviewed-by" and value for key, value in commit.trailers):
+        reviewed = (value for key, value in commit.trailers if key.lower() == "reviewed-by")
+        if not any(map(reviewer_name, reviewed)):
             continue
         for key, value in commit.trailers:
             if key.lower() != "oracle-change" or not value:
@@ -232,10 +256,10 @@ def read_notes(
     """
     notes = _changelog_notes(repo, diff, parent, head, changed) + _trailer_notes(diff, changed)
     triage = tuple(
-        value
+        reviewer_name(value)
         for commit in diff.commits
         for key, value in commit.trailers
-        if key.lower() == "freeze-triage" and value
+        if key.lower() == "freeze-triage" and reviewer_name(value)
     )
     return Notes(notes=tuple(notes), freeze_triage=triage)
 

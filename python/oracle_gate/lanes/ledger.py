@@ -20,6 +20,7 @@ from oracle_gate.config.ledgers import (
     parse_assumptions,
     parse_freeze,
     parse_seeds,
+    read_ledger,
 )
 from oracle_gate.config.notes import CHANGELOG_FILE, changelog_entries
 from oracle_gate.facts import Facts, LanedPath
@@ -121,8 +122,8 @@ def judge(laned: LanedPath, facts: Facts) -> list[Finding]:
     compare, why = _COMPARERS[name]
     if laned.change.kind is ChangeKind.DELETED:
         return [oracle_move(laned, facts, f"{name} deleted: {why}")]
-    before = facts.parent.read_optional(laned.change.old_path or laned.path) or b""
-    after = facts.head.read(laned.path)
+    before = read_ledger(facts.parent, laned.change.old_path or laned.path) or b""
+    after = read_ledger(facts.head, laned.path) or b""
     problems = compare(before, after, laned.path)
     if problems:
         return [oracle_move(laned, facts, f"{'; '.join(problems)}: {why}")]
@@ -216,18 +217,18 @@ def check_packages(packages: Iterable[Package], facts: Facts) -> list[Finding]:
     """
     findings: list[Finding] = []
     for package in packages:
-        freeze_text = facts.head.read_optional(package.join(FREEZE_FILE))
+        freeze_text = read_ledger(facts.head, package.join(FREEZE_FILE))
         if freeze_text is not None:
             ledger = parse_freeze(freeze_text, package.join(FREEZE_FILE))
             findings.extend(_freeze_findings(ledger, package, facts))
         seeds_path = package.join(SEEDS_FILE)
-        seeds_text = facts.head.read_optional(seeds_path)
+        seeds_text = read_ledger(facts.head, seeds_path)
         if seeds_text is not None:  # malformed seeds are a gate error
             parent = facts.parent_graph.packages.get(package.path)
             matrices = [package.matrix, *([parent.matrix] if parent else [])]
             check_seed_refs(parse_seeds(seeds_text, seeds_path), matrices, seeds_path)
         assumptions_path = package.join(ASSUMPTIONS_FILE)
-        assumptions_text = facts.head.read_optional(assumptions_path)
+        assumptions_text = read_ledger(facts.head, assumptions_path)
         if assumptions_text is None:
             continue
         for item in parse_assumptions(assumptions_text, assumptions_path):

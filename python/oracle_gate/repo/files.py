@@ -7,6 +7,7 @@ refuses (``hash_files`` in ``_native.pyi``).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -56,5 +57,14 @@ def replace_file(target: Path, content: bytes) -> None:
     """Write ``content`` to ``target`` atomically: a temporary file renamed into place,
     so a reader (or a crash) never sees half a lock or ledger."""
     temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    temporary.write_bytes(content)
-    os.replace(temporary, target)
+    try:
+        temporary.write_bytes(content)
+        os.replace(temporary, target)
+    except BaseException as error:
+        # A full disk or a signal leaves no half-written file in the tree.
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        if isinstance(error, OSError):
+            # The file that was to be written, not the temporary one (or none: ENOSPC).
+            raise OSError(error.errno, error.strerror, str(target)) from None
+        raise

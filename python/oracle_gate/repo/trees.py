@@ -46,6 +46,11 @@ class Tree(Protocol):
         """The bytes of one file. Raises TreeError when it cannot be read."""
         ...
 
+    def size(self, path: str) -> int | None:
+        """The size of one file in bytes, without reading it; None when there is no such
+        file. Raises TreeError when it cannot be looked at."""
+        ...
+
     def digests(self, paths: Sequence[str]) -> list[str]:
         """BLAKE3 hex digests of ``paths``, in order. Raises TreeError."""
         ...
@@ -164,6 +169,14 @@ class WorkTree:
             raise TreeError("is a directory, expected a file", path) from None
         except NotRegularFileError:
             raise TreeError(NOT_REGULAR, path) from None
+        except OSError as error:
+            raise TreeError(f"cannot read file ({error.strerror})", path) from error
+
+    def size(self, path: str) -> int | None:
+        try:
+            return (self.root / self._resolved(path)).stat().st_size
+        except FileNotFoundError:
+            return None
         except OSError as error:
             raise TreeError(f"cannot read file ({error.strerror})", path) from error
 
@@ -371,6 +384,11 @@ class GitTree:
 
     def read(self, path: str) -> bytes:
         return git_bytes(self.repo, "cat-file", "blob", self._content_id(path))
+
+    def size(self, path: str) -> int | None:
+        if path not in self._oids:
+            return None
+        return int(git_bytes(self.repo, "cat-file", "-s", self._content_id(path)))
 
     def read_optional(self, path: str) -> bytes | None:
         """The bytes of ``path``, or None when the commit has no such file."""

@@ -7,8 +7,10 @@ freeze hits) rather than passing patches by default.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
+import logging
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,6 +26,11 @@ if TYPE_CHECKING:
 __all__ = ["HEALTH_FILE", "append_health"]
 
 HEALTH_FILE = "health.jsonl"
+_log = logging.getLogger(__name__)
+
+
+def _why(error: OSError) -> str:
+    return f"{error.filename}: {error.strerror}" if error.filename else str(error.strerror)
 
 
 def _lock_digests(facts: Facts, packages: set[str]) -> dict[str, str | None]:
@@ -51,12 +58,22 @@ def append_health(
     }
     target = cache_dir(repo) / HEALTH_FILE
     line = (json.dumps(record, sort_keys=True) + "\n").encode()
+    # A cache that cannot be written (a read-only home, a full disk) loses the record,
+    # never the verdict, which does not depend on it.
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    except OSError:
-        return  # no writable cache (a read-only home): the verdict does not depend on it
+    except OSError as error:
+        _log.warning("oracle-gate: warning: the health record is not kept: %s", _why(error))
+        return
     try:
-        os.write(fd, line)
+        written = os.write(fd, line)
+    except OSError as error:
+        written = 0
+        _log.warning("oracle-gate: warning: the health record is not kept: %s", _why(error))
     finally:
         os.close(fd)
+    if 0 < written < len(line):
+        # Half a line would run into the next run's: end it, or drop what was written.
+        with contextlib.suppress(OSError):
+            os.truncate(target, os.stat(target).st_size - written)

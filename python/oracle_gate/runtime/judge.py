@@ -30,6 +30,7 @@ from oracle_gate.config.ledgers import (
     parse_assumptions,
     parse_freeze,
     parse_seeds,
+    read_ledger,
 )
 from oracle_gate.errors import ConfigError, GateError, TreeError
 from oracle_gate.model import Finding, Lane, Package, Row, Verdict, ref_file
@@ -154,7 +155,7 @@ class _Context:
 
 def _read(tree: Tree, path: str) -> bytes | None:
     try:
-        return tree.read(path)
+        return read_ledger(tree, path)
     except TreeError:
         return None
 

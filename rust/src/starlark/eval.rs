@@ -7,21 +7,25 @@
 //! that records its arguments' labels.
 
 use std::collections::{HashMap, HashSet};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
-use starlark::codemap::Span;
+use starlark::codemap::{FileSpan, Span};
 use starlark::environment::{FrozenModule, Globals, GlobalsBuilder, Module};
 use starlark::eval::{Evaluator, FileLoader};
 use starlark::syntax::ast::{
     ArgumentP, AssignOp, AstExpr, AstLiteral, AstStmt, BinOp, Clause, Expr, Stmt,
 };
 use starlark::syntax::{AstModule, Dialect};
+use starlark::ErrorKind;
 
+use super::checked::{add_checked, check_walk, checked_module, RESERVED};
 use super::edges::Repositories;
 use super::gate::{bound_names, read_gates, top_level, Gates, GATE_FUNCTION};
 use super::guess;
+use super::limits::{nesting, Limit, MAX_HEAP_BYTES, MAX_KEPT_BYTES, MAX_STEPS, STOPPED};
 use super::plain::plain_records;
 use super::values::{
     standard_globals, unlike_bazel_char, Context, Magic, PackageFiles, Record, TreeFiles,
@@ -135,6 +139,7 @@ fn globals() -> Globals {
             },
         );
     }
+    add_checked(&mut builder);
     for name in ["native", "attr", "json"] {
         builder.set(
             name,
@@ -234,8 +239,8 @@ impl Run<'_> {
         let bytes = module.frozen_heap().allocated_bytes();
         if self.kept_bytes.fetch_add(bytes, Ordering::Relaxed) + bytes > MAX_KEPT_BYTES {
             return Err(format!(
-                "{EXHAUSTED} {} MiB of memory for the .bzl files loaded up to {path}, \
-                 more than any repository's .bzl files need",
+                "{path}:1: {STOPPED} after {} MiB of memory for the .bzl files loaded up to \
+                 this one, more than any repository's .bzl files need",
                 MAX_KEPT_BYTES >> 20
             ));
         }
@@ -304,6 +309,10 @@ impl Run<'_> {
         chain: &[String],
         freeze: bool,
     ) -> Result<Evaluated, String> {
+        if let Some(deep) = nesting(content) {
+            let kind = if freeze { ".bzl file" } else { "BUILD file" };
+            return Err(format!("{path}:{}: {kind} {deep}", deep.line));
+        }
         let ast = AstModule::parse(path, content.to_owned(), &self.dialect)
             .map_err(|e| first_line(&e.to_string()))?;
         let gates = if freeze { None } else { read_gates(&ast) };
@@ -372,6 +381,12 @@ impl Run<'_> {
         if let Some(what) = unmodelled(&ast) {
             return Err(format!("{path}: {what}"));
         }
+        if content.contains(RESERVED) {
+            return Err(format!(
+                "{path}: a name starting with {RESERVED}, which this reading keeps for itself"
+            ));
+        }
+        let ast = checked_module(&ast, path, content, &self.dialect)?;
         let directory = path.rsplit_once('/').map_or("", |(d, _)| d);
         let repo = self.repository_name(workspace);
         let context = Context {
@@ -408,33 +423,26 @@ impl Run<'_> {
                 let mut eval = Evaluator::new(&module);
                 eval.set_loader(&loader);
                 eval.extra = Some(&context);
-                eval.set_max_tick_count(MAX_TICKS)
+                // A backstop: the checked loops (`checked.rs`) stop first, with a line.
+                eval.set_max_tick_count(2 * MAX_STEPS)
                     .map_err(|e| first_line(&e.to_string()))?;
                 eval.set_max_heap_size(MAX_HEAP_BYTES)
                     .map_err(|e| first_line(&e.to_string()))?;
-                eval.eval_module(ast, &self.globals).map_err(|e| {
-                    // starlark-rust gives these errors no traceback: the file is the place
-                    // (a .bzl file looping as it loads, or the BUILD file running a macro).
-                    if eval.get_total_tick_count() >= MAX_TICKS {
-                        format!(
-                            "{EXHAUSTED} {MAX_TICKS} steps evaluating {path}, \
-                             as long as Bazel would spend on it"
-                        )
-                    } else if eval.heap().peak_allocated_bytes()
-                        + eval.frozen_heap().allocated_bytes()
-                        > MAX_HEAP_BYTES
-                    {
-                        // The sum starlark-rust's check_heap_size_limit() tests; its
-                        // result type is not public.
-                        format!(
-                            "{EXHAUSTED} {} MiB of memory evaluating {path}, \
-                             more than any BUILD file needs",
-                            MAX_HEAP_BYTES >> 20
-                        )
-                    } else {
-                        first_line(&e.to_string())
-                    }
-                })?;
+                // The collector copies values recursively, once per level of nesting; the
+                // heap's limit is on its peak anyway.
+                eval.disable_gc();
+                let stop = |e: starlark::Error, eval: &Evaluator<'_, '_, '_>| {
+                    let last_loop = context.last_loop.borrow();
+                    stopped(&e, path, eval, last_loop.as_ref())
+                        .unwrap_or_else(|| first_line(&e.to_string()))
+                };
+                eval.eval_module(ast, &self.globals)
+                    .map_err(|e| stop(e, &eval))?;
+                if freeze {
+                    // Freezing copies the module's values recursively, as collecting does.
+                    let values: Vec<_> = module.names().filter_map(|n| module.get(&n)).collect();
+                    check_walk(values.into_iter(), &mut eval).map_err(|e| stop(e, &eval))?;
+                }
             }
             if let Some(what) = guess::take() {
                 // Its labels may follow an answer Bazel would not give: not this reading.
@@ -729,26 +737,41 @@ fn is_rule_call(statement: &AstStmt, gate_names: &HashSet<&str>) -> bool {
     }
 }
 
-/// Function calls and loop iterations one file's evaluation may take: some seconds. A
-/// file that needs more (loops over `range(100000)` nested three deep) would hold Bazel
-/// as long, and an agent's patch must not hold the gate, or send the file to the static
-/// reader.
-const MAX_TICKS: u64 = 100_000_000;
-
-/// The memory one file's evaluation may take (its Starlark heap, checked every
-/// thousand steps). A `BUILD` file and its macros need some megabytes; a patch that
-/// builds gigabytes (`[[0] * 30000 for i in range(30000)]`) must not take the gate's
-/// machine down, nor send the file to the static reader.
-const MAX_HEAP_BYTES: usize = 1 << 30;
-
-/// The memory the `.bzl` modules of one run may keep together (their frozen heaps). A
-/// monorepo's `.bzl` files keep some tens of megabytes; a patch that spreads its bulk
-/// over many files, each under `MAX_HEAP_BYTES`, must be stopped as well.
-const MAX_KEPT_BYTES: usize = 2 << 30;
-
-/// How the error of a file whose evaluation ran out of steps or memory starts; the driver
-/// (`bazel/starlark.py`) rejects the patch on it.
-const EXHAUSTED: &str = "Starlark evaluation stopped after";
+/// The gate error for an evaluation of `path` that `error` stopped at a limit
+/// (`limits.rs`): `file:line: Starlark evaluation stopped ...`, naming where the limit
+/// was reached (for the interpreter's own limits, the `last_loop` started); None for
+/// any other error.
+fn stopped(
+    error: &starlark::Error,
+    path: &str,
+    eval: &Evaluator<'_, '_, '_>,
+    last_loop: Option<&FileSpan>,
+) -> Option<String> {
+    let limit = match error.kind() {
+        ErrorKind::Other(inner) => inner.downcast_ref::<Limit>(),
+        _ => None,
+    };
+    // The limits the interpreter checks itself, every thousand steps.
+    let reason = match limit {
+        Some(limit) => limit.reason(path),
+        None if eval.get_total_tick_count() >= 2 * MAX_STEPS => Limit::Steps.reason(path),
+        // The sum starlark-rust's check_heap_size_limit() tests; its result type is
+        // not public.
+        None if eval.heap().peak_allocated_bytes() + eval.frozen_heap().allocated_bytes()
+            > MAX_HEAP_BYTES =>
+        {
+            Limit::Memory.reason(path)
+        }
+        None => return None,
+    };
+    // The interpreter's own checks name no line: the loop that ran last is where.
+    let place = error
+        .span()
+        .or(last_loop)
+        .map(|span| format!("{}:{}", span.filename(), span.resolve_span().begin.line + 1))
+        .unwrap_or_else(|| format!("{path}:1"));
+    Some(format!("{place}: {STOPPED} {reason}"))
+}
 
 /// The line of a Starlark error that says what went wrong (`error: ...`, after any
 /// traceback), else its first line.
@@ -877,14 +900,20 @@ pub fn evaluate_all(
     builds
         .par_iter()
         .map(|build| {
-            match run.evaluate(
-                build.path,
-                build.content,
-                build.workspace,
-                build.package,
-                &[],
-                false,
-            ) {
+            // A panic in the interpreter is a file the caller reads the other way, not a
+            // crash (nor a message: `mod.rs` keeps the pool's panics quiet).
+            let evaluated = catch_unwind(AssertUnwindSafe(|| {
+                run.evaluate(
+                    build.path,
+                    build.content,
+                    build.workspace,
+                    build.package,
+                    &[],
+                    false,
+                )
+            }))
+            .unwrap_or_else(|_| Err(format!("{}: the Starlark interpreter failed", build.path)));
+            match evaluated {
                 Ok(evaluated) => Outcome {
                     records: evaluated.records,
                     loads: evaluated.files,

@@ -114,14 +114,33 @@ fn valid_ref(entry: &str) -> bool {
         && only(name, is_name_first, is_name_char)
 }
 
-/// Whether a `*`/`?` pattern segment matches a whole path segment (`globs._segment_regex`).
+/// Whether a `*`/`?` pattern segment matches a whole path segment (`globs.wildcard_match`):
+/// on a mismatch only the last `*` takes one more character, so each character of
+/// `text` is looked at once per `*` before it at most, never once per way to split it.
 fn segment_matches(pattern: &[char], text: &[char]) -> bool {
-    match pattern.split_first() {
-        None => text.is_empty(),
-        Some(('*', rest)) => (0..=text.len()).any(|skip| segment_matches(rest, &text[skip..])),
-        Some(('?', rest)) => !text.is_empty() && segment_matches(rest, &text[1..]),
-        Some((c, rest)) => text.first() == Some(c) && segment_matches(rest, &text[1..]),
+    let (mut p, mut t) = (0, 0);
+    let mut star: Option<(usize, usize)> = None; // the last `*` and where it stopped
+    while t < text.len() {
+        match pattern.get(p) {
+            Some('*') => {
+                star = Some((p, t));
+                p += 1;
+            }
+            Some(c) if *c == '?' || *c == text[t] => {
+                p += 1;
+                t += 1;
+            }
+            _ => match star {
+                Some((at, stopped)) => {
+                    star = Some((at, stopped + 1));
+                    p = at + 1;
+                    t = stopped + 1;
+                }
+                None => return false,
+            },
+        }
     }
+    pattern[p..].iter().all(|c| *c == '*')
 }
 
 /// Whether a pattern segment other than `**` matches a path segment. As in Bazel, a
@@ -136,19 +155,33 @@ fn segment_allows(segment: &str, name: &str) -> bool {
     segment_matches(&pattern, &text)
 }
 
-/// Whether pattern segments match path segments (`globs.compile_glob`, fullmatch).
+/// Whether pattern segments match path segments (`globs.compile_glob`, fullmatch), by
+/// dynamic programming over the pattern's segments (`GlobPattern.segments_match`):
+/// `matched[j]`, whether what follows can match `path[j..]`.
 fn segments_match(pattern: &[&str], path: &[&str]) -> bool {
-    match pattern.split_first() {
-        None => path.is_empty(),
-        // A last `**` is one or more whole segments, an inner one zero or more.
-        Some((&"**", [])) => !path.is_empty() && path.iter().all(|s| !s.is_empty()),
-        Some((&"**", rest)) => (0..=path.len())
-            .take_while(|&k| k == 0 || !path[k - 1].is_empty())
-            .any(|k| segments_match(rest, &path[k..])),
-        Some((segment, rest)) => path.split_first().is_some_and(|(first, others)| {
-            segment_allows(segment, first) && segments_match(rest, others)
-        }),
+    let count = path.len();
+    let mut matched: Vec<bool> = (0..=count).map(|j| j == count).collect();
+    for (index, segment) in pattern.iter().enumerate().rev() {
+        let last = index == pattern.len() - 1;
+        let mut reach = vec![false; count + 1];
+        if *segment == "**" {
+            // Whole segments, none empty: one or more when last, else zero or more.
+            reach[count] = matched[count] && !last;
+            for j in (0..count).rev() {
+                reach[j] = if last {
+                    !path[j].is_empty() && (j == count - 1 || reach[j + 1])
+                } else {
+                    matched[j] || (!path[j].is_empty() && reach[j + 1])
+                };
+            }
+        } else {
+            for j in 0..count {
+                reach[j] = segment_allows(segment, path[j]) && matched[j + 1];
+            }
+        }
+        matched = reach;
     }
+    matched[0]
 }
 
 /// Whether `pattern` could match a path below the directory `path` (both split at

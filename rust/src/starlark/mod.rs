@@ -3,10 +3,12 @@
 //! The package graph (`python/oracle_gate/graph.py`) turns the labels recorded
 //! here into edges; `docs/selection.md` says what is evaluated and what is opaque.
 
+mod checked;
 mod edges;
 mod eval;
 mod gate;
 mod guess;
+mod limits;
 mod matrix;
 mod plain;
 mod values;
@@ -431,21 +433,8 @@ fn evaluate_inputs(
         .iter()
         .filter_map(|input| input.as_ref().ok().copied())
         .collect();
-    // A panic in the interpreter is a file the caller reads the other way, not a crash.
-    let mut evaluated = catch_unwind(AssertUnwindSafe(|| {
-        evaluate_all(&valid, sources, repositories, tree, interpret_all)
-    }))
-    .unwrap_or_else(|_| {
-        let error = "the Starlark interpreter failed".to_owned();
-        valid
-            .iter()
-            .map(|_| Outcome {
-                error: error.clone(),
-                ..Outcome::default()
-            })
-            .collect()
-    })
-    .into_iter();
+    let mut evaluated =
+        evaluate_all(&valid, sources, repositories, tree, interpret_all).into_iter();
     inputs
         .iter()
         .map(|input| match input {
@@ -458,13 +447,29 @@ fn evaluate_inputs(
         .collect()
 }
 
+/// Panics on the evaluator's threads print nothing: `eval.rs` turns each into its file's
+/// error (the gate prints one line). Any other thread's still reach the previous hook.
+fn quiet_panics() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let name = std::thread::current().name().unwrap_or_default().to_owned();
+        if !name.starts_with(THREAD_NAME) {
+            previous(info);
+        }
+    }));
+}
+
+/// How the evaluator's threads are named (`quiet_panics` knows them by it).
+const THREAD_NAME: &str = "oracle-gate-starlark-";
+
 /// Runs `work` on a pool whose threads have stacks big enough for deep Starlark.
 fn on_pool<T: Send>(work: impl FnOnce() -> T + Send) -> T {
     static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
     let pool = POOL.get_or_init(|| {
+        quiet_panics();
         rayon::ThreadPoolBuilder::new()
             .stack_size(WORKER_STACK)
-            .thread_name(|i| format!("oracle-gate-starlark-{i}"))
+            .thread_name(|i| format!("{THREAD_NAME}{i}"))
             .build()
             .ok()
     });

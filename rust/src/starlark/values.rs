@@ -7,7 +7,7 @@
 //! repository that is not in the tree is opaque: calling it records every
 //! label-like string it is given, flagged as an over-approximation.
 
-use std::cell::{OnceCell, RefCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::hash::Hash;
@@ -15,6 +15,7 @@ use std::sync::OnceLock;
 
 use allocative::Allocative;
 use starlark::any::ProvidesStaticType;
+use starlark::codemap::FileSpan;
 use starlark::collections::StarlarkHasher;
 use starlark::environment::{Globals, GlobalsBuilder, LibraryExtension};
 use starlark::eval::{Arguments, Evaluator};
@@ -26,6 +27,7 @@ use starlark::values::{
     starlark_value, FrozenValue, Heap, NoSerialize, StarlarkValue, Value, ValueLike,
 };
 
+use super::checked::{check_builtin, check_result, check_walk};
 use super::guess::guessed;
 use super::matrix::{expand_glob, glob_touches, package_files};
 
@@ -205,10 +207,16 @@ pub struct Context<'a> {
     /// symbol from a repository not in the tree declares its `name` of a kind unknown
     /// here (""); any other rule such a macro declares is not listed.
     pub rules: RefCell<Vec<(String, String)>>,
+    /// The items the checked operations have read and built (`checked.rs`): steps the
+    /// interpreter does not count.
+    pub steps: Cell<u64>,
+    /// Where the last loop started (`checked.rs`): what a limit the interpreter reaches
+    /// itself, which names no line, is reported at.
+    pub last_loop: RefCell<Option<FileSpan>>,
 }
 
 impl<'e> Context<'e> {
-    fn of<'a>(eval: &Evaluator<'_, 'a, 'e>) -> Option<&'a Context<'e>> {
+    pub fn of<'a>(eval: &Evaluator<'_, 'a, 'e>) -> Option<&'a Context<'e>> {
         eval.extra
             .and_then(|extra| extra.downcast_ref::<Context<'e>>())
     }
@@ -363,6 +371,28 @@ fn record_call<'v>(
     }
     Ok(strings)
 }
+
+/// The builtins that look at what they are given only on its surface (its type, its
+/// length, its items one by one): they need no walk of it (`checked::check_walk`).
+/// `_SHALLOW` in bazel/buildfile.py.
+const SHALLOW: [&str; 16] = [
+    "len",
+    "type",
+    "getattr",
+    "hasattr",
+    "dir",
+    "list",
+    "tuple",
+    "reversed",
+    "enumerate",
+    "zip",
+    "range",
+    "bool",
+    "int",
+    "float",
+    "any",
+    "all",
+];
 
 /// The functions of `native` that declare no rule, each a global of BUILD files too.
 pub const PACKAGE_FUNCTIONS: [&str; 12] = [
@@ -613,7 +643,9 @@ fn call_standard<'v>(
             guessed(|| format!("{name}() of {what}"));
         }
     }
+    check_builtin(name, &positional, &named, eval)?;
     let result = eval.eval_function(function, &positional, &named)?;
+    check_result(result, eval)?;
     if let Some(what) = unlike_bazel(result) {
         guessed(|| format!("{what} {name}() gave"));
     } else if name == "json.decode" && holds_ordered_dict(result) {
@@ -847,6 +879,18 @@ impl<'v> StarlarkValue<'v> for Magic {
         args: &Arguments<'v, '_>,
         eval: &mut Evaluator<'v, '_, '_>,
     ) -> starlark::Result<Value<'v>> {
+        // Recording, printing and comparing what a builtin is given walk it recursively.
+        let walks = match self {
+            Magic::Standard { name } | Magic::Builtin { name } => !SHALLOW.contains(&name.as_str()),
+            _ => true,
+        };
+        if walks {
+            let named = args.names_map()?;
+            check_walk(
+                args.positions(eval.heap())?.chain(named.values().copied()),
+                eval,
+            )?;
+        }
         match self {
             Magic::Rule { kind, implicit } => {
                 record_call(eval, args, kind, "", implicit)?;
