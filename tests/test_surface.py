@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from backends import _native
+from fixture_cases import FIXTURES, Case, read_cases
 from oracle_gate import _fallback
 from oracle_gate.errors import SurfaceError
 from oracle_gate.surface import MAX_DEPTH, _Printer
@@ -436,6 +437,18 @@ def test_every_helper_is_a_unit(call: str) -> None:
 
 def test_a_helper_that_does_not_assert_is_a_unit() -> None:
     assert units(BASE)["helper"] == "def helper (value)\n(return (* value 2))"
+
+
+ANNOTATIONS = read_cases(FIXTURES / "surface" / "annotations.py")
+
+
+@pytest.mark.parametrize("case", [c for c in ANNOTATIONS if c.kind != "parent"], ids=str)
+def test_signature_annotations_that_run_code_are_part_of_their_unit(case: Case) -> None:
+    """Cheats change exactly the unit they name; type hints change no unit of the parent."""
+    before = units(ANNOTATIONS[0].source)
+    after = units(case.source)
+    moved = {key for key, text in before.items() if after.get(key) != text}
+    assert moved == ({case.expect} if case.kind == "cheat" else set())
 
 
 # ---------------------------------------------------------------- structure

@@ -1,0 +1,51 @@
+"""Cheats and honest neighbours of a detector, read from its fixture file (tests/fixtures/).
+
+A fixture file holds cases, as ruff's rule fixtures do: each starts with a header line
+
+    # case: parent                      the version the others are compared with
+    # case: cheat -> EXPECTED: what     must be caught; EXPECTED is what the catch names
+    # case: honest: what                must pass
+
+and runs to the next header. What comes before the first header documents the file.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["FIXTURES", "Case", "read_cases"]
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+_HEADER = re.compile(r"^# case: (parent|cheat|honest)(?: -> (.+?))?(?:: (.*))?$")
+
+
+@dataclass(frozen=True)
+class Case:
+    kind: str  # "parent", "cheat" or "honest"
+    name: str
+    expect: str  # what a cheat's catch must name; "" otherwise
+    source: str
+
+    def __str__(self) -> str:  # the test id
+        return f"{self.kind}: {self.name}"
+
+
+def read_cases(path: Path) -> list[Case]:
+    """The cases of one fixture file, in order; a malformed header fails the test run."""
+    blocks: list[tuple[re.Match[str], list[str]]] = []
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if line.startswith("# case:"):
+            match = _HEADER.match(line)
+            assert match, f"{path}:{number}: malformed case header {line!r}"
+            blocks.append((match, []))
+        elif blocks:
+            blocks[-1][1].append(line)
+    cases = []
+    for header, lines in blocks:
+        kind, expect, name = header.groups()
+        source = "\n".join(lines).strip("\n") + "\n"
+        cases.append(Case(kind, name or kind, expect or "", source))
+    assert all(c.expect for c in cases if c.kind == "cheat"), f"{path}: a cheat expects nothing"
+    return cases
