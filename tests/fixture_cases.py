@@ -7,6 +7,8 @@ A fixture file holds cases, as ruff's rule fixtures do: each starts with a heade
     # case: honest: what                must pass
 
 and runs to the next header. What comes before the first header documents the file.
+A case that spans files splits its text with ``# file: PATH`` (the file's whole text)
+and ``# append: PATH`` (text added to an existing file) lines (``Case.parts``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ __all__ = ["FIXTURES", "Case", "read_cases"]
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 _HEADER = re.compile(r"^# case: (parent|cheat|honest)(?: -> (.+?))?(?:: (.*))?$")
+_PART = re.compile(r"^# (file|append): (\S+)$")
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,18 @@ class Case:
 
     def __str__(self) -> str:  # the test id
         return f"{self.kind}: {self.name}"
+
+    def parts(self) -> list[tuple[str, str, str]]:
+        """``(mode, path, text)`` for each ``# file:``/``# append:`` part, in order."""
+        parts: list[tuple[str, str, list[str]]] = []
+        for line in self.source.splitlines():
+            match = _PART.match(line)
+            if match:
+                parts.append((match.group(1), match.group(2), []))
+            else:
+                assert parts, f"case {self.name!r}: text before its first # file: line"
+                parts[-1][2].append(line)
+        return [(mode, path, "\n".join(text).strip("\n") + "\n") for mode, path, text in parts]
 
 
 def read_cases(path: Path) -> list[Case]:
