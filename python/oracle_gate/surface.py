@@ -31,6 +31,7 @@ __all__ = [
     "keyed_statements",
     "parse_module",
     "scope_bindings",
+    "target_names",
     "utf8_source",
 ]
 
@@ -795,14 +796,15 @@ def _strip_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
 _FuncTypes = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-def _target_names(target: ast.expr) -> Iterator[str]:
+def target_names(target: ast.expr) -> Iterator[str]:
+    """The plain names an assignment target binds (also inside tuples, lists, starred)."""
     if isinstance(target, ast.Name):
         yield target.id
     elif isinstance(target, ast.Tuple | ast.List):
         for elt in target.elts:
-            yield from _target_names(elt)
+            yield from target_names(elt)
     elif isinstance(target, ast.Starred):
-        yield from _target_names(target.value)
+        yield from target_names(target.value)
 
 
 def _alias_binds(alias: ast.alias, from_import: bool) -> str:
@@ -819,7 +821,7 @@ def scope_bindings(node: ast.stmt) -> list[str]:
 def _scope_bindings(node: ast.stmt) -> Iterator[str]:
     if isinstance(node, ast.Assign):
         for target in node.targets:
-            yield from _target_names(target)
+            yield from target_names(target)
     elif isinstance(node, ast.AnnAssign | ast.AugAssign):
         if isinstance(node.target, ast.Name):
             yield node.target.id
@@ -830,11 +832,11 @@ def _scope_bindings(node: ast.stmt) -> Iterator[str]:
         yield node.name
     else:
         if isinstance(node, ast.For | ast.AsyncFor):
-            yield from _target_names(node.target)
+            yield from target_names(node.target)
         elif isinstance(node, ast.With | ast.AsyncWith):
             for item in node.items:
                 if item.optional_vars is not None:
-                    yield from _target_names(item.optional_vars)
+                    yield from target_names(item.optional_vars)
         for body in _nested_bodies(node):
             for stmt in body:
                 yield from _scope_bindings(stmt)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Iterator
 
+from oracle_gate.surface import target_names
+
 __all__ = [
     "BUILDERS",
     "Function",
@@ -421,7 +423,7 @@ def _own_objects(function: Function, method: bool) -> frozenset[str]:
             if isinstance(node, ast.Global | ast.Nonlocal):
                 shared.update(node.names)
             for target, value in _bindings(node):
-                for name in _target_names(target):
+                for name in target_names(target):
                     exact = value if isinstance(target, ast.Name) else None
                     bound.setdefault(name, []).append(exact)
     own: set[str] = set()
@@ -454,16 +456,6 @@ def _bindings(node: ast.AST) -> Iterator[tuple[ast.expr, ast.expr | None]]:
         yield from ((i.optional_vars, None) for i in node.items if i.optional_vars is not None)
     elif isinstance(node, ast.ExceptHandler) and node.name:
         yield ast.Name(node.name), None
-
-
-def _target_names(target: ast.expr) -> Iterator[str]:
-    if isinstance(target, ast.Name):
-        yield target.id
-    elif isinstance(target, ast.Tuple | ast.List):
-        for element in target.elts:
-            yield from _target_names(element)
-    elif isinstance(target, ast.Starred):
-        yield from _target_names(target.value)
 
 
 def _aliases(value: ast.expr, shared: set[str]) -> bool:
