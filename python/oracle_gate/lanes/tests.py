@@ -9,7 +9,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from oracle_gate import backend
-from oracle_gate.classify.python import same_code
+from oracle_gate.classify.python import imports_in, same_code
 from oracle_gate.errors import GateError
 from oracle_gate.facts import Facts, LanedPath
 from oracle_gate.lanes.additions import (
@@ -203,6 +203,8 @@ def _shared_state(
 ) -> list[str]:
     """How ``nodes`` of the test module at ``path`` reach the repository's code that changes
     shared state (``lanes/imports.py``): new imports, and with ``calls`` import-time calls."""
+    if not calls and next(imports_in(nodes, at_import=False), None) is None:
+        return []  # nothing to follow: the trees need not be read
     reach = reach_of(facts.head, tuple(sorted(facts.head_graph.packages)))
     package = facts.head_graph.package_of(path) or facts.parent_graph.package_of(path)
     known = _known_modules(reach, facts.parent, package)
