@@ -135,7 +135,6 @@ _METHODS = frozenset(
         "center",
         "ljust",
         "rjust",
-        "expandtabs",
         "hex",
         "copy",
         "keys",
@@ -388,7 +387,8 @@ def _bounded(how: str, receiver: Any, args: list[Any]) -> bool:
     """Whether building the result stays within ``_MAX_SIZE``: no count or width past it
     (``bytes(10**9)``, ``"%999999999d"``, ``.zfill(10**9)``), no ``replace`` or
     ``join`` that multiplies sizes past it."""
-    if any(isinstance(a, int) and abs(a) > _MAX_SIZE for a in args):
+    flat = [item for a in args for item in (a if isinstance(a, tuple | list) else [a])]
+    if any(isinstance(a, int) and abs(a) > _MAX_SIZE for a in flat):  # "%*d" % (10**9, 1)
         return False
     if how in ("%", "format") and isinstance(receiver, str | bytes):
         text = receiver.decode("latin-1") if isinstance(receiver, bytes) else receiver
