@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from backends import _native
+from fixture_cases import FIXTURES, Case, read_cases
 from oracle_gate import _fallback
 from oracle_gate.errors import SurfaceError
 from oracle_gate.surface import MAX_DEPTH, _Printer
@@ -436,6 +437,38 @@ def test_every_helper_is_a_unit(call: str) -> None:
 
 def test_a_helper_that_does_not_assert_is_a_unit() -> None:
     assert units(BASE)["helper"] == "def helper (value)\n(return (* value 2))"
+
+
+ANNOTATIONS = read_cases(FIXTURES / "surface" / "annotations.py")
+
+
+def _statements(source: str) -> list[tuple[ast.stmt, str]]:
+    lines = source.splitlines()
+    found = []
+    for node in ast.parse(source).body:
+        start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+        found.append((node, "\n".join(lines[start - 1 : node.end_lineno])))
+    return found
+
+
+def with_changes(parent: str, changes: str) -> str:
+    """``parent`` with each top-level definition of ``changes`` in place of the parent's
+    of that name (the module an annotations case stands for); future imports first."""
+    changed = _statements(changes)
+    names = {getattr(node, "name", None) for node, _ in changed} - {None}
+    future = [text for node, text in changed if isinstance(node, ast.ImportFrom)]
+    kept = [text for node, text in _statements(parent) if getattr(node, "name", None) not in names]
+    rest = [text for node, text in changed if not isinstance(node, ast.ImportFrom)]
+    return "\n\n\n".join([*future, *kept, *rest]) + "\n"
+
+
+@pytest.mark.parametrize("case", [c for c in ANNOTATIONS if c.kind != "parent"], ids=str)
+def test_signature_annotations_that_run_code_are_part_of_their_unit(case: Case) -> None:
+    """Cheats change exactly the unit they name; type hints change no unit of the parent."""
+    before = units(ANNOTATIONS[0].source)
+    after = units(with_changes(ANNOTATIONS[0].source, case.source))
+    moved = {key for key, text in before.items() if after.get(key) != text}
+    assert moved == ({case.expect} if case.kind == "cheat" else set())
 
 
 # ---------------------------------------------------------------- structure

@@ -7,10 +7,16 @@ test; each is rejected from the git objects alone. Its honest neighbour passes.
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 
 import pytest
 
+from fixture_cases import FIXTURES, Case, read_cases
 from gitrepo import GitRepo
+from oracle_gate.cli.demo import EXAMPLE
+from oracle_gate.lanes.recorded import Recorded
+from oracle_gate.lanes.tamper import added_marks
 from oracle_gate.model import Verdict
 from oracle_gate.report import Report
 
@@ -785,4 +791,68 @@ def _passes_untouched(
     repo.replace(MERGE, "    merged = []\n", f"{statements}    merged = []\n")
     report = repo.judge_paths(base, repo.commit(message))
     assert not _tamper(report, MERGE)
+    assert report.verdict is Verdict.PASS, [f.reason for f in report.findings]
+
+
+# ------------------------------------------- issue 37: recorded values compared by value
+
+SPELLINGS_FILE = FIXTURES / "tamper" / "spellings.py"
+SPELLINGS = read_cases(SPELLINGS_FILE)
+_RECORDED = re.compile(r"^# recorded: (\S+): ([^:]+): (.+)$")
+
+
+def _recorded_in(package: str) -> Recorded:
+    """What the fixture file says the package records, as the lane collects it."""
+    entries = []
+    for line in SPELLINGS_FILE.read_text().splitlines():
+        match = _RECORDED.match(line)
+        if match and match.group(1) == package:
+            value = json.loads(match.group(3))
+            entries.append((json.dumps(value, sort_keys=True), match.group(2)))
+    return Recorded(entries)
+
+
+@pytest.mark.parametrize("case", SPELLINGS, ids=str)
+def test_recorded_values_are_read_by_value_whatever_their_spelling(case: Case) -> None:
+    ((_, path, text),) = case.parts()
+    parent = (EXAMPLE / path).read_bytes()
+    head = parent + b"\n\n" + text.encode()
+    package = "/".join(path.split("/")[:2])
+    marks = added_marks(parent, head, frozenset(), _recorded_in(package))
+    if case.kind == "cheat":
+        assert any(kind.startswith(case.expect) for (kind, _), _ in marks), marks
+    else:
+        assert marks == []
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "a seed input split across a concatenation",
+        "as bytes",
+        "a truncated digest",
+        "a fixture's input with floats for ints",
+        "a golden text with its final newline",
+    ],
+)
+def test_a_spelled_recorded_value_is_a_tamper_reject(
+    example_repo: tuple[GitRepo, str], name: str
+) -> None:
+    repo, base = example_repo
+    case = next(c for c in SPELLINGS if c.name == name)
+    ((_, path, text),) = case.parts()
+    repo.append(path, "\n\n" + text)
+    report = repo.judge_paths(base, repo.commit(name))
+    assert case.expect in _tamper(report, path)
+
+
+def test_code_sharing_pieces_with_recorded_values_passes(
+    example_repo: tuple[GitRepo, str],
+) -> None:
+    repo, base = example_repo
+    for case in SPELLINGS:
+        if case.kind == "honest":
+            ((_, path, text),) = case.parts()
+            repo.append(path, "\n\n" + text)
+    report = repo.gate(base, repo.commit("honest neighbours"))
     assert report.verdict is Verdict.PASS, [f.reason for f in report.findings]

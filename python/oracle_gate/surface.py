@@ -26,15 +26,23 @@ from oracle_gate.errors import SurfaceError
 
 __all__ = [
     "MAX_DEPTH",
+    "SURFACE_VERSION",
     "extract_units",
     "keyed_statements",
     "parse_module",
     "scope_bindings",
+    "target_names",
     "utf8_source",
 ]
 
 MAX_DEPTH = 100
 """Deepest parenthesis nesting allowed in one canonical line; deeper fails closed."""
+
+SURFACE_VERSION = 2
+"""The canonical text's algorithm (docs/surface.md); a lock's digests hold for one version.
+
+1: signature annotations never written. 2: those that can run code written (section 4.3).
+"""
 
 _LOCAL_MARK = "\0"
 """Brackets a local name while rendering; never in rendered text (strings are JSON-escaped)."""
@@ -606,17 +614,19 @@ class _Printer:
         defaults += args.defaults
         parts = []
         for i, (arg, default) in enumerate(zip(positional, defaults, strict=True)):
-            parts.append(self._param(arg.arg, None, default))
+            parts.append(self._param(arg.arg, _running(arg.annotation), default))
             if i == len(args.posonlyargs) - 1:
                 parts.append("/")
         if args.vararg is not None:
-            parts.append("*" + args.vararg.arg)
+            vararg = args.vararg
+            parts.append(self._param("*" + vararg.arg, _running(vararg.annotation), None))
         elif args.kwonlyargs:
             parts.append("*")
         for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
-            parts.append(self._param(arg.arg, None, kw_default))
+            parts.append(self._param(arg.arg, _running(arg.annotation), kw_default))
         if args.kwarg is not None:
-            parts.append("**" + args.kwarg.arg)
+            kwarg = args.kwarg
+            parts.append(self._param("**" + kwarg.arg, _running(kwarg.annotation), None))
         return _seq(parts)
 
     def _param(self, name: str, annotation: ast.expr | None, default: ast.expr | None) -> str:
@@ -644,7 +654,11 @@ class _Printer:
 
     def def_head(self, node: _FuncDef) -> str:
         kind = "async-def" if isinstance(node, ast.AsyncFunctionDef) else "def"
-        return " ".join([kind, node.name, *self._tparams(node), self.params(node.args)])
+        head = [kind, node.name, *self._tparams(node), self.params(node.args)]
+        returns = _running(node.returns)
+        if returns is not None:
+            head.append(f"(-> {self.expr(returns)})")
+        return " ".join(head)
 
     def class_head(self, node: ast.ClassDef) -> str:
         args = _seq(self._arguments(node.bases, node.keywords))
@@ -726,6 +740,46 @@ class _Printer:
         return f"(pclass {self.expr(node.cls)} {positional} {keywords})"
 
 
+def _running(annotation: ast.expr | None) -> ast.expr | None:
+    """A signature annotation when evaluating it can run code, else None (section 4.3).
+
+    Python evaluates a ``def``'s annotations when the ``def`` runs (at import, for a
+    test), so ``-> pytest.skip("", allow_module_level=True)`` skips a whole module. A
+    type expression runs nothing of the file's: names, attributes of it, constants
+    (``"Foo"``, ``None``, ``-1``), subscripts, tuples and lists of them, and ``|``. The
+    walk is iterative: an attribute chain may be longer than the recursion limit.
+    """
+    if annotation is None:
+        return None
+    stack = [annotation]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Name | ast.Constant):
+            continue
+        if isinstance(node, ast.Attribute):
+            stack.append(node.value)
+        elif isinstance(node, ast.Subscript):
+            stack += [node.value, node.slice]
+        elif isinstance(node, ast.Tuple | ast.List):
+            stack += node.elts
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+            stack += [node.left, node.right]
+        elif not _signed_number(node):
+            return annotation
+    return None
+
+
+def _signed_number(node: ast.expr) -> bool:
+    """``-1``, ``+2.5``: a sign on a number constant (``Literal[-1]``)."""
+    return (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub | ast.UAdd)
+        and isinstance(node.operand, ast.Constant)
+        and isinstance(node.operand.value, int | float | complex)
+        and not isinstance(node.operand.value, bool)
+    )
+
+
 def _strip_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
     first = body[0] if body else None
     if (
@@ -742,14 +796,15 @@ def _strip_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
 _FuncTypes = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-def _target_names(target: ast.expr) -> Iterator[str]:
+def target_names(target: ast.expr) -> Iterator[str]:
+    """The plain names an assignment target binds (also inside tuples, lists, starred)."""
     if isinstance(target, ast.Name):
         yield target.id
     elif isinstance(target, ast.Tuple | ast.List):
         for elt in target.elts:
-            yield from _target_names(elt)
+            yield from target_names(elt)
     elif isinstance(target, ast.Starred):
-        yield from _target_names(target.value)
+        yield from target_names(target.value)
 
 
 def _alias_binds(alias: ast.alias, from_import: bool) -> str:
@@ -766,7 +821,7 @@ def scope_bindings(node: ast.stmt) -> list[str]:
 def _scope_bindings(node: ast.stmt) -> Iterator[str]:
     if isinstance(node, ast.Assign):
         for target in node.targets:
-            yield from _target_names(target)
+            yield from target_names(target)
     elif isinstance(node, ast.AnnAssign | ast.AugAssign):
         if isinstance(node.target, ast.Name):
             yield node.target.id
@@ -777,11 +832,11 @@ def _scope_bindings(node: ast.stmt) -> Iterator[str]:
         yield node.name
     else:
         if isinstance(node, ast.For | ast.AsyncFor):
-            yield from _target_names(node.target)
+            yield from target_names(node.target)
         elif isinstance(node, ast.With | ast.AsyncWith):
             for item in node.items:
                 if item.optional_vars is not None:
-                    yield from _target_names(item.optional_vars)
+                    yield from target_names(item.optional_vars)
         for body in _nested_bodies(node):
             for stmt in body:
                 yield from _scope_bindings(stmt)

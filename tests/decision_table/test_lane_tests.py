@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from fixture_cases import FIXTURES, Case, read_cases
 from gitrepo import GitRepo
 from oracle_gate.model import Lane, Verdict
 
@@ -616,3 +617,70 @@ def test_a_named_table_another_test_file_imports_does_not_grow(
     repo.relock(PKG)
     report = repo.judge_paths(base, repo.commit("a row appended"))
     assert report.verdict_of(TEST) is Verdict.REJECT, [f.reason for f in report.findings]
+
+
+# ------------------------------- issue 37: fresh names that are not fresh, shared state reached
+
+FRESH_NAMES = read_cases(FIXTURES / "additions" / "fresh_names.py")
+SHARED_STATE = read_cases(FIXTURES / "additions" / "shared_state.py")
+
+
+@pytest.mark.parametrize("case", [c for c in FRESH_NAMES if c.kind == "cheat"], ids=str)
+def test_a_new_fixture_under_an_existing_fixtures_name_is_rejected(
+    example_repo: tuple[GitRepo, str], case: Case
+) -> None:
+    repo, base = example_repo
+    repo.append(TEST, "\n\n" + case.source)
+    report = repo.judge_paths(base, repo.commit(case.name))
+    assert report.verdict_of(TEST) is Verdict.REJECT
+    assert case.expect in "\n".join(f.reason for f in report.findings)
+
+
+def test_new_fixtures_with_new_names_pass(example_repo: tuple[GitRepo, str]) -> None:
+    repo, base = example_repo
+    for case in FRESH_NAMES:
+        if case.kind == "honest":
+            repo.append(TEST, "\n\n" + case.source)
+    report = repo.gate(base, repo.commit("new fixtures, new names"))
+    assert report.verdict_of(TEST) is Verdict.PASS, [f.reason for f in report.findings]
+    assert report.verdict is Verdict.PASS, [f.reason for f in report.findings]
+
+
+def test_a_new_conftest_closer_to_the_tests_is_harness(example_repo: tuple[GitRepo, str]) -> None:
+    """A conftest below the tests' own overrides their fixtures by name: it is harness."""
+    repo, base = example_repo
+    conftest = f"{PKG}/tests/conftest.py"
+    repo.write(conftest, "import pytest\n\n\n@pytest.fixture\ndef case():\n    return 'x'\n")
+    report = repo.judge_paths(base, repo.commit("closer conftest"))
+    assert report.verdict_of(conftest) is Verdict.REJECT
+
+
+def _write_parts(repo: GitRepo, case: Case) -> str:
+    """The case's files written into the example; returns the judged test module."""
+    for mode, path, text in case.parts():
+        if mode == "append":
+            repo.append(path, "\n" + text)
+        else:
+            repo.write(path, text)
+    return case.parts()[-1][1]
+
+
+@pytest.mark.parametrize("case", [c for c in SHARED_STATE if c.kind == "cheat"], ids=str)
+def test_a_test_module_reaching_code_that_patches_shared_state_is_rejected(
+    example_repo: tuple[GitRepo, str], case: Case
+) -> None:
+    repo, base = example_repo
+    judged = _write_parts(repo, case)
+    report = repo.judge_paths(base, repo.commit(case.name))
+    assert report.verdict_of(judged) is Verdict.REJECT, [f.reason for f in report.findings]
+
+
+@pytest.mark.parametrize("case", [c for c in SHARED_STATE if c.kind == "honest"], ids=str)
+def test_a_test_module_reaching_only_inert_code_passes(
+    example_repo: tuple[GitRepo, str], case: Case
+) -> None:
+    repo, base = example_repo
+    judged = _write_parts(repo, case)
+    report = repo.gate(base, repo.commit(case.name))
+    assert report.verdict_of(judged) in {Verdict.PASS, Verdict.IGNORED_AS_ORACLE}
+    assert report.verdict is Verdict.PASS, [f.reason for f in report.findings]

@@ -159,9 +159,9 @@ def why_not_fresh(key: str, parent: FileView, head: FileView) -> str | None:
             _plain_base(base) for base in owner_node.bases
         ):
             return f"adds {name} to {owner}, whose base class may define a test of that name"
-        return _fresh(name, parent) or _inert_definition(node, head)
+        return _fresh(name, parent) or _inert_definition(node, parent, head)
     if isinstance(node, (*_DEFS, ast.ClassDef)):
-        return _fresh(node.name, parent) or _inert_definition(node, head)
+        return _fresh(node.name, parent) or _inert_definition(node, parent, head)
     if isinstance(node, ast.Import | ast.ImportFrom):
         if isinstance(node, ast.ImportFrom) and node.module == "__future__":
             futures = {alias.name for alias in node.names}
@@ -172,7 +172,8 @@ def why_not_fresh(key: str, parent: FileView, head: FileView) -> str | None:
         value = node.value
         if value is not None and not _inert(value, head):
             return f"adds {key}, which runs code at import time"
-        return _fresh_all(scope_bindings(node), parent)
+        fixture = _fixture_declared(key, [value], parent, head) if value is not None else None
+        return _fresh_all(scope_bindings(node), parent) or fixture
     return f"adds {key}, which runs code at import time"
 
 
@@ -211,8 +212,12 @@ def _fresh(name: str, parent: FileView) -> str | None:
     return None
 
 
-def _inert_definition(node: ast.stmt, head: FileView) -> str | None:
-    """Why a new ``def``/``class`` runs code at import time, or None."""
+def _inert_definition(
+    node: ast.stmt, parent: FileView, head: FileView, scoped: bool = False
+) -> str | None:
+    """Why a new ``def``/``class`` runs code at import time or changes the fixtures existing
+    tests get, or None. ``scoped``: a member of a new class, whose fixtures only its own
+    tests see."""
     name = getattr(node, "name", "?")
     if isinstance(node, ast.ClassDef):
         parts: list[ast.expr] = list(node.bases)
@@ -221,7 +226,7 @@ def _inert_definition(node: ast.stmt, head: FileView) -> str | None:
         body = [s for s in node.body if not _is_docstring(s)]
         for stmt in body:
             if isinstance(stmt, (*_DEFS, ast.ClassDef)):
-                why = _inert_definition(stmt, head)
+                why = _inert_definition(stmt, parent, head, scoped=True)
             elif isinstance(stmt, ast.Assign | ast.AnnAssign) and _plain_targets(stmt):
                 ok = stmt.value is None or _inert(stmt.value, head)
                 why = None if ok else f"{name} runs code in its class body"
@@ -236,8 +241,6 @@ def _inert_definition(node: ast.stmt, head: FileView) -> str | None:
         parts = [*args.defaults, *(d for d in args.kw_defaults if d is not None)]
         parts += [a.annotation for a in _args(args) if a.annotation is not None]
         parts += [node.returns] if node.returns is not None else []
-        if _autouse(node):
-            return f"{name} is an autouse fixture: it runs for every test"
     else:
         return f"{name} runs code at import time"
     for decorator in node.decorator_list:
@@ -245,7 +248,55 @@ def _inert_definition(node: ast.stmt, head: FileView) -> str | None:
             return f"{name} has a decorator that runs code at import time"
     if not all(_inert(part, head) for part in parts):
         return f"{name} runs code at import time (a default, annotation or base calls)"
+    return _fixture_declared(name, node.decorator_list, parent, head, scoped)
+
+
+def _fixture_declared(
+    owner: str,
+    expressions: list[ast.expr],
+    parent: FileView,
+    head: FileView,
+    scoped: bool = False,
+) -> str | None:
+    """Why a ``pytest.fixture`` among ``expressions`` (decorators of ``owner``, or the value
+    bound to it) changes what existing tests get, or None.
+
+    pytest names a fixture by its ``name=`` argument, else by its function's own
+    ``__name__``: ``@pytest.fixture(name="sample") def sample_v2()`` overrides the
+    parent's ``sample`` for every test of the module, under a fresh name. An autouse
+    fixture runs for every test.
+    """
+    for node in (sub for expression in expressions for sub in ast.walk(expression)):
+        if not (isinstance(node, ast.Call) and _dotted(node.func, head) == "pytest.fixture"):
+            continue
+        keywords = {k.arg: k.value for k in node.keywords}
+        if None in keywords:
+            return f"{owner} declares a fixture with **options, which may hold autouse or name"
+        autouse = keywords.get("autouse")
+        if autouse is not None and not (isinstance(autouse, ast.Constant) and not autouse.value):
+            return f"{owner} is an autouse fixture: it runs for every test"
+        declared = keywords.get("name")
+        if scoped:
+            continue
+        if declared is None and node.args:
+            declared = node.args[0]  # pytest.fixture(function): the function's __name__
+            if not (isinstance(declared, ast.Name) and _defined_here(declared.id, head)):
+                return f"{owner} makes a fixture of {ast.unparse(declared)[:40]}, named as it is"
+            declared = ast.Constant(declared.id)
+        if declared is None:
+            continue
+        if not (isinstance(declared, ast.Constant) and isinstance(declared.value, str)):
+            return f"{owner} names its fixture with an expression ({ast.unparse(declared)[:40]})"
+        why = _fresh(declared.value, parent)
+        if why:
+            return f"{owner} declares the fixture {declared.value!r}: {why}"
     return None
+
+
+def _defined_here(name: str, head: FileView) -> bool:
+    """Whether ``name`` is bound in the module by ``def`` statements only."""
+    binders = [head.statements[key] for key in head.binders.get(name, [])]
+    return bool(binders) and all(isinstance(b, _DEFS) for b in binders)
 
 
 def _is_docstring(node: ast.stmt) -> bool:
@@ -255,19 +306,6 @@ def _is_docstring(node: ast.stmt) -> bool:
 def _args(args: ast.arguments) -> list[ast.arg]:
     extra = [a for a in (args.vararg, args.kwarg) if a is not None]
     return [*args.posonlyargs, *args.args, *args.kwonlyargs, *extra]
-
-
-def _autouse(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    for decorator in node.decorator_list:
-        if isinstance(decorator, ast.Call):
-            for keyword in decorator.keywords:
-                if keyword.arg == "autouse" and not (
-                    isinstance(keyword.value, ast.Constant) and keyword.value.value is False
-                ):
-                    return True
-                if keyword.arg is None:
-                    return True  # **options may hold autouse
-    return False
 
 
 def _dotted(node: ast.expr, head: FileView) -> str | None:

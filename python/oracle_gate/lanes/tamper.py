@@ -3,8 +3,8 @@
 A production change that adds a reference to test or gate machinery (pytest,
 Hypothesis, unittest, oracle_gate; frame inspection; ``os._exit`` and
 ``atexit``; variables such as ``PYTEST_CURRENT_TEST``; the package's ledgers,
-locks or fixtures; a constant equal to a recorded seed input or to a fixture's
-case) could behave
+locks or fixtures; a value equal to a recorded seed input or to a fixture's
+case, however it is spelled: ``lanes/spellings.py``, ``lanes/recorded.py``) could behave
 one way under the oracles and another in production. So could one that reads
 what tells the gate's sandbox from a real run: its process id, host name,
 interpreter flags, command line, import path, or a ``PYTHON...`` variable. Such a change is a
@@ -28,12 +28,11 @@ from __future__ import annotations
 
 import ast
 import functools
-import hashlib
 import json
 import re
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from oracle_gate.config.ledgers import (
@@ -47,6 +46,8 @@ from oracle_gate.errors import GateError
 from oracle_gate.facts import Facts, LanedPath
 from oracle_gate.globs import matches_any
 from oracle_gate.lanes.common import oracle_move, summarize
+from oracle_gate.lanes.recorded import Recorded
+from oracle_gate.lanes.spellings import NOTHING, Folder, names_bound_once
 from oracle_gate.model import ChangeKind, Finding, Package
 from oracle_gate.repo.trees import GitTree
 
@@ -398,42 +399,6 @@ def _number(node: ast.AST) -> float | None:
     return None
 
 
-def _folded(node: ast.AST) -> str | None:
-    """``'py' + 'test'``, ``f"/pr{'oc'}"``, ``"".join(["/pr", "oc"])``, folded: joining string
-    constants hides no word."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        parts = [node.left, node.right]
-    elif isinstance(node, ast.JoinedStr):
-        parts = [v.value if isinstance(v, ast.FormattedValue) else v for v in node.values]
-    elif _is_join(node):
-        assert isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-        separator, items = node.func.value, node.args[0]
-        assert isinstance(items, (ast.List, ast.Tuple))
-        folded = [_folded(item) for item in items.elts]
-        glue = _folded(separator)
-        if glue is None or None in folded:
-            return None
-        return glue.join(part for part in folded if part is not None)
-    else:
-        return None
-    texts = [_folded(part) for part in parts]
-    if None in texts:
-        return None
-    return "".join(text for text in texts if text is not None)
-
-
-def _is_join(node: ast.AST) -> bool:
-    return (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "join"
-        and len(node.args) == 1
-        and isinstance(node.args[0], (ast.List, ast.Tuple))
-    )
-
-
 def _aliases(tree: ast.AST) -> dict[str, str]:
     """Local names bound to modules or their members: ``import os as o`` (o -> os), ``from os
     import write as w`` (w -> os.write), ``o = os``. Scopes are ignored: a name bound
@@ -522,9 +487,10 @@ def _bindings(tree: ast.AST) -> _Bindings:
 class _Reader:
     """What one side of a production file refers to."""
 
-    def __init__(self, fixtures: frozenset[str], known: Mapping[str, str]) -> None:
+    def __init__(self, fixtures: frozenset[str], known: Recorded) -> None:
         self.fixtures = fixtures
         self.known = known
+        self.folder = Folder({}, self._resolved)
         self.aliases: dict[str, str] = {}
         self.numbers: frozenset[str] = frozenset()
         self.guessed: frozenset[str] = frozenset()
@@ -537,6 +503,7 @@ class _Reader:
         self.numbers = bindings.ranged | bindings.holding(_is_fd)
         self.guessed = bindings.ranged | bindings.holding(_is_guessed_fd)
         self.moments = bindings.holding(self._is_moment)
+        self.folder = Folder(names_bound_once(tree), self._resolved)
         inert = _main_block_nodes(tree)
         if inert and self._starts_processes(tree):
             inert = set()
@@ -592,20 +559,27 @@ class _Reader:
                 yield "reference", "compile"  # the builtin's (source, filename, mode)
         elif isinstance(node, ast.Compare) and self._is_time_bomb(node):
             yield "time bomb", ast.unparse(node)[:60]
-        if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)):
-            yield from self._string(node.value)
-        elif isinstance(node, (ast.BinOp, ast.JoinedStr)) or _is_join(node):
-            folded = _folded(node)
-            if folded is not None:
-                yield from self._string(folded)
-        seed = _literal(node)
-        if seed is not None and seed in self.known:
-            yield self.known[seed], seed[:60]
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+        if isinstance(node, ast.expr) and not isinstance(node, ast.Name | ast.Slice):
+            # a name's value counts where it is bound, not at each use
+            value = self.folder.value(node)
+            if isinstance(value, (str, bytes)):
+                yield from self._string(value)
+            if self.known and value is not NOTHING:
+                yield from self._recorded(value)
+
+    def _recorded(self, value: object) -> Iterator[Mark]:
+        """A recorded value (seed input, test value, fixture value) that ``value`` (what
+        an expression folds to, ``lanes/spellings.py``) is, prints or digests."""
+        if value is None or isinstance(value, bool):
+            return
+        found = self.known.kind_of(value)
+        if found is None and isinstance(value, str):
             # str(ranges) == "[[0, 10], [2, 3]]": the value's printed form, as a string
-            printed = _json_text(_printed(node.value))
-            if printed is not None and printed in self.known:
-                yield self.known[printed], node.value[:60]
+            printed = _printed(value)
+            found = self.known.kind_of(printed) if printed is not value else None
+        found = found or self.known.digest_in(value)
+        if found is not None:
+            yield found[0], found[1][:60]
 
     def _is_time_bomb(self, node: ast.Compare) -> bool:
         """The clock on one side, a fixed moment on another: ``time.time() > 1.8e9``,
@@ -859,7 +833,8 @@ def _values_of(tree: GitTree, files: tuple[str, ...]) -> frozenset[str]:
         except UnicodeDecodeError:
             continue
         except ValueError:
-            document = text.strip()  # not JSON: the text is the value
+            document = text.strip()  # not JSON: the text is the value, with its newlines too
+            texts.update(_case_values(text, 0))
         texts.update(_case_values(document, _FIXTURE_DEPTH))
     return frozenset(text for text in texts if len(text) >= _MIN_FIXTURE_TEXT)
 
@@ -924,67 +899,11 @@ def _is_structured(node: ast.AST) -> bool:
     return any(isinstance(item, (ast.List, ast.Tuple, ast.Dict)) for item in items)
 
 
-# What code hashes a value with to recognise it without writing it down.
-_DIGESTS = ("md5", "sha1", "sha224", "sha256", "sha384", "sha512", "blake2b", "blake2s", "sha3_256")
-
-
-@functools.lru_cache(maxsize=8)
-def _digests(known: frozenset[tuple[str, str]]) -> dict[str, str]:
-    """Each recorded value's hex digests, upper and lower case, as the JSON text of the
-    string production would compare with (``sha256(str(ranges)).hexdigest() == "9f..."``):
-    of its JSON text (compact or spaced) and of its Python ``str()`` and ``repr()``."""
-    found: dict[str, str] = {}
-    for text, kind in known:
-        for rendering in _renderings(text):
-            data = rendering.encode()
-            for name in _DIGESTS:
-                digest = hashlib.new(name, data).hexdigest()
-                for case in (digest, digest.upper()):
-                    found[json.dumps(case)] = f"digest of a {kind}"
-        numbers = _as_tuples(_loaded(text))
-        if numbers is not None:
-            # hash() of numbers and tuples of them is the same in every process
-            found[json.dumps(hash(numbers))] = f"digest of a {kind}"
-    return found
-
-
-def _loaded(text: str) -> object:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
-
-
-def _as_tuples(value: object) -> object | None:
-    """``value`` with lists as tuples, when it holds numbers only (a string's ``hash()``
-    differs from one process to the next); else None."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return value
-    if not isinstance(value, list):
-        return None
-    items = [_as_tuples(item) for item in value]
-    return None if any(item is None for item in items) else tuple(items)
-
-
-def _renderings(text: str) -> set[str]:
-    value = _loaded(text)
-    if value is None:
-        return {text}
-    return {
-        text,
-        json.dumps(value),
-        json.dumps(value, separators=(",", ":")),
-        json.dumps(value, sort_keys=True, separators=(",", ":")),
-        str(value),
-        repr(value),
-    }
-
-
-def _seed_texts(facts: Facts, package: Package) -> frozenset[str]:
+def _seed_texts(parent: GitTree, head: GitTree, package: Package) -> frozenset[str]:
     """Recorded seed inputs (parent and head ledgers) as JSON text, long enough to matter."""
     texts: set[str] = set()
     path = package.join(SEEDS_FILE)
-    for tree in (facts.parent, facts.head):
+    for tree in (parent, head):
         data = tree.read_optional(path)
         if not data:
             continue
@@ -999,6 +918,16 @@ def _seed_texts(facts: Facts, package: Package) -> frozenset[str]:
     return frozenset(texts)
 
 
+@functools.lru_cache(maxsize=4)
+def _recorded(parent: GitTree, head: GitTree, package: Package) -> Recorded:
+    """The package's recorded values, once per check (their digests are built on first
+    need): test values, then fixture values, then seed inputs, the last kind winning."""
+    entries = [(text, "test value") for text in sorted(_oracle_values(parent, package))]
+    entries += [(text, "fixture value") for text in sorted(_fixture_values(parent, package))]
+    entries += [(text, "seed input") for text in sorted(_seed_texts(parent, head, package))]
+    return Recorded(entries)
+
+
 def _parsed(data: bytes | None) -> ast.AST | None:
     if data is None:
         return None
@@ -1009,10 +938,10 @@ def _parsed(data: bytes | None) -> ast.AST | None:
 
 
 def added_marks(
-    parent: bytes | None, head: bytes, fixtures: frozenset[str], known: Mapping[str, str]
+    parent: bytes | None, head: bytes, fixtures: frozenset[str], known: Recorded
 ) -> list[tuple[Mark, int]]:
     """References in ``head`` beyond those ``parent`` already had, with a head line each.
-    ``known`` maps the JSON text of a recorded value to what it is ("seed input")."""
+    ``known``: the package's recorded values (seed inputs, test values, fixture values)."""
     reader = _Reader(fixtures, known)
     head_tree = _parsed(head)
     if head_tree is None:
@@ -1052,11 +981,7 @@ def judge(laned: LanedPath, facts: Facts) -> list[Finding]:
         return []
     parent = facts.parent.read_optional(laned.change.old_path or laned.path)
     fixtures = _fixture_names(facts.parent, package) | _fixture_names(facts.head, package)
-    known = dict.fromkeys(_oracle_values(facts.parent, package), "test value")
-    known.update(dict.fromkeys(_fixture_values(facts.parent, package), "fixture value"))
-    known.update(dict.fromkeys(_seed_texts(facts, package), "seed input"))
-    known.update(_digests(frozenset(known.items())))
-    added = added_marks(parent, head, fixtures, known)
+    added = added_marks(parent, head, fixtures, _recorded(facts.parent, facts.head, package))
     added += _new_shadow(laned.path, package, facts.parent)
     if not added:
         return []

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import ast
+import functools
 import re
 from collections import Counter
+from dataclasses import dataclass
 
 from oracle_gate import backend
-from oracle_gate.classify.python import same_code
+from oracle_gate.classify.python import imports_in, same_code
 from oracle_gate.errors import GateError
 from oracle_gate.facts import Facts, LanedPath
 from oracle_gate.lanes.additions import (
@@ -17,7 +20,15 @@ from oracle_gate.lanes.additions import (
 )
 from oracle_gate.lanes.cases import grown_units
 from oracle_gate.lanes.common import oracle_move, summarize
-from oracle_gate.model import ChangeKind, Finding, Verdict
+from oracle_gate.lanes.imports import (
+    Reach,
+    added_effects,
+    already_imported,
+    reach_of,
+    suite_modules,
+)
+from oracle_gate.model import ChangeKind, Finding, Package, Verdict
+from oracle_gate.repo.trees import GitTree
 from oracle_gate.surface import parse_module
 
 __all__ = ["judge_agent_test", "judge_test"]
@@ -119,7 +130,8 @@ def judge_test(laned: LanedPath, facts: Facts) -> list[Finding]:
     # Notes of each moved unit explain the move, unless additions moved the file too.
     units = _qualified(old_path, removed) + _qualified(laned.path, changed)
     if before_source is not None and after_source is not None and not renamed:
-        risky = _risky_additions(before_source, after_source, old_path, laned.path, added)
+        sources = _Sides(before_source, after_source, old_path, laned.path)
+        risky = _risky_additions(facts, sources, added)
         moved += risky
         units = [] if risky else units
     findings: list[Finding] = []
@@ -158,21 +170,70 @@ def _qualified(path: str, keys: list[str]) -> list[str]:
     return [f"{path}::{key}" for key in keys]
 
 
-def _risky_additions(
-    before: bytes, after: bytes, old_path: str, path: str, added: list[str]
-) -> list[str]:
+@dataclass(frozen=True)
+class _Sides:
+    """Both sides of a changed test file: bytes and paths."""
+
+    before: bytes
+    after: bytes
+    old_path: str
+    path: str
+
+
+def _risky_additions(facts: Facts, sides: _Sides, added: list[str]) -> list[str]:
     """What the added statements and the new statement order do to the existing tests."""
-    parent = FileView(parse_module(before, old_path))
-    head = FileView(parse_module(after, path))
+    parent = FileView(parse_module(sides.before, sides.old_path))
+    module = parse_module(sides.after, sides.path)
+    head = FileView(module)
     reasons = [why for key in added if (why := why_not_fresh(key, parent, head))]
     rebound = rebound_names(parent, head)
     if rebound:
         reasons.append(f"statements reordered so {summarize(rebound)} ends up bound differently")
+    nodes = [head.statements[key] for key in added]
+    reasons += _shared_state(facts, sides.path, module, nodes, calls=False)
     return sorted(set(reasons))
 
 
+def _shared_state(
+    facts: Facts,
+    path: str,
+    module: ast.Module,
+    nodes: list[ast.stmt] | list[ast.Module],
+    calls: bool,
+) -> list[str]:
+    """How ``nodes`` of the test module at ``path`` reach the repository's code that changes
+    shared state (``lanes/imports.py``): new imports, and with ``calls`` import-time calls."""
+    if not calls and next(imports_in(nodes, at_import=False), None) is None:
+        return []  # nothing to follow: the trees need not be read
+    reach = reach_of(facts.head, tuple(sorted(facts.head_graph.packages)))
+    package = facts.head_graph.package_of(path) or facts.parent_graph.package_of(path)
+    known = _known_modules(reach, facts.parent, package)
+    found = added_effects(reach, path, module, nodes, known, calls)
+    return [f"{why}: it runs before every test of the session" for why in found]
+
+
+@functools.lru_cache(maxsize=8)
+def _known_modules(reach: Reach, parent: GitTree, package: Package | None) -> frozenset[str]:
+    """What the parent's tests and conftests of ``package`` already import."""
+    directory, tests = (package.path, package.matrix.tests) if package else ("", ())
+    sources = parent.read_many(suite_modules(parent.files(), directory, tests))
+    return already_imported(reach, sources)
+
+
 def judge_agent_test(laned: LanedPath, facts: Facts) -> list[Finding]:
-    del facts  # agent tests are run and reported, never judged as oracle
+    """Agent tests are run and reported, never judged as oracle; but a new test module
+    that changes shared state through the repository's code before the tests run
+    (importing a module that patches, calling a helper that does) moves every test."""
+    if laned.path.endswith(".py") and laned.change.kind is not ChangeKind.DELETED:
+        source = facts.head.read_optional(laned.path)
+        try:
+            module = parse_module(source, laned.path) if source is not None else None
+        except GateError:
+            module = None  # pytest cannot import it either: the agent test fails, alone
+        effects = _shared_state(facts, laned.path, module, [module], calls=True) if module else []
+        if effects:
+            reason = f"test added by the patch changes shared state: {summarize(effects, '; ')}"
+            return [oracle_move(laned, facts, reason)]
     return [
         laned.finding(
             Verdict.IGNORED_AS_ORACLE,

@@ -6,6 +6,7 @@
 //! panics into Python and nothing overflows the stack: syntax trees deeper than
 //! CPython could build are refused, and rendering stops at the depth limit.
 
+mod annotation;
 mod literal;
 mod printer;
 mod source;

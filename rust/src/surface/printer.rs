@@ -15,6 +15,7 @@ use ruff_python_ast::{
 use ruff_text_size::Ranged;
 use std::collections::HashSet;
 
+use super::annotation::running;
 use super::literal::{self, Body, PyText};
 
 /// Deepest parenthesis nesting allowed in one canonical line (docs/surface.md §8).
@@ -604,7 +605,7 @@ impl<'a> Printer<'a> {
             self.param(
                 "",
                 param.parameter.name.id.as_str(),
-                None,
+                running(param.parameter.annotation.as_deref()),
                 param.default.as_deref(),
                 out,
             )?;
@@ -614,8 +615,8 @@ impl<'a> Printer<'a> {
         }
         if let Some(vararg) = &p.vararg {
             sep.next(out);
-            out.push('*');
-            out.push_str(vararg.name.id.as_str());
+            let annotation = running(vararg.annotation.as_deref());
+            self.param("*", vararg.name.id.as_str(), annotation, None, out)?;
         } else if !p.kwonlyargs.is_empty() {
             sep.next(out);
             out.push('*');
@@ -625,15 +626,15 @@ impl<'a> Printer<'a> {
             self.param(
                 "",
                 param.parameter.name.id.as_str(),
-                None,
+                running(param.parameter.annotation.as_deref()),
                 param.default.as_deref(),
                 out,
             )?;
         }
         if let Some(kwarg) = &p.kwarg {
             sep.next(out);
-            out.push_str("**");
-            out.push_str(kwarg.name.id.as_str());
+            let annotation = running(kwarg.annotation.as_deref());
+            self.param("**", kwarg.name.id.as_str(), annotation, None, out)?;
         }
         out.push(')');
         Ok(())
@@ -704,6 +705,10 @@ impl<'a> Printer<'a> {
                 self.tparams(f.type_params.as_deref(), out)?;
                 out.push(' ');
                 self.params(Some(&f.parameters), out)?;
+                if let Some(returns) = running(f.returns.as_deref()) {
+                    out.push(' ');
+                    self.join("->", [returns], out)?;
+                }
             }
             Def::Class(c) => {
                 out.push_str("class ");
