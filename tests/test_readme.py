@@ -45,6 +45,35 @@ def test_walkthrough_init_property_lock_check_runs_as_written(tmp_path: Path) ->
     assert "lane:    test:" in reject and "oracle-gate note libs/geo/tests/test_area.py" in reject
 
 
+def test_quick_start_for_a_single_package_library_runs_as_written(tmp_path: Path) -> None:
+    env = oracle_gate_on_path(tmp_path / "bin")
+    for who in ("AUTHOR", "COMMITTER"):
+        env[f"GIT_{who}_NAME"] = "quick start"
+        env[f"GIT_{who}_EMAIL"] = "quick@example.com"
+    env.update(GIT_CONFIG_GLOBAL="/dev/null", GIT_CONFIG_NOSYSTEM="1")
+    done = subprocess.run(
+        ["bash", "-e", "-c", _block("Quick start for a real repository", "sh")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    assert "1 row(s), 2 property stub(s)" in out
+    assert "wrote oracle_gate.lock" in out
+    assert "verdict: MERGE" in out
+    settings = (tmp_path / "spans" / "oracle-gate.toml").read_text(encoding="utf-8")
+    assert 'tooling = [\n    "docs/**",\n]' in settings
+    lanes = {
+        line.split()[0]: line.split()[1] for line in out.splitlines() if line.endswith(" pass")
+    }
+    assert lanes["docs/conf.py"] == "other" and lanes["pyproject.toml"] == "other"
+    assert lanes["src/spans/_merge.py"] == "production"
+
+
 def test_the_two_commands_are_what_ci_runs_and_the_demo_count_is_true() -> None:
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     test_command = re.search(r'README_TEST_COMMAND="(.*)"', ci)

@@ -15,6 +15,7 @@ from oracle_gate.facts import Facts, gather_facts
 from oracle_gate.globs import matches_any
 from oracle_gate.graph import PackageGraph
 from oracle_gate.lanes import judge_packages, judge_paths
+from oracle_gate.layout import import_dirs
 from oracle_gate.model import Finding, Package, Row
 from oracle_gate.repo.git import repository_dirs
 from oracle_gate.repo.trees import GitTree
@@ -88,7 +89,9 @@ def _run_rows(
             library=library_paths(exclude=(repo, trees.head.parent)),
             bwrap=find_bwrap(),
             timeout_floor=facts.settings.timeout_floor,
-            repo_modules=top_level_modules(facts.head.files(), facts.head_graph.nodes()),
+            repo_modules=top_level_modules(
+                facts.head.files(), import_dirs(facts.head, facts.head_graph.nodes())
+            ),
             hidden=tuple(map(str, hidden)),
             shown_at=str(hidden[0]),
             hash_base=_hash_base(facts),
@@ -104,12 +107,18 @@ def _run_rows(
             head_name=facts.diff.head[:12],
             freezes_from=facts.parent,
             runner=runner,
-            deps={p.path: facts.head_graph.dependencies(p.path) for p in involved},
+            deps={p.path: _import_after(facts, p) for p in involved},
         )
         findings, stats = judge_rows(rows, env)
         replay = ReplayTrees(facts.parent, facts.head, trees.parent, trees.head)
         findings += replay_packages(packages, env, replay, stats)
         return findings, stats
+
+
+def _import_after(facts: Facts, package: Package) -> tuple[str, ...]:
+    """What goes on the import path after the package's directory: its ``src/`` (the src
+    layout), then its dependencies, each followed by its own ``src/``."""
+    return import_dirs(facts.head, (package.path, *facts.head_graph.dependencies(package.path)))[1:]
 
 
 def check(

@@ -216,13 +216,15 @@ class _Classifier:
         """Whether the parent's ``tooling`` globs take the path out of production: a Python
         module only while no other Python file of its package names it."""
         path = change.path
-        if not matches_any(path, self.facts.settings.tooling):
+        tooling = self.facts.settings.tooling
+        if not matches_any(path, tooling):
             return False
         if not path.endswith(_PYTHON_SUFFIXES):
             return True
         facts = self.facts
         prefix = owner.join("") if owner is not None and owner.path else ""
-        return not any(names_module(tree, prefix, path) for tree in (facts.parent, facts.head))
+        trees = (facts.parent, facts.head)
+        return not any(names_module(tree, prefix, path, tooling) for tree in trees)
 
     def _oracle_file_lane(self, change: Change, name: str, owner: Package | None) -> Lane | None:
         """The lane of the gate's own files, known by name (a lock or ledger only at its

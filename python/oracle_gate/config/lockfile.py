@@ -152,8 +152,8 @@ def gate_version() -> str:
 
 def _newer(found: str, path: str, line: int | None) -> LockError:
     return LockError(
-        f"written by a newer oracle-gate ({found}) than this one ({gate_version()}, "
-        f"{CURRENT.describe()}); upgrade oracle-gate to read it",
+        f"written by a newer oracle-gate ({found}) than this one ({CURRENT.describe()}); "
+        "upgrade oracle-gate to read it",
         path,
         line,
     )
@@ -161,7 +161,7 @@ def _newer(found: str, path: str, line: int | None) -> LockError:
 
 def _algorithms(document: dict[str, object], text: str, path: str) -> Algorithms:
     value = document.get("algorithms")
-    line = _line_of(text, '"algorithms"')
+    line = _line_of(text, '"algorithms"') or 1
     if not isinstance(value, dict) or sorted(value) != sorted(_ALGORITHM_KEYS):
         raise LockError(
             f"'algorithms' must map {' and '.join(_ALGORITHM_KEYS)} to versions, found {value!r}",
@@ -179,7 +179,7 @@ def _algorithms(document: dict[str, object], text: str, path: str) -> Algorithms
 def _written_by(document: dict[str, object], text: str, path: str) -> str:
     value = document.get("written_by")
     if not isinstance(value, str) or not value:
-        line = _line_of(text, '"written_by"')
+        line = _line_of(text, '"written_by"') or 1
         raise LockError(
             f"'written_by' must be the oracle-gate version, found {value!r}", path, line
         )
