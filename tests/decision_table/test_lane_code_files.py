@@ -150,3 +150,13 @@ def test_packaging_and_hosting_files_are_other(
     repo.write(path, "include README.md\n")
     report = repo.gate(base, repo.commit("packaging"))
     assert _lane(report, path) == (Lane.OTHER, Verdict.PASS)
+
+
+def test_tooling_module_that_binds_pytest_hooks_is_harness(
+    example_repo: tuple[GitRepo, str],
+) -> None:
+    repo, base = _tooling_repo(example_repo)
+    path = f"{PKG}/scripts/use_setuptools.py"
+    repo.append(path, "\n\ndef pytest_collection_modifyitems(items):\n    items.clear()\n")
+    report = repo.judge_paths(base, repo.commit("a hook in a build helper"))
+    assert _lane(report, path) == (Lane.HARNESS, Verdict.REJECT)

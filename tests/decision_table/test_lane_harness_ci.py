@@ -230,3 +230,13 @@ def test_composite_action_the_gate_job_uses_is_harness(example_repo: tuple[GitRe
     repo.commit("the gate job installs from requirements/gate.txt again")
     _, report = _edit(repo, path, "pytest-randomly", "pytest-xdist")
     assert _lane(report, path) == (Lane.OTHER, Verdict.PASS)
+
+
+def test_job_that_runs_make_in_a_directory_whose_makefile_runs_the_gate_is_the_gate_job(
+    example_repo: tuple[GitRepo, str],
+) -> None:
+    workflow = "on: [pull_request]\njobs:\n  g:\n    steps:\n      - run: make -C tools gate\n"
+    repo = _ci_repo(example_repo, {WORKFLOW: workflow, "tools/Makefile": MAKEFILE})
+    _, report = _edit(repo, WORKFLOW, "make -C tools gate", "make -C tools test")
+    assert _lane(report, WORKFLOW) == (Lane.HARNESS, Verdict.REJECT)
+    assert "(job g)" in report.findings[0].reason

@@ -206,10 +206,10 @@ class _Classifier:
             return lane if lane in _DECLARED_ORACLES else Lane.OTHER
         if is_compiled(path):
             return _compiled_lane(lane)
+        if path.endswith(".py"):
+            lane = self._python_lane(change, lane)
         if lane is Lane.PRODUCTION and self._is_tooling(change, owner):
             return Lane.OTHER
-        if path.endswith(".py"):
-            return self._python_lane(change, lane)
         return lane
 
     def _is_tooling(self, change: Change, owner: Package | None) -> bool:

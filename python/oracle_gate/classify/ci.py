@@ -55,8 +55,18 @@ _COMMAND_FILES = {
     "tox": ("tox.ini", "tox.toml", "setup.cfg", "pyproject.toml"),
     "nox": ("noxfile.py",),
 }
-# What installing or using a directory reads: a Python project, a composite action.
-_DIRECTORY_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "action.yml", "action.yaml")
+# What installing, using or running commands in a directory reads: a Python project, a
+# composite action, the files make, tox and nox read there (``make -C DIR gate``).
+_DIRECTORY_FILES = (
+    "pyproject.toml",
+    "setup.py",
+    "setup.cfg",
+    "action.yml",
+    "action.yaml",
+    *_COMMAND_FILES["make"],
+    "tox.ini",
+    "noxfile.py",
+)
 
 
 def is_ci_file(path: str) -> bool:
@@ -226,7 +236,8 @@ def _workflow_effect(old: Any, new: Any, parent: GitTree, head: GitTree) -> Effe
     before = old if isinstance(old, dict) else {}
     after = new if isinstance(new, dict) else {}
     keys = (before.keys() | after.keys()) - _LABELS - {"jobs"}
-    moved = [str(key) for key in keys if before.get(key) != after.get(key)]
+    # YAML 1.1 reads the key ``on`` as the boolean True
+    moved = ["on" if key is True else str(key) for key in keys if before.get(key) != after.get(key)]
     moved += [f"job {job}" for job in sorted(gate) if _jobs(old).get(job) != _jobs(new).get(job)]
     if moved:
         return Effect(True, f"the part that runs oracle-gate changed ({', '.join(sorted(moved))})")
