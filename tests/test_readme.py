@@ -20,14 +20,15 @@ def _block(heading: str, language: str) -> str:
     return found.group(1)
 
 
-def test_walkthrough_init_property_lock_check_runs_as_written(tmp_path: Path) -> None:
+def _run_block(heading: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """The ``sh`` block under ``heading``, run by bash -e in ``tmp_path`` as a user would."""
     env = oracle_gate_on_path(tmp_path / "bin")
     for who in ("AUTHOR", "COMMITTER"):
-        env[f"GIT_{who}_NAME"] = "walkthrough"
-        env[f"GIT_{who}_EMAIL"] = "walkthrough@example.com"
+        env[f"GIT_{who}_NAME"] = "readme"
+        env[f"GIT_{who}_EMAIL"] = "readme@example.com"
     env.update(GIT_CONFIG_GLOBAL="/dev/null", GIT_CONFIG_NOSYSTEM="1")
     done = subprocess.run(
-        ["bash", "-e", "-c", _block("Walkthrough: a fresh repository", "sh")],
+        ["bash", "-e", "-c", _block(heading, "sh")],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -36,6 +37,11 @@ def test_walkthrough_init_property_lock_check_runs_as_written(tmp_path: Path) ->
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+    return done
+
+
+def test_walkthrough_init_property_lock_check_runs_as_written(tmp_path: Path) -> None:
+    done = _run_block("Walkthrough: a fresh repository", tmp_path)
     out = done.stdout
     assert "1 row(s), 1 property stub(s)" in out
     assert "wrote libs/geo/oracle_gate.lock" in out
@@ -46,22 +52,7 @@ def test_walkthrough_init_property_lock_check_runs_as_written(tmp_path: Path) ->
 
 
 def test_quick_start_for_a_single_package_library_runs_as_written(tmp_path: Path) -> None:
-    env = oracle_gate_on_path(tmp_path / "bin")
-    for who in ("AUTHOR", "COMMITTER"):
-        env[f"GIT_{who}_NAME"] = "quick start"
-        env[f"GIT_{who}_EMAIL"] = "quick@example.com"
-    env.update(GIT_CONFIG_GLOBAL="/dev/null", GIT_CONFIG_NOSYSTEM="1")
-    done = subprocess.run(
-        ["bash", "-e", "-c", _block("Quick start for a real repository", "sh")],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    out = done.stdout
+    out = _run_block("Quick start for a real repository", tmp_path).stdout
     assert "1 row(s), 2 property stub(s)" in out
     assert "wrote oracle_gate.lock" in out
     assert "verdict: MERGE" in out

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-__all__ = ["hook_names", "import_time_effects", "same_code"]
+__all__ = ["hook_names", "import_time_effects", "is_literal", "same_code"]
 
 HOOK_PREFIX = "pytest_"
 
@@ -73,6 +73,15 @@ def _parse(source: bytes) -> ast.Module | None:
         return ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+
+
+def is_literal(node: ast.expr) -> bool:
+    """Whether ``node`` is a literal Python can evaluate without running any code."""
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
 
 
 def same_code(before: bytes | None, after: bytes | None) -> bool:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from oracle_gate.classify.python import is_literal
 from oracle_gate.config.settings import load_toml
 
 __all__ = [
@@ -388,14 +389,6 @@ def _is_setup_call(node: ast.AST) -> bool:
     return name == "setup"
 
 
-def _literal(node: ast.expr) -> bool:
-    try:
-        ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return False
-    return True
-
-
 def _entry_points_literal(node: ast.expr) -> object:
     """The ``pytest11`` group of a literal ``entry_points=`` value (a dict, or INI text);
     a value of another shape, or text that is not INI, is kept whole."""
@@ -415,9 +408,9 @@ class _Blanked(ast.NodeTransformer):
         if not _is_setup_call(node):
             return node
         for keyword in node.keywords:
-            if keyword.arg in _SETUP_PACKAGING and _literal(keyword.value):
+            if keyword.arg in _SETUP_PACKAGING and is_literal(keyword.value):
                 keyword.value = ast.Constant(_PLACEHOLDER)
-            elif keyword.arg == "entry_points" and _literal(keyword.value):
+            elif keyword.arg == "entry_points" and is_literal(keyword.value):
                 keyword.value = ast.Constant(repr(_entry_points_literal(keyword.value)))
         return node
 
