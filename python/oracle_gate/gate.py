@@ -15,9 +15,9 @@ from oracle_gate.facts import Facts, gather_facts
 from oracle_gate.globs import matches_any
 from oracle_gate.graph import PackageGraph
 from oracle_gate.lanes import judge_packages, judge_paths
-from oracle_gate.layout import import_dirs
 from oracle_gate.model import Finding, Package, Row
 from oracle_gate.repo.git import repository_dirs
+from oracle_gate.repo.layout import import_dirs
 from oracle_gate.repo.trees import GitTree
 from oracle_gate.report import Report
 from oracle_gate.runtime.health import append_health

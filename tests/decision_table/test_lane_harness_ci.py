@@ -240,3 +240,23 @@ def test_job_that_runs_make_in_a_directory_whose_makefile_runs_the_gate_is_the_g
     _, report = _edit(repo, WORKFLOW, "make -C tools gate", "make -C tools test")
     assert _lane(report, WORKFLOW) == (Lane.HARNESS, Verdict.REJECT)
     assert "(job g)" in report.findings[0].reason
+
+
+@pytest.mark.parametrize("settings", ["", 'tooling = ["scripts/**"]\n'])
+def test_a_script_the_gate_job_runs_is_harness_wherever_it_lives(
+    example_repo: tuple[GitRepo, str], settings: str
+) -> None:
+    run = "      - run: python .github/scripts/env.py && sh scripts/env.sh\n"
+    workflow = CI.replace("      - run: pip install -r requirements/gate.txt\n", run)
+    scripts = {".github/scripts/env.py": "print(1)\n", "scripts/env.sh": "pip install x\n"}
+    files = {**FILES, WORKFLOW: workflow, **scripts, "oracle-gate.toml": settings}
+    repo = _ci_repo(example_repo, files)
+    for path in (".github/scripts/env.py", "scripts/env.sh"):
+        _, report = _edit(repo, path, "", "pip install pytest-randomly\n")
+        assert _lane(report, path) == (Lane.HARNESS, Verdict.REJECT)
+        assert f"read by the CI job that runs oracle-gate ({WORKFLOW})" in report.findings[0].reason
+    # The same script, which no job running the gate reads, is the platform's or tooling.
+    repo.write(WORKFLOW, CI)
+    repo.commit("the gate job no longer runs them")
+    _, report = _edit(repo, ".github/scripts/env.py", "", "print(2)\n")
+    assert _lane(report, ".github/scripts/env.py") == (Lane.OTHER, Verdict.PASS)

@@ -12,7 +12,7 @@ import functools
 import posixpath
 
 from oracle_gate.bazel.labels import BUILD_NAMES
-from oracle_gate.classify.effects import effect_of
+from oracle_gate.classify.effects import effect_of, gate_reader
 from oracle_gate.classify.harness import bazelrc_imports, harness_by_name
 from oracle_gate.classify.python import hook_names, import_time_effects
 from oracle_gate.classify.tooling import names_module
@@ -209,7 +209,10 @@ class _Classifier:
         if path.endswith(".py"):
             lane = self._python_lane(change, lane)
         if lane is Lane.PRODUCTION and self._is_tooling(change, owner):
-            return Lane.OTHER
+            lane = Lane.OTHER
+        unguarded = lane is Lane.OTHER or (lane is Lane.PRODUCTION and owner is None)
+        if unguarded and gate_reader(change, self.facts) is not None:
+            return Lane.HARNESS  # a script, action or setting the gate's own CI job reads
         return lane
 
     def _is_tooling(self, change: Change, owner: Package | None) -> bool:

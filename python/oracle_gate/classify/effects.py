@@ -23,13 +23,13 @@ from oracle_gate.classify.sections import (
     ini_effect,
     pyproject_effect,
     pytest_section_text,
-    setup_py_effect,
 )
+from oracle_gate.classify.setup_py import setup_py_effect
 from oracle_gate.facts import Facts
 from oracle_gate.model import CONFTEST, Change
 from oracle_gate.repo.trees import GitTree
 
-__all__ = ["coverage_runs", "effect_of", "is_dependency_list"]
+__all__ = ["coverage_runs", "effect_of", "gate_reader", "is_dependency_list"]
 
 # Python dependency lists and interpreter pins: what CI installs, never the gate.
 _DEPENDENCY_LIST = re.compile(
@@ -109,6 +109,11 @@ def _by_name(
     return None
 
 
+def gate_reader(change: Change, facts: Facts) -> str | None:
+    """The CI file whose job running oracle-gate reads the changed file, if one does."""
+    return gate_input_of(change.path, facts.parent, facts.head)
+
+
 def effect_of(change: Change, facts: Facts) -> Effect | None:
     """What the change can do to the gate; None when this module does not judge such a
     file (nothing is read then).
@@ -122,7 +127,7 @@ def effect_of(change: Change, facts: Facts) -> Effect | None:
     if rule is None:
         return None
     before, after = facts.read_pair(change)
-    reader = gate_input_of(path, facts.parent, facts.head)
+    reader = gate_reader(change, facts)
     if reader is not None:
         if same_meaning(path, before, after):
             return Effect(False, f"read by the job that runs oracle-gate ({reader}), unchanged")

@@ -12,23 +12,21 @@ A side that does not parse is judged harness as a whole (fail closed).
 
 from __future__ import annotations
 
-import ast
 import configparser
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from oracle_gate.classify.python import is_literal
 from oracle_gate.config.settings import load_toml
 
 __all__ = [
+    "ENTRY_GROUP",
     "Effect",
     "coverage_effect",
     "ini_effect",
     "ini_sections",
     "pyproject_effect",
     "pytest_section_text",
-    "setup_py_effect",
 ]
 
 # A predicate: whether coverage can run inside the gate's pytest (``ci.coverage_runs``).
@@ -129,7 +127,7 @@ PACKAGING_TOOLS = frozenset(
         "yapf",
     }
 )
-_ENTRY_GROUP = "pytest11"  # where pytest finds plugins to load at start-up
+ENTRY_GROUP = "pytest11"  # where pytest finds plugins to load at start-up
 
 # setup.cfg and tox.ini sections pytest reads, and those of coverage.
 _PYTEST_SECTIONS = frozenset({"pytest", "tool:pytest"})
@@ -174,47 +172,6 @@ _INI_PACKAGING = frozenset(
 )
 _INI_PACKAGING_PREFIXES = ("options.", "mypy-", "testenv:", "tox:", "bumpversion", "flake8:")
 
-# setup() keywords that describe the distribution; a literal value of one may change.
-_SETUP_PACKAGING = frozenset(
-    {
-        "name",
-        "version",
-        "description",
-        "long_description",
-        "long_description_content_type",
-        "author",
-        "author_email",
-        "maintainer",
-        "maintainer_email",
-        "url",
-        "download_url",
-        "project_urls",
-        "license",
-        "license_file",
-        "license_files",
-        "classifiers",
-        "keywords",
-        "platforms",
-        "python_requires",
-        "install_requires",
-        "extras_require",
-        "tests_require",
-        "setup_requires",
-        "zip_safe",
-        "include_package_data",
-        "package_data",
-        "exclude_package_data",
-        "packages",
-        "package_dir",
-        "py_modules",
-        "data_files",
-        "provides",
-        "obsoletes",
-        "requires",
-    }
-)
-_PLACEHOLDER = "<packaging literal>"
-
 
 def _changed(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
     """Keys whose values differ between the two mappings (present on one side only too)."""
@@ -228,8 +185,8 @@ def _table(document: Mapping[str, Any], key: str) -> Mapping[str, Any]:
 
 def _pytest11_moved(before: Any, after: Any) -> bool:
     """Whether a mapping of entry-point groups changed its ``pytest11`` group."""
-    old = before.get(_ENTRY_GROUP) if isinstance(before, dict) else before
-    new = after.get(_ENTRY_GROUP) if isinstance(after, dict) else after
+    old = before.get(ENTRY_GROUP) if isinstance(before, dict) else before
+    new = after.get(ENTRY_GROUP) if isinstance(after, dict) else after
     return bool(old != new)
 
 
@@ -238,7 +195,7 @@ def _project_parts(before: Mapping[str, Any], after: Mapping[str, Any]) -> Itera
     for key in _changed(before, after):
         if key == "entry-points":
             if _pytest11_moved(before.get(key), after.get(key)):
-                yield f"[project.entry-points.{_ENTRY_GROUP}]"
+                yield f"[project.entry-points.{ENTRY_GROUP}]"
         elif key not in _PROJECT_PACKAGING:
             yield f"[project] {key}"
 
@@ -254,7 +211,7 @@ def _tool_parts(
         elif tool == "poetry":
             plugins = (_table(_table(side, "poetry"), "plugins") for side in (before, after))
             if _pytest11_moved(*plugins):
-                yield f"[tool.poetry.plugins.{_ENTRY_GROUP}]"
+                yield f"[tool.poetry.plugins.{ENTRY_GROUP}]"
         elif tool not in PACKAGING_TOOLS:
             yield f"[tool.{tool}]"
 
@@ -317,7 +274,7 @@ def _ini_part(section: str, old: Any, new: Any, coverage_runs: CoverageRuns) -> 
     if section.startswith(_COVERAGE_PREFIX):
         return f"[{section}] (coverage runs in the tests' pytest)" if coverage_runs() else None
     if section == _ENTRY_POINTS_SECTION:
-        return f"[{section}] {_ENTRY_GROUP}" if _pytest11_moved(old or {}, new or {}) else None
+        return f"[{section}] {ENTRY_GROUP}" if _pytest11_moved(old or {}, new or {}) else None
     if section in _INI_PACKAGING or section.startswith(_INI_PACKAGING_PREFIXES):
         return None
     return f"[{section}]"
@@ -376,66 +333,3 @@ def pytest_section_text(text: bytes, name: str) -> str | None:
         return text.decode("utf-8", "replace")
     wanted = [values for section, values in sections.items() if section in _PYTEST_SECTIONS]
     return " ".join(repr(values) for values in wanted) if wanted else None
-
-
-# --- setup.py ------------------------------------------------------------------------------
-
-
-def _is_setup_call(node: ast.AST) -> bool:
-    if not isinstance(node, ast.Call):
-        return False
-    func = node.func
-    name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
-    return name == "setup"
-
-
-def _entry_points_literal(node: ast.expr) -> object:
-    """The ``pytest11`` group of a literal ``entry_points=`` value (a dict, or INI text);
-    a value of another shape, or text that is not INI, is kept whole."""
-    value = ast.literal_eval(node)
-    if isinstance(value, str):
-        sections = ini_sections(value.encode())
-        return value if sections is None else sections.get(_ENTRY_GROUP)
-    return value.get(_ENTRY_GROUP) if isinstance(value, dict) else value
-
-
-class _Blanked(ast.NodeTransformer):
-    """The tree with every packaging keyword's literal value of ``setup()`` blanked, and
-    literal ``entry_points=`` reduced to their ``pytest11`` group."""
-
-    def visit_Call(self, node: ast.Call) -> ast.AST:
-        self.generic_visit(node)
-        if not _is_setup_call(node):
-            return node
-        for keyword in node.keywords:
-            if keyword.arg in _SETUP_PACKAGING and is_literal(keyword.value):
-                keyword.value = ast.Constant(_PLACEHOLDER)
-            elif keyword.arg == "entry_points" and is_literal(keyword.value):
-                keyword.value = ast.Constant(repr(_entry_points_literal(keyword.value)))
-        return node
-
-
-def _setup_meaning(text: bytes) -> str | None:
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    return ast.dump(_Blanked().visit(tree))
-
-
-def setup_py_effect(before: bytes | None, after: bytes | None) -> Effect:
-    """A ``setup.py`` change: packaging when only literal values of ``setup()``'s
-    distribution keywords moved (version, classifiers, install_requires, ...).
-
-    Anything else is harness: setup.py is Python that runs whatever it holds when
-    it is built, installed or imported, and a ``pytest11`` entry point registers a
-    plugin. A side that is missing or does not parse is harness.
-    """
-    if before is None or after is None:
-        return Effect(True, "setup.py added or deleted")
-    old, new = _setup_meaning(before), _setup_meaning(after)
-    if old is None or new is None:
-        return Effect(True, "setup.py does not parse as Python: judged as a whole")
-    if old != new:
-        return Effect(True, "setup.py code changed beyond setup()'s literal packaging keywords")
-    return Effect(False, "only literal packaging keywords of setup() changed")

@@ -21,15 +21,9 @@ from oracle_gate.config.ledgers import (
 )
 from oracle_gate.config.matrix import MATRIX_FILE, parse_matrix
 from oracle_gate.config.owners import CODEOWNERS_PATHS
+from oracle_gate.config.package_layout import PROPS_FILE, Layout, read_layout
 from oracle_gate.config.public_api import public_functions
-from oracle_gate.config.scaffold import (
-    PROPS_FILE,
-    Layout,
-    package_files,
-    read_layout,
-    render_codeowners,
-    render_settings,
-)
+from oracle_gate.config.scaffold import package_files, render_codeowners, render_settings
 from oracle_gate.config.settings import PYPROJECT, SETTINGS_FILE
 from oracle_gate.errors import ConfigError, RefusedError
 from oracle_gate.graph import load_packages

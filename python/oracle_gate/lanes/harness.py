@@ -3,7 +3,7 @@ configuration file that cannot was left out of it."""
 
 from __future__ import annotations
 
-from oracle_gate.classify.effects import effect_of
+from oracle_gate.classify.effects import effect_of, gate_reader
 from oracle_gate.classify.harness import same_meaning
 from oracle_gate.classify.python import hook_names, import_time_effects
 from oracle_gate.facts import Facts, LanedPath
@@ -38,8 +38,11 @@ def judge(laned: LanedPath, facts: Facts) -> list[Finding]:
     if laned.path.endswith(".py"):
         what += _python_detail(before, after)
     effect = effect_of(laned.change, facts)
+    reader = gate_reader(laned.change, facts)
     if effect is not None:
         what += f" ({effect.reason})"
+    elif reader is not None:
+        what += f" (read by the CI job that runs oracle-gate ({reader}))"
     return [oracle_move(laned, facts, f"{what}: how tests are collected or judged moved")]
 
 
