@@ -260,3 +260,45 @@ def test_a_script_the_gate_job_runs_is_harness_wherever_it_lives(
     repo.commit("the gate job no longer runs them")
     _, report = _edit(repo, ".github/scripts/env.py", "", "print(2)\n")
     assert _lane(report, ".github/scripts/env.py") == (Lane.OTHER, Verdict.PASS)
+
+
+GITLAB = """stages: [test]
+.setup:
+  before_script: [pip install -r requirements/gate.txt]
+tests:
+  image: python:3.11
+  script:
+    - !reference [.setup, before_script]
+    - pytest
+gate:
+  extends: .setup
+  script:
+    - oracle-gate check
+"""
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "lane"),
+    [
+        ("python:3.11", "python:3.12", Lane.OTHER),  # another job, GitLab tags and all
+        ("    - oracle-gate check\n", "    - 'true'\n", Lane.HARNESS),  # the gate job
+        ("pip install -r requirements/gate.txt", "pip install evil", Lane.HARNESS),  # it extends
+        ("stages: [test]", "stages: [test, deploy]", Lane.HARNESS),  # what every job runs with
+    ],
+)
+def test_gitlab_ci_is_judged_job_by_job(
+    example_repo: tuple[GitRepo, str], old: str, new: str, lane: Lane
+) -> None:
+    repo = _ci_repo(example_repo, {**FILES, ".gitlab-ci.yml": GITLAB})
+    _, report = _edit(repo, ".gitlab-ci.yml", old, new)
+    assert _lane(report, ".gitlab-ci.yml")[0] is lane
+
+
+def test_gitlab_include_of_the_file_that_runs_the_gate_is_harness(
+    example_repo: tuple[GitRepo, str],
+) -> None:
+    files = {".gitlab-ci.yml": "include: .gitlab/gate.yml\ntests:\n  script: [pytest]\n",
+             ".gitlab/gate.yml": "gate:\n  script: [oracle-gate check]\n"}  # fmt: skip
+    repo = _ci_repo(example_repo, files)
+    _, report = _edit(repo, ".gitlab-ci.yml", "include: .gitlab/gate.yml\n", "")
+    assert _lane(report, ".gitlab-ci.yml") == (Lane.HARNESS, Verdict.REJECT)

@@ -18,7 +18,7 @@ import fnmatch
 import functools
 import posixpath
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import yaml
@@ -26,7 +26,7 @@ import yaml
 from oracle_gate.classify.sections import Effect
 from oracle_gate.repo.trees import GitTree
 
-__all__ = ["ci_effect", "gate_input_of", "is_ci_file", "mentions_gate"]
+__all__ = ["ci_effect", "gate_input_of", "is_ci_file", "load_yaml", "mentions_gate"]
 
 _GATE_WORDS = (b"oracle-gate", b"oracle_gate")
 WORKFLOWS = ".github/workflows/"
@@ -44,6 +44,12 @@ _CI_NAMES = frozenset(
     }
 )
 _YAML_SUFFIXES = (".yml", ".yaml")
+_GITLAB_CI = ".gitlab-ci.yml"
+# GitLab's global keywords: every other top-level mapping is a job.
+_GITLAB_GLOBAL = frozenset(
+    {"default", "include", "stages", "variables", "workflow", "image", "services", "cache",
+     "before_script", "after_script"}
+)  # fmt: skip
 # A workflow's top-level keys that only label it; every other one (on, env,
 # permissions, concurrency, defaults) shapes how its jobs run.
 _LABELS = frozenset({"name", "run-name"})
@@ -83,14 +89,34 @@ def mentions_gate(texts: Iterable[str | bytes]) -> bool:
     return False
 
 
-def _parse(path: str, text: bytes) -> tuple[bool, Any]:
-    """(parsed, document): YAML files as YAML, any other CI file as its text."""
-    if not path.endswith(_YAML_SUFFIXES):
-        return True, text
+class _Loader(yaml.SafeLoader):
+    """Safe YAML that reads a CI system's own tags (GitLab's ``!reference [.setup, script]``)
+    as the plain value they tag, instead of refusing the file."""
+
+
+def _tagged(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
+    del suffix
+    if isinstance(node, yaml.ScalarNode):
+        return loader.construct_scalar(node)
+    if isinstance(node, yaml.SequenceNode):
+        return loader.construct_sequence(node, deep=True)
+    return loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
+
+
+_Loader.add_multi_constructor("!", _tagged)
+
+
+def load_yaml(text: bytes) -> tuple[bool, Any]:
+    """(parsed, document) of a YAML text; (False, None) when it is not YAML."""
     try:
-        return True, yaml.safe_load(text)
+        return True, yaml.load(text, Loader=_Loader)  # a SafeLoader: no Python object is ever built
     except (yaml.YAMLError, RecursionError, ValueError):
         return False, None
+
+
+def _parse(path: str, text: bytes) -> tuple[bool, Any]:
+    """(parsed, document): YAML files as YAML, any other CI file as its text."""
+    return load_yaml(text) if path.endswith(_YAML_SUFFIXES) else (True, text)
 
 
 def _strings(node: Any) -> Iterator[str]:
@@ -180,26 +206,49 @@ class _Reader:
         return mentions_gate(self.tree.read_many(named).values())
 
 
-def _jobs(document: Any) -> Mapping[str, Any]:
-    jobs = document.get("jobs") if isinstance(document, dict) else None
-    return jobs if isinstance(jobs, dict) else {}
+def _jobs(path: str, document: Any) -> dict[str, Any] | None:
+    """The jobs of a CI file whose jobs the gate tells apart, by id; None for any other file,
+    which is judged as one whole. GitHub: ``jobs``; GitLab: every top-level mapping but its
+    global keywords (hidden ``.jobs`` included: other jobs extend them)."""
+    if not isinstance(document, dict):
+        return {} if path.startswith(WORKFLOWS) or _is_gitlab(path) else None
+    if path.startswith(WORKFLOWS):
+        jobs = document.get("jobs")
+        return dict(jobs) if isinstance(jobs, dict) else {}
+    if _is_gitlab(path):
+        return {
+            key: value
+            for key, value in document.items()
+            if isinstance(key, str) and key not in _GITLAB_GLOBAL and isinstance(value, dict)
+        }
+    return None
 
 
-def _needs(job: Any) -> list[str]:
-    needs = job.get("needs", []) if isinstance(job, dict) else []
-    return [needs] if isinstance(needs, str) else [n for n in needs if isinstance(n, str)]
+def _is_gitlab(path: str) -> bool:
+    return posixpath.basename(path) == _GITLAB_CI
 
 
-def _gate_jobs(document: Any, reader: _Reader) -> set[str]:
-    """The ids of a workflow's jobs that run the gate, and of the jobs they need."""
-    jobs = _jobs(document)
+def _settings(path: str, document: Any) -> dict[object, Any]:
+    """What of a CI file with jobs is not a job, but its labels: the triggers, environment,
+    permissions and defaults every job runs with (GitHub), the global keywords (GitLab)."""
+    if not isinstance(document, dict):
+        return {}
+    jobs = _jobs(path, document) or {}
+    skip = {"jobs", *_LABELS} if path.startswith(WORKFLOWS) else set(jobs)
+    return {key: value for key, value in document.items() if key not in skip}
+
+
+def _gate_jobs(path: str, document: Any, reader: _Reader) -> set[str]:
+    """The ids of the jobs that run the gate, and of every job they name (``needs``,
+    ``extends``, a ``!reference``): those run before them or become part of them."""
+    jobs = _jobs(path, document) or {}
     pending = [job_id for job_id, job in jobs.items() if reader.runs_gate(job)]
     found: set[str] = set()
     while pending:
         job_id = pending.pop()
         if job_id not in found:
             found.add(job_id)
-            pending += _needs(jobs.get(job_id))
+            pending += [name for name in _strings(jobs.get(job_id)) if name in jobs]
     return found
 
 
@@ -213,11 +262,14 @@ def _gate_inputs(tree: GitTree) -> dict[str, str]:
         parsed, document = _parse(path, text)
         if not parsed:
             continue
-        if path.startswith(WORKFLOWS):
-            jobs = _jobs(document)
-            nodes = [jobs[job_id] for job_id in sorted(_gate_jobs(document, reader))]
-        else:
+        jobs = _jobs(path, document)
+        if jobs is None:
             nodes = [document] if reader.runs_gate(document) else []
+        else:
+            gate = sorted(_gate_jobs(path, document, reader))
+            nodes = [jobs[job_id] for job_id in gate]
+            if gate or reader.runs_gate(_settings(path, document)):
+                nodes.append(_settings(path, document))
         for node in nodes:
             for named in sorted(reader.named(node) - {path}):
                 inputs.setdefault(named, path)
@@ -229,16 +281,20 @@ def gate_input_of(path: str, parent: GitTree, head: GitTree) -> str | None:
     return _gate_inputs(parent).get(path) or _gate_inputs(head).get(path)
 
 
-def _workflow_effect(old: Any, new: Any, parent: GitTree, head: GitTree) -> Effect:
-    gate = _gate_jobs(old, _Reader(parent)) | _gate_jobs(new, _Reader(head))
-    if not gate:
-        return Effect(False, "no job of this workflow runs oracle-gate, in the parent or the head")
-    before = old if isinstance(old, dict) else {}
-    after = new if isinstance(new, dict) else {}
-    keys = (before.keys() | after.keys()) - _LABELS - {"jobs"}
+def _jobs_effect(path: str, old: Any, new: Any, parent: GitTree, head: GitTree) -> Effect:
+    readers = (_Reader(parent), _Reader(head))
+    gate = _gate_jobs(path, old, readers[0]) | _gate_jobs(path, new, readers[1])
+    settings = (_settings(path, old), _settings(path, new))
+    # a global ``include`` of a file that runs the gate makes the globals the gate's
+    included = any(reader.runs_gate(part) for reader, part in zip(readers, settings, strict=True))
+    if not gate and not included:
+        return Effect(False, "no job of this file runs oracle-gate, in the parent or the head")
+    before, after = settings
     # YAML 1.1 reads the key ``on`` as the boolean True
-    moved = ["on" if key is True else str(key) for key in keys if before.get(key) != after.get(key)]
-    moved += [f"job {job}" for job in sorted(gate) if _jobs(old).get(job) != _jobs(new).get(job)]
+    moved = ["on" if k is True else str(k) for k in before.keys() | after.keys()
+             if before.get(k) != after.get(k)]  # fmt: skip
+    old_jobs, new_jobs = _jobs(path, old) or {}, _jobs(path, new) or {}
+    moved += [f"job {job}" for job in sorted(gate) if old_jobs.get(job) != new_jobs.get(job)]
     if moved:
         return Effect(True, f"the part that runs oracle-gate changed ({', '.join(sorted(moved))})")
     return Effect(False, "only jobs that do not run oracle-gate changed")
@@ -249,18 +305,20 @@ def ci_effect(
 ) -> Effect:
     """What a CI file's change can do to the gate.
 
-    Harness: a change to a workflow's job that runs oracle-gate (or that such a
-    job needs), to the workflow's triggers, environment or permissions, or to any
-    other CI file or script that runs the gate on either side; a YAML file that
-    does not parse. Not harness: anything else, such as another job's action
-    versions or Python matrix, or a workflow that never runs the gate.
+    Harness: in a GitHub workflow or a GitLab CI file, a change to a job that runs
+    oracle-gate (or to a job it names: needs, extends), or to what every job runs
+    with (GitHub's triggers, environment, permissions; GitLab's global keywords);
+    in any other CI file or script, any change where it runs the gate on either
+    side; a YAML file that does not parse. Not harness: anything else, such as
+    another job's action versions or Python matrix, or a file that never runs
+    the gate.
     """
     old_parsed, old = _parse(path, before) if before is not None else (True, None)
     new_parsed, new = _parse(path, after) if after is not None else (True, None)
     if not (old_parsed and new_parsed):
         return Effect(True, f"{posixpath.basename(path)} does not parse as YAML: judged as a whole")
-    if path.startswith(WORKFLOWS):
-        return _workflow_effect(old, new, parent, head)
+    if _jobs(path, old if old is not None else new) is not None:
+        return _jobs_effect(path, old, new, parent, head)
     runs = _Reader(parent).runs_gate(old) or _Reader(head).runs_gate(new)
     if not runs:
         return Effect(False, "runs no oracle-gate, in the parent or the head")

@@ -13,10 +13,8 @@ import posixpath
 import re
 from collections.abc import Callable
 
-import yaml
-
 from oracle_gate.bazel.bazelrc import read_chain
-from oracle_gate.classify.ci import is_ci_file
+from oracle_gate.classify.ci import is_ci_file, load_yaml
 from oracle_gate.classify.python import same_code
 from oracle_gate.classify.sections import ini_sections
 from oracle_gate.config.settings import SETTINGS_FILE, load_toml
@@ -169,10 +167,8 @@ def _parser_of(name: str) -> Callable[[bytes], object] | None:
 
 
 def _load_yaml(text: bytes) -> object:
-    try:
-        return yaml.safe_load(text)
-    except (yaml.YAMLError, RecursionError, ValueError):
-        return None
+    parsed, document = load_yaml(text)
+    return document if parsed else None
 
 
 def _rc_lines(text: bytes) -> list[bytes]:
