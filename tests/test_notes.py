@@ -24,6 +24,9 @@ CASE_TEXT = '{"input": [[0, 1], [1, 2], [5, 6]], "expected": [[0, 1], [1, 2], [5
 LOCK = f"{PKG}/oracle_gate.lock"
 CHANGELOG = f"{PKG}/ORACLE_CHANGELOG.md"
 
+# A root harness file: a workflow whose job runs the gate (a workflow that does not is other).
+GATE_WORKFLOW = "on: push\njobs:\n  gate:\n    steps:\n      - run: oracle-gate check\n"
+
 
 def _add_case(repo: GitRepo) -> None:
     """The README's human workflow: edit a fixture, note it, regenerate the lock."""
@@ -47,7 +50,7 @@ def test_note_command_writes_one_digest_line_per_path_in_the_owning_changelog(
     repo, _ = example_repo
     repo.write(NEW_CASE, CASE_TEXT)
     repo.remove(FIXTURE)
-    repo.write(".github/workflows/ci.yml", "on: push\n")
+    repo.write(".github/workflows/ci.yml", GATE_WORKFLOW)
     repo.note_content("two cases, one gone", NEW_CASE, FIXTURE, ".github/workflows/ci.yml")
     text = repo.read(CHANGELOG)
     digest = blake3(CASE_TEXT.encode()).hexdigest()
@@ -221,7 +224,7 @@ def test_root_changelog_notes_a_root_harness_file_and_names_the_root_owner(
     repo, _ = example_repo
     repo.write("CODEOWNERS", "* @platform\n" + repo.read("CODEOWNERS"))
     base = repo.commit("root owner")
-    repo.write(".github/workflows/ci.yml", "on: push\n")
+    repo.write(".github/workflows/ci.yml", GATE_WORKFLOW)
     repo.note_content("CI runs on push", ".github/workflows/ci.yml")
     report = repo.judge_paths(base, repo.commit("ci"))
     assert report.verdict_of(".github/workflows/ci.yml") is Verdict.HUMAN_NOTED
@@ -230,8 +233,8 @@ def test_root_changelog_notes_a_root_harness_file_and_names_the_root_owner(
 
 def test_package_changelog_does_not_note_a_root_file(example_repo: tuple[GitRepo, str]) -> None:
     repo, base = example_repo
-    repo.write(".github/workflows/ci.yml", "on: push\n")
-    digest = blake3(b"on: push\n").hexdigest()
+    repo.write(".github/workflows/ci.yml", GATE_WORKFLOW)
+    digest = blake3(GATE_WORKFLOW.encode()).hexdigest()
     repo.append(CHANGELOG, f"\n## CI\n\n- `.github/workflows/ci.yml` blake3:{digest}\n")
     report = repo.judge_paths(base, repo.commit("root file noted in a package changelog"))
     assert report.verdict_of(".github/workflows/ci.yml") is Verdict.REJECT

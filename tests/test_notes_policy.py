@@ -33,6 +33,9 @@ OWNERS_MESSAGE = (
     "note not signed by an owner of libs/intervals (@intervals-team, alice@example.com)"
 )
 
+# A root harness file: a workflow whose job runs the gate (a workflow that does not is other).
+GATE_WORKFLOW = "on: push\njobs:\n  gate:\n    steps:\n      - run: oracle-gate check\n"
+
 
 def _key(directory: Path, name: str) -> Path:
     key = directory / name
@@ -250,7 +253,7 @@ def test_root_harness_file_signed_by_the_root_owner_handle_passes(
     signed_repo: tuple[GitRepo, str], keys: Keys
 ) -> None:
     repo, base = signed_repo
-    repo.write(".github/workflows/ci.yml", "on: push\n")
+    repo.write(".github/workflows/ci.yml", GATE_WORKFLOW)
     repo.note_content("CI on push", ".github/workflows/ci.yml")
     report = repo.judge_paths(base, repo.commit("ci", signing_key=keys.carol))
     assert report.verdict_of(".github/workflows/ci.yml") is Verdict.HUMAN_NOTED
@@ -261,7 +264,7 @@ def test_root_harness_file_signed_by_a_package_owner_is_rejected(
     signed_repo: tuple[GitRepo, str], keys: Keys
 ) -> None:
     repo, base = signed_repo
-    repo.write(".github/workflows/ci.yml", "on: push\n")
+    repo.write(".github/workflows/ci.yml", GATE_WORKFLOW)
     repo.note_content("CI on push", ".github/workflows/ci.yml")
     report = repo.judge_paths(base, repo.commit("ci", signing_key=keys.alice))
     assert report.verdict_of(".github/workflows/ci.yml") is Verdict.REJECT

@@ -19,6 +19,7 @@ from oracle_gate.lanes import judge_packages, judge_paths
 from oracle_gate.lanes.common import note_problem
 from oracle_gate.model import Finding, Package, Row
 from oracle_gate.repo.git import repository_dirs
+from oracle_gate.repo.layout import import_dirs
 from oracle_gate.repo.trees import GitTree
 from oracle_gate.report import Report
 from oracle_gate.runtime.baseline import BaselineCache
@@ -93,7 +94,7 @@ def sandbox_runner(
         library=library_paths(exclude=(repo, *scratch)),
         bwrap=find_bwrap(),
         timeout_floor=timeout_floor,
-        repo_modules=top_level_modules(tree.files(), graph.nodes()),
+        repo_modules=top_level_modules(tree.files(), import_dirs(tree, graph.nodes())),
         hidden=tuple(map(str, hidden)),
         shown_at=str(hidden[0]),
         hash_base=hash_base,
@@ -151,7 +152,7 @@ def _run_rows(
             head_name=facts.diff.head[:12],
             freezes_from=facts.parent,
             runner=runner,
-            deps={p.path: facts.head_graph.dependencies(p.path) for p in involved},
+            deps={p.path: _import_after(facts, p) for p in involved},
         )
         findings, stats = judge_rows(rows, env)
         replay = ReplayTrees(facts.parent, facts.head, trees.parent, trees.head)
@@ -160,6 +161,12 @@ def _run_rows(
         )
         findings += replay_packages(packages, env, replay, stats, options)
         return findings, stats
+
+
+def _import_after(facts: Facts, package: Package) -> tuple[str, ...]:
+    """What goes on the import path after the package's directory: its ``src/`` (the src
+    layout), then its dependencies, each followed by its own ``src/``."""
+    return import_dirs(facts.head, (package.path, *facts.head_graph.dependencies(package.path)))[1:]
 
 
 def check(

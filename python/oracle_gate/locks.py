@@ -4,7 +4,14 @@ The file format lives in ``config.lockfile``.
 
 A lock holds the BLAKE3 digest of every fixture file and of the canonical
 assertion surface of every unit of the test files and test-support modules,
-keyed package-relative, as JSON with sorted keys. It never records which backend wrote it.
+keyed package-relative, as JSON with sorted keys. It records the oracle-gate and
+the algorithm versions that wrote it, never which backend.
+
+A lock an older oracle-gate wrote (another surface or digest algorithm) cannot be
+compared with this gate's digests entry by entry. Verifying one, this gate
+recomputes the lock of the commit that last wrote it: an entry that differs only
+because the algorithm changed is stale, not drift; one that differs because the
+tree changed since is drift, as with any lock.
 """
 
 from __future__ import annotations
@@ -18,22 +25,26 @@ from blake3 import blake3
 from oracle_gate import backend
 from oracle_gate.bazel.glob import package_files
 from oracle_gate.config.lockfile import (
+    CURRENT,
     LOCK_FILE,
     Drift,
     Lock,
+    gate_version,
     parse_lock,
     render_lock,
     stale_drifts,
 )
-from oracle_gate.errors import SurfaceError
+from oracle_gate.errors import GateError, SurfaceError
 from oracle_gate.globs import matches_any
 from oracle_gate.graph import PackageGraph, load_packages
 from oracle_gate.model import Package
 from oracle_gate.repo.files import replace_file
-from oracle_gate.repo.trees import Tree, WorkTree
+from oracle_gate.repo.git import git
+from oracle_gate.repo.trees import GitTree, Tree, WorkTree
 
 __all__ = [
     "LockStatus",
+    "comparable",
     "compute_lock",
     "fixture_paths",
     "lock_statuses",
@@ -127,21 +138,92 @@ def compute_lock(tree: Tree, graph: PackageGraph, package: Package) -> Lock:
     )
 
 
+def comparable(stored: Lock, section: str) -> bool:
+    """Whether ``stored``'s digests of ``section`` were computed as this gate computes them:
+    fixtures need the same digest algorithm, surface units the same surface one too. A
+    format-1 lock used digest algorithm 1 and an unrecorded surface algorithm."""
+    digest = stored.algorithms.digest if stored.algorithms else 1
+    if section == "fixtures":
+        return digest == CURRENT.digest
+    return stored.current
+
+
 @dataclass(frozen=True)
 class LockStatus:
-    """How a package's lock on disk compares with its tree."""
+    """How a package's lock on disk compares with its tree.
+
+    Attributes:
+        drifts: entries the tree moved since the lock was written.
+        stale: for a lock an older oracle-gate wrote, entries that differ only because
+            the algorithm changed (not drift: relock at your convenience).
+        unknown: entries of such a lock that differ where no history says why (not
+            committed, or no git history, as in a Bazel runfiles tree).
+        stored: the lock on disk, None when missing.
+    """
 
     package: Package
     lock_path: str  # repo-relative
     drifts: tuple[Drift, ...]
     missing: bool
+    stale: tuple[Drift, ...] = ()
+    unknown: tuple[Drift, ...] = ()
+    stored: Lock | None = None
+
+
+def _written_from(root: Path, lock_path: str, text: bytes) -> GitTree | None:
+    """The commit tree ``text`` was committed in (the last commit that changed the lock,
+    if it holds these very bytes), or None outside git or for an uncommitted lock."""
+    try:
+        commit = git(root, "log", "-1", "--format=%H", "--", lock_path).strip()
+        if not commit:
+            return None
+        tree = GitTree(root, commit)
+        return tree if tree.read_optional(lock_path) == text else None
+    except GateError:
+        return None
+
+
+def _lock_then(root: Path, package: Package, lock_path: str, text: bytes) -> Lock | None:
+    """What this gate computes for ``package`` in the commit that wrote the lock."""
+    tree = _written_from(root, lock_path, text)
+    if tree is None:
+        return None
+    try:
+        graph = PackageGraph(load_packages(tree))
+        then = graph.packages.get(package.path)
+        return None if then is None else compute_lock(tree, graph, then)
+    except GateError:
+        return None  # that commit's tree is not one this gate can read: no history then
+
+
+def _split(
+    stored: Lock, actual: Lock, then: Lock | None
+) -> tuple[list[Drift], list[Drift], list[Drift]]:
+    """(drifts, stale, unknown) of ``stored`` against ``actual``; ``then`` is this gate's
+    lock of the commit that wrote ``stored``."""
+    drifts: list[Drift] = []
+    stale: list[Drift] = []
+    unknown: list[Drift] = []
+    for drift in stale_drifts(stored, actual):
+        if comparable(stored, drift.section):
+            drifts.append(drift)
+        elif then is None:
+            unknown.append(drift)
+        elif getattr(then, drift.section).get(drift.key) == getattr(actual, drift.section).get(
+            drift.key
+        ):
+            stale.append(drift)  # the tree kept the entry; the algorithm moved it
+        else:
+            drifts.append(drift)
+    return drifts, stale, unknown
 
 
 def lock_statuses(tree: WorkTree, graph: PackageGraph, packages: list[Package]) -> list[LockStatus]:
     """Compare each package's lockfile with what its tree says it should be.
 
     Raises:
-        LockError: a lockfile is not valid JSON or not the lock schema.
+        LockError: a lockfile is not valid JSON or not the lock schema, or a newer
+            oracle-gate wrote it.
         TreeError, SurfaceError: a fixture or test cannot be read or parsed.
     """
     statuses = []
@@ -151,8 +233,17 @@ def lock_statuses(tree: WorkTree, graph: PackageGraph, packages: list[Package]) 
         if not (tree.root / lock_path).exists():
             statuses.append(LockStatus(package, lock_path, (), missing=True))
             continue
-        stored = parse_lock(tree.read(lock_path), lock_path)
-        statuses.append(LockStatus(package, lock_path, tuple(stale_drifts(stored, actual)), False))
+        text = tree.read(lock_path)
+        stored = parse_lock(text, lock_path)
+        then = None
+        if not stored.current and stale_drifts(stored, actual):
+            then = _lock_then(tree.root, package, lock_path, text)
+        drifts, stale, unknown = _split(stored, actual, then)
+        statuses.append(
+            LockStatus(
+                package, lock_path, tuple(drifts), False, tuple(stale), tuple(unknown), stored
+            )
+        )
     return statuses
 
 
@@ -173,7 +264,7 @@ def write_locks(tree: WorkTree, graph: PackageGraph, packages: list[Package]) ->
         if (tree.root / lock_path).exists():
             parse_lock(tree.read(lock_path), lock_path)
     rendered = [
-        (package.join(LOCK_FILE), render_lock(compute_lock(tree, graph, package)))
+        (package.join(LOCK_FILE), render_lock(compute_lock(tree, graph, package), gate_version()))
         for package in packages
     ]
     for lock_path, content in rendered:

@@ -4,6 +4,13 @@ The canonical text is specified in ``docs/surface.md``; the Rust extractor in
 ``rust/src/surface/`` must produce the same bytes. Keep the two in step: any
 change to a rendering rule here is a change to every lockfile.
 
+WARNING: any change to the canonical text (here or in Rust) must raise
+``SURFACE_VERSION``: a lock records the version it was written with, and the gate
+judges a lock of another version against the parent it recomputes itself
+(``locks.py``) instead of reporting every changed unit as drift.
+``tests/test_lock_upgrades.py`` fails when the text of its corpus changes and the
+version does not.
+
 It deliberately avoids ``ast.dump``/``ast.unparse`` (their output differs
 between Python versions) and prints every node through its own small
 S-expression vocabulary, normalising the places where CPython's ``ast`` and
@@ -39,7 +46,7 @@ MAX_DEPTH = 100
 """Deepest parenthesis nesting allowed in one canonical line; deeper fails closed."""
 
 SURFACE_VERSION = 2
-"""The canonical text's algorithm (docs/surface.md); a lock's digests hold for one version.
+"""The version of the canonical text, recorded in every lock (see the module's WARNING).
 
 1: signature annotations never written. 2: those that can run code written (section 4.3).
 """

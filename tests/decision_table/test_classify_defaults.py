@@ -143,10 +143,24 @@ def test_docs_globs_come_from_the_parent_settings(example_repo: tuple[GitRepo, s
     assert _entry(report, f"{PKG}/docs/diagram.png") == (Lane.PRODUCTION, Verdict.REJECT)
 
 
-def test_root_pyproject_dependency_change_is_harness(example_repo: tuple[GitRepo, str]) -> None:
+@pytest.mark.parametrize(
+    ("install", "lane"),
+    [
+        ("pip install oracle-gate", Lane.OTHER),  # the gate's environment is not the project's
+        ("pip install . oracle-gate", Lane.HARNESS),  # the gate runs among the project's pins
+    ],
+)
+def test_root_pyproject_dependency_change_is_harness_only_where_the_gate_job_installs_it(
+    example_repo: tuple[GitRepo, str], install: str, lane: Lane
+) -> None:
     repo, _ = example_repo
     repo.write("pyproject.toml", '[project]\nname = "x"\ndependencies = ["hypothesis==6.100"]\n')
+    repo.write(
+        ".github/workflows/gate.yml",
+        f"on: [pull_request]\njobs:\n  gate:\n    steps:\n      - run: {install}\n"
+        "      - run: oracle-gate check\n",
+    )
     base = repo.commit("pyproject")
     repo.replace("pyproject.toml", "6.100", "6.1")
     report = repo.judge_paths(base, repo.commit("pin an old hypothesis"))
-    assert _entry(report, "pyproject.toml") == (Lane.HARNESS, Verdict.REJECT)
+    assert _entry(report, "pyproject.toml")[0] is lane

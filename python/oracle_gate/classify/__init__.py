@@ -12,8 +12,10 @@ import functools
 import posixpath
 
 from oracle_gate.bazel.labels import BUILD_NAMES
-from oracle_gate.classify.harness import bazelrc_imports, harness_by_name, pyproject_is_harness
+from oracle_gate.classify.effects import effect_of, gate_reader
+from oracle_gate.classify.harness import bazelrc_imports, harness_by_name
 from oracle_gate.classify.python import hook_names, import_time_effects
+from oracle_gate.classify.tooling import names_module
 from oracle_gate.config.ledgers import ASSUMPTIONS_FILE, FREEZE_FILE, SEEDS_FILE
 from oracle_gate.config.lockfile import LOCK_FILE
 from oracle_gate.config.matrix import MATRIX_FILE
@@ -22,18 +24,28 @@ from oracle_gate.facts import Facts, LanedPath
 from oracle_gate.globs import matches_any
 from oracle_gate.model import Change, ChangeKind, Lane, Package
 
-__all__ = ["classify", "is_docs", "lane_in"]
+__all__ = ["classify", "is_code", "is_docs", "lane_in"]
 
 _LEDGER_FILES = frozenset({SEEDS_FILE, FREEZE_FILE, ASSUMPTIONS_FILE, CHANGELOG_FILE})
 # Files that neither run nor judge anything, wherever they are: git's and editors'
-# settings, and linters' and type checkers' configuration (pyproject.toml's sections
-# for them are inert too: ``harness._INERT_TOOLS``).
+# settings, linters' and type checkers' configuration (pyproject.toml's sections
+# for them are inert too: ``sections.PACKAGING_TOOLS``), what only packaging and
+# hosting services read.
 _OTHER_NAMES = frozenset(
     {
         ".gitignore",
         ".editorconfig",
         ".mailmap",
         ".dockerignore",
+        ".git-blame-ignore-revs",
+        "MANIFEST.in",
+        ".readthedocs.yaml",
+        ".readthedocs.yml",
+        "codecov.yml",
+        ".codecov.yml",
+        ".bumpversion.cfg",
+        "CITATION.cff",
+        ".pre-commit-hooks.yaml",
         "mypy.ini",
         ".mypy.ini",
         "ruff.toml",
@@ -48,10 +60,18 @@ _OTHER_NAMES = frozenset(
         ".pre-commit-config.yaml",
     }
 )
+# The hosting platform's own settings (issue templates, dependabot, funding); its
+# workflows and actions are CI (``ci.is_ci_file``) and CODEOWNERS is harness.
+_PLATFORM_DIR = ".github/"
 # Type stubs: read by type checkers, never imported when code runs.
 _STUB_SUFFIX = ".pyi"
-# Files Python can import: never documentation, whatever a docs glob says.
-_PYTHON_SUFFIXES = (".py", ".pyi", ".pyx", ".pxd", ".so", ".pyd")
+# Files Python or pytest can load as code: never documentation, whatever a docs glob says.
+_PYTHON_SUFFIXES = (".py", ".pyw", ".pyi", ".pyx", ".pxd")
+# Code the gate cannot read as source and Python still runs: bytecode (a sourceless
+# ``.pyc`` imports as a module; an unchecked hash-based one in ``__pycache__`` replaces
+# its source), extension modules, and archives a sys.path entry can name.
+_COMPILED_SUFFIXES = (".pyc", ".pyo", ".so", ".pyd", ".zip", ".egg", ".whl", ".pyz")
+_BYTECODE_DIR = "__pycache__"
 # When the parent's and the head's matrices put a path in different lanes, the
 # first lane here wins, so changing a glob can never move a path to a laxer lane.
 _PRECEDENCE = (
@@ -66,15 +86,30 @@ _PRECEDENCE = (
 )
 
 
+def is_compiled(path: str) -> bool:
+    """Whether ``path`` is code Python loads that the gate cannot read as source: bytecode,
+    an extension module, an importable archive, or anything in a ``__pycache__``."""
+    return path.endswith(_COMPILED_SUFFIXES) or _BYTECODE_DIR in path.split("/")[:-1]
+
+
+def is_code(path: str) -> bool:
+    """Whether Python or pytest can load ``path`` as code (source, stub, bytecode,
+    extension module, importable archive)."""
+    return path.endswith(_PYTHON_SUFFIXES) or is_compiled(path)
+
+
 def is_docs(path: str, globs: tuple[str, ...]) -> bool:
     """Whether ``path`` (package- or repo-relative) is documentation under ``globs``."""
-    return not path.endswith(_PYTHON_SUFFIXES) and matches_any(path, globs)
+    return not is_code(path) and matches_any(path, globs)
 
 
 def _is_inert(path: str) -> bool:
     """Whether ``path`` is a file that neither runs nor judges anything (``_OTHER_NAMES``,
-    a type stub)."""
-    return posixpath.basename(path) in _OTHER_NAMES or path.endswith(_STUB_SUFFIX)
+    the platform's settings under ``.github/``, a type stub)."""
+    if is_compiled(path):
+        return False
+    platform = path.startswith(_PLATFORM_DIR) or f"/{_PLATFORM_DIR}" in path
+    return posixpath.basename(path) in _OTHER_NAMES or platform or path.endswith(_STUB_SUFFIX)
 
 
 def lane_in(relative: str, package: Package, is_new: bool, docs: tuple[str, ...]) -> Lane:
@@ -157,18 +192,42 @@ class _Classifier:
         fixed = self._oracle_file_lane(change, name, owner)
         if fixed is not None:
             return fixed
-        if name == "pyproject.toml":
-            harness = pyproject_is_harness(*self.facts.read_pair(change))
-            return Lane.HARNESS if harness else Lane.OTHER
-        if harness_by_name(path) or path in self.bazelrc_files:
+        effect = effect_of(change, self.facts)
+        if (effect is not None and effect.harness) or (
+            effect is None and (harness_by_name(path) or path in self.bazelrc_files)
+        ):
             return Lane.HARNESS
         if owner is not None:
             lane = self._package_lane(change, owner, parent)
         else:
             lane = self._outside_lane(change)
+        if effect is not None:
+            # packaging only; yet a file the matrix makes an oracle stays one
+            return lane if lane in _DECLARED_ORACLES else Lane.OTHER
+        if is_compiled(path):
+            return _compiled_lane(lane)
         if path.endswith(".py"):
-            return self._python_lane(change, lane)
+            lane = self._python_lane(change, lane)
+        if lane is Lane.PRODUCTION and self._is_tooling(change, owner):
+            lane = Lane.OTHER
+        unguarded = lane is Lane.OTHER or (lane is Lane.PRODUCTION and owner is None)
+        if unguarded and gate_reader(change, self.facts) is not None:
+            return Lane.HARNESS  # a script, action or setting the gate's own CI job reads
         return lane
+
+    def _is_tooling(self, change: Change, owner: Package | None) -> bool:
+        """Whether the parent's ``tooling`` globs take the path out of production: a Python
+        module only while no other Python file of its package names it."""
+        path = change.path
+        tooling = self.facts.settings.tooling
+        if not matches_any(path, tooling):
+            return False
+        if not path.endswith(_PYTHON_SUFFIXES):
+            return True
+        facts = self.facts
+        prefix = owner.join("") if owner is not None and owner.path else ""
+        trees = (facts.parent, facts.head)
+        return not any(names_module(tree, prefix, path, tooling) for tree in trees)
 
     def _oracle_file_lane(self, change: Change, name: str, owner: Package | None) -> Lane | None:
         """The lane of the gate's own files, known by name (a lock or ledger only at its
@@ -245,6 +304,20 @@ class _Classifier:
         if (lane is Lane.AGENT_TEST or collected) and after and import_time_effects(after):
             return Lane.HARNESS
         return lane
+
+
+# Lanes a matrix declares explicitly, which a packaging-only verdict does not override.
+_DECLARED_ORACLES = frozenset({Lane.PROPERTY, Lane.FIXTURE, Lane.TEST, Lane.AGENT_TEST})
+
+
+def _compiled_lane(lane: Lane) -> Lane:
+    """Compiled code is production or harness wherever it lives: harness on the tests' side
+    (pytest or a test imports it), production anywhere else, never documentation."""
+    if lane in (Lane.TEST, Lane.AGENT_TEST):
+        return Lane.HARNESS
+    if lane in (Lane.DOCS, Lane.OTHER):
+        return Lane.PRODUCTION
+    return lane
 
 
 def _same_package(a: Package | None, b: Package | None) -> bool:

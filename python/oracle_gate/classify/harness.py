@@ -1,19 +1,22 @@
-"""Harness files by name and by content: whatever changes how tests are collected, run or judged.
+"""Harness files by name: what pytest, Bazel and the interpreter read before any test runs.
 
 Names count at any depth (a ``pytest.ini`` in a subdirectory is still read by
-pytest run from there). Content counts where names cannot tell: a
-pyproject.toml is harness unless only its inert parts moved, and any file a
-``.bazelrc`` imports is as much Bazel configuration as the ``.bazelrc`` itself.
+pytest run from there), and any file a ``.bazelrc`` imports is as much Bazel
+configuration as the ``.bazelrc`` itself. Files several tools share
+(pyproject.toml, setup.cfg, tox.ini), CI files and dependency lists are judged
+by what changed in them instead (``effects``).
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
-from typing import Any
+from collections.abc import Callable
 
 from oracle_gate.bazel.bazelrc import read_chain
+from oracle_gate.classify.ci import is_ci_file, load_yaml
 from oracle_gate.classify.python import same_code
+from oracle_gate.classify.sections import ini_sections
 from oracle_gate.config.settings import SETTINGS_FILE, load_toml
 from oracle_gate.repo.trees import GitTree
 
@@ -22,11 +25,10 @@ __all__ = [
     "bazelrc_imports",
     "harness_by_name",
     "harness_scope",
-    "pyproject_is_harness",
     "same_meaning",
 ]
 
-# Where pytest reads its options (``addopts``) from; pyproject.toml is judged by meaning.
+# Where pytest reads its options (``addopts``) from.
 PYTEST_CONFIGS = (
     "pytest.ini",
     ".pytest.ini",
@@ -36,15 +38,15 @@ PYTEST_CONFIGS = (
     "setup.cfg",
     "pyproject.toml",
 )
+# pytest's own files: every change to them is a change to how tests run. The shared
+# files (tox.ini, setup.cfg, pyproject.toml) are judged by section (``effects``).
+_PYTEST_OWN = ("pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml")
 _NAMES = frozenset(
     {
-        # pytest, tox, nox, coverage: every file they read their configuration from
+        # pytest and nox: the files they read their configuration or code from
         "conftest.py",
-        *(name for name in PYTEST_CONFIGS if name != "pyproject.toml"),
-        "tox.toml",
-        "setup.py",
+        *_PYTEST_OWN,
         "noxfile.py",
-        ".coveragerc",
         # Bazel: the workspace, its flags, its wrapper, what it ignores
         ".bazelrc",
         ".bazelversion",
@@ -57,91 +59,42 @@ _NAMES = frozenset(
         "MODULE.bazel",
         "REPO.bazel",  # Bazel 7+: every package's defaults; Bazel 8+: directories it ignores
         ".bazeliskrc",  # Bazelisk: which Bazel runs
-        # the interpreter and what it loads before any test
+        # what the interpreter loads before any test
         "sitecustomize.py",
         "usercustomize.py",
-        ".python-version",
-        # dependency manifests and lock files
-        "Pipfile",
-        "environment.yml",
-        "environment.yaml",
+        # other languages' manifests, which Bazel rules (rules_rust, rules_js, ...) read
         "package.json",
         "go.mod",
         "go.sum",
         "Cargo.toml",
         "Gemfile",
-        # who reviews, how git checks files out, how CI runs, the gate's own policy
+        # who reviews, how git checks files out, the gate's own policy
         "CODEOWNERS",
         ".gitattributes",
-        "Makefile",
-        "Jenkinsfile",
-        ".gitlab-ci.yml",
-        ".travis.yml",
-        "azure-pipelines.yml",
-        "bitbucket-pipelines.yml",
         SETTINGS_FILE,
     }
+)
+# Judged by their effect (``effects.effect_of``); when harness, they configure the
+# packages below their directory, as the files above do.
+_SCOPED_BY_DIRECTORY = frozenset(
+    {"tox.ini", "tox.toml", "setup.cfg", "setup.py", ".coveragerc", "Makefile", "requirements.txt"}
 )
 # A ``*.MODULE.bazel`` file is a segment MODULE.bazel reads with ``include()`` (Bazel 7.2+).
 _MODULE_SEGMENT = ".MODULE.bazel"
 _SUFFIXES = (".bzl", ".bazelrc", ".pth", ".lock", _MODULE_SEGMENT)
+# Lock files of Python tools are dependency lists (``effects``), not Bazel inputs.
+_PYTHON_LOCKS = frozenset({"poetry.lock", "uv.lock", "pdm.lock", "Pipfile.lock"})
 _STARLARK_NAMES = frozenset(
     {"WORKSPACE", "WORKSPACE.bazel", "WORKSPACE.bzlmod", "MODULE.bazel", "REPO.bazel"}
 )
 _LOADED_FROM_ANYWHERE = frozenset({"sitecustomize.py", "usercustomize.py"})
 _GRAPH_SCOPED = frozenset({"BUILD", "BUILD.bazel", ".bazelignore", "CODEOWNERS"})
-_DIRS = (
-    ".ci/",
-    ".github/workflows/",
-    ".github/actions/",
-    ".buildkite/",
-    ".circleci/",
-    ".gitlab/",
-    ".oracle-gate/",  # the allowed signers of human notes
-)
-# requirements.txt, requirements-dev.in, test-requirements.txt, constraints.txt, ...
-_MANIFEST = re.compile(
-    r"(requirements|constraints)[^/]*\.(txt|in)$|(^|/)requirements/[^/]*\.(txt|in)$"
-    r"|(^|/)pylock(\.[^/]*)?\.toml$"
-)
+_DIRS = (".oracle-gate/",)  # the allowed signers of human notes
 # Bazel's wrapper: ``tools/bazel`` at a workspace root runs instead of bazel itself.
 _BAZEL_WRAPPER = re.compile(r"(^|/)tools/bazel(\.exe)?$")
-
-# pyproject.toml parts that change neither what is installed nor how tests
-# run: package metadata and the configuration of linters and formatters.
-_INERT_PROJECT_KEYS = frozenset(
-    {
-        "name",
-        "version",
-        "description",
-        "readme",
-        "authors",
-        "maintainers",
-        "keywords",
-        "classifiers",
-        "urls",
-        "license",
-        "license-files",
-    }
-)
-_INERT_TOOLS = frozenset(
-    {
-        "black",
-        "isort",
-        "ruff",
-        "mypy",
-        "pyright",
-        "pylint",
-        "flake8",
-        "codespell",
-        "pydocstyle",
-        "docformatter",
-        "bandit",
-        "towncrier",
-        "commitizen",
-        "bumpversion",
-    }
-)
+# Where importlib.metadata finds distributions, entry points (``pytest11``) included,
+# in any directory on sys.path.
+_METADATA_DIR = re.compile(r"(^|/)[^/]+\.(dist-info|egg-info)/")
 
 
 def harness_by_name(path: str) -> bool:
@@ -150,10 +103,10 @@ def harness_by_name(path: str) -> bool:
     return (
         name in _NAMES
         or name.startswith(".bazelrc")
-        or name.endswith(_SUFFIXES)
+        or (name.endswith(_SUFFIXES) and name not in _PYTHON_LOCKS)
         or path.startswith(_DIRS)
-        or _MANIFEST.search(path) is not None
         or _BAZEL_WRAPPER.search(path) is not None
+        or _METADATA_DIR.search(path) is not None
     )
 
 
@@ -163,7 +116,7 @@ def harness_scope(path: str) -> str | None:
     the whole repository for what may be loaded from anywhere (a ``.bazelrc`` variant or
     import, a module binding pytest hooks, ``sitecustomize.py`` or a ``.pth`` file, which
     Python runs wherever their directory is on ``sys.path``, a ``*.MODULE.bazel`` segment
-    the root MODULE.bazel includes). None for the files the
+    the root MODULE.bazel includes, distribution metadata). None for the files the
     package graph already scopes (BUILD files, ``.bzl`` files a BUILD loads,
     ``.bazelignore``) and CODEOWNERS, which changes who reviews, not what runs.
     """
@@ -177,15 +130,18 @@ def harness_scope(path: str) -> str | None:
         return ""  # Python runs it wherever its directory is on sys.path
     if name.endswith(_MODULE_SEGMENT):
         return ""  # part of the root MODULE.bazel, wherever it lives
-    if name in (".bazelrc", "pyproject.toml") or (harness_by_name(path) and ".bazelrc" not in name):
+    by_directory = (
+        name in _SCOPED_BY_DIRECTORY or name.endswith((".txt", ".in", ".toml")) or is_ci_file(path)
+    )
+    if by_directory or (harness_by_name(path) and ".bazelrc" not in name):
         return posixpath.dirname(path)
     return ""
 
 
 def same_meaning(path: str, before: bytes | None, after: bytes | None) -> bool:
-    """Whether a harness file changed only in comments and blank lines, where that can be
+    """Whether a harness file changed only in comments and layout, where that can be
     told: Python and Starlark files by their syntax trees (``same_code``), ``.bazelrc``
-    files by their lines."""
+    files by their lines, TOML, INI and YAML files by what they parse to."""
     if before is None or after is None:
         return before == after
     name = posixpath.basename(path)
@@ -193,41 +149,31 @@ def same_meaning(path: str, before: bytes | None, after: bytes | None) -> bool:
         return same_code(before, after)
     if ".bazelrc" in name:
         return _rc_lines(before) == _rc_lines(after)
+    parse = _parser_of(name)
+    if parse is not None:
+        old, new = parse(before), parse(after)
+        return old is not None and old == new
     return before == after
+
+
+def _parser_of(name: str) -> Callable[[bytes], object] | None:
+    if name.endswith(".toml"):
+        return load_toml
+    if name.endswith((".ini", ".cfg")) or name == ".coveragerc":
+        return ini_sections
+    if name.endswith((".yml", ".yaml")):
+        return _load_yaml
+    return None
+
+
+def _load_yaml(text: bytes) -> object:
+    parsed, document = load_yaml(text)
+    return document if parsed else None
 
 
 def _rc_lines(text: bytes) -> list[bytes]:
     lines = (line.strip() for line in text.splitlines())
     return [line for line in lines if line and not line.startswith(b"#")]
-
-
-def _without_inert(document: dict[str, Any]) -> dict[str, Any]:
-    meaning = dict(document)
-    project = meaning.get("project")
-    if isinstance(project, dict):
-        meaning["project"] = {k: v for k, v in project.items() if k not in _INERT_PROJECT_KEYS}
-    tool = meaning.get("tool")
-    if isinstance(tool, dict):
-        meaning["tool"] = {k: v for k, v in tool.items() if k not in _INERT_TOOLS}
-    return meaning
-
-
-def _pyproject_meaning(text: bytes | None) -> object:
-    """What of a pyproject.toml can change a test run; the whole text when it is not TOML."""
-    if text is None:
-        return None
-    document = load_toml(text)
-    return text if document is None else _without_inert(document)
-
-
-def pyproject_is_harness(before: bytes | None, after: bytes | None) -> bool:
-    """Whether a pyproject.toml edit moved anything but metadata and linter settings.
-
-    Dependencies, optional dependencies, entry points (``pytest11``), scripts,
-    the build system, ``[tool.pytest]``, ``[tool.coverage]``, this gate's own
-    ``[tool.oracle-gate]`` and every tool not known to be inert count.
-    """
-    return _pyproject_meaning(before) != _pyproject_meaning(after)
 
 
 def bazelrc_imports(tree: GitTree) -> frozenset[str]:

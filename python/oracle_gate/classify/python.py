@@ -22,6 +22,7 @@ __all__ = [
     "import_time_calls",
     "import_time_effects",
     "imports_in",
+    "is_literal",
     "module_effects",
     "same_code",
 ]
@@ -86,6 +87,15 @@ def _parse(source: bytes) -> ast.Module | None:
         return ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+
+
+def is_literal(node: ast.expr) -> bool:
+    """Whether ``node`` is a literal Python can evaluate without running any code."""
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
 
 
 def same_code(before: bytes | None, after: bytes | None) -> bool:

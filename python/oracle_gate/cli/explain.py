@@ -36,14 +36,16 @@ LANE_RULES: dict[Lane, str] = {
     Lane.LEDGER: "is a seeds.jsonl, flake_freeze.yaml, assumptions.yaml or ORACLE_CHANGELOG.md",
     Lane.MATRIX: "is an invariants.yaml, or a BUILD file that declares an oracle_gate() gate",
     Lane.PROPERTY: "is a module a row names in 'properties', 'partitions' or 'relations'",
-    Lane.HARNESS: "changes how tests are collected, run or judged (conftest.py, pytest, tox "
-    "and coverage settings at any depth, dependency manifests, .bazelrc files and what they "
-    "import, BUILD/.bzl files, CI files, CODEOWNERS, a module binding pytest_* names, a new "
-    "test module that patches at import)",
+    Lane.HARNESS: "changes how tests are collected, run or judged (conftest.py, pytest.ini, "
+    "pytest's sections of pyproject.toml, setup.cfg and tox.ini, pytest11 entry points, "
+    ".bazelrc files and what they import, BUILD/.bzl files, the CI job that runs oracle-gate "
+    "and what it reads, CODEOWNERS, a module binding pytest_* names, a new test module that "
+    "patches at import, compiled code on the tests' side)",
     Lane.DOCS: "is documentation: the 'docs' globs of the root settings (never a file Python "
     "can import)",
-    Lane.OTHER: "never runs and never judges (repository metadata such as .gitignore, or a path "
-    "the root settings list in 'outside')",
+    Lane.OTHER: "never runs and never judges (repository metadata such as .gitignore, packaging "
+    "and linter settings, CI that does not run oracle-gate, dependency lists the gate does not "
+    "install, or a path the root settings list in 'outside' or 'tooling')",
 }
 
 

@@ -14,6 +14,7 @@ from oracle_gate.cli.bazel_gate import (
     write_junit,
 )
 from oracle_gate.cli.common import refuse_unless_human, repo_root
+from oracle_gate.config.lockfile import CURRENT
 from oracle_gate.errors import ConfigError, GateError, fault
 from oracle_gate.formats.junit import Case
 from oracle_gate.graph import PackageGraph, load_packages
@@ -30,6 +31,31 @@ def _lock_targets(
     if not names:
         return [graph.packages[path] for path in sorted(graph.packages)]
     return [graph.resolve(package_dir(repo, name, against)) for name in names]
+
+
+def _older_lines(status: LockStatus) -> list[str]:
+    """What verifying a lock an older oracle-gate wrote says beyond drift: who wrote it, the
+    entries the algorithm moved, those no history explains."""
+    stored = status.stored
+    if stored is None or stored.current:
+        return []
+    directory = status.package.path or "."
+    relock = f"'oracle-gate lock --write {directory}'"
+    lines = [
+        f"note {status.lock_path}: written by {stored.writer()}, not this oracle-gate "
+        f"({CURRENT.describe()}); relock with {relock} at your convenience"
+    ]
+    for drift in status.stale:
+        path = status.package.join(drift.key)
+        lines.append(f"stale {path}: {drift.section} entry {drift.kind.value} by the algorithm, "
+                     "not by the tree (not drift)")  # fmt: skip
+    for drift in status.unknown:
+        path = status.package.join(drift.key)
+        lines.append(
+            f"FAIL {path}: {drift.section} entry {drift.kind.value}, and no git history tells "
+            f"whether the algorithm or the tree moved it; run {relock}"
+        )
+    return lines
 
 
 def lock_cases(
@@ -53,6 +79,10 @@ def lock_cases(
             lines.append(("out", text))
             missing = f"{status.lock_path} is missing"
             cases.append(Case(classname, status.lock_path, failure=missing))
+        lines += [("out", line) for line in _older_lines(status)]
+        for drift in status.unknown:
+            why = "written by an older oracle-gate; relock it"
+            cases.append(Case(classname, status.package.join(drift.key), failure=why))
         for drift in status.drifts:
             path = status.package.join(drift.key)
             what = "fixture" if drift.section == "fixtures" else "assertion surface of test unit"
@@ -62,7 +92,7 @@ def lock_cases(
             else:
                 lines.append(("out", f"FAIL {path}: {drift.section} entry {since}"))
             cases.append(Case(classname, path, failure=f"{what} {since}"))
-        if not status.missing and not status.drifts:
+        if not status.missing and not status.drifts and not status.unknown:
             lines.append(("out", f"ok {status.lock_path}"))
             cases.append(Case(classname, status.lock_path))
     return lines, cases

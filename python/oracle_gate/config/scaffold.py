@@ -8,196 +8,61 @@ never write a file the gate refuses.
 
 from __future__ import annotations
 
-import ast
 import json
-import posixpath
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 
 from oracle_gate.config.ledgers import ASSUMPTIONS_FILE, FREEZE_FILE, SEEDS_FILE
 from oracle_gate.config.matrix import MATRIX_FILE
+from oracle_gate.config.package_layout import PROPS_FILE, Layout
+from oracle_gate.config.public_api import Function
 from oracle_gate.config.settings import DEFAULT_DOCS, NOTE_POLICIES, Settings
-from oracle_gate.errors import ConfigError
 
 __all__ = [
     "CHANGELOG_FILE",
     "PROPS_FILE",
-    "Layout",
-    "SourceUnit",
     "package_files",
-    "read_layout",
     "render_codeowners",
     "render_settings",
 ]
 
-PROPS_FILE = "props.py"
 CHANGELOG_FILE = "ORACLE_CHANGELOG.md"
-# The gate's own modules and test plumbing: never a source to guard with a property.
-_ORACLE_MODULES = frozenset({PROPS_FILE, "partitions.py", "relations.py", "conftest.py"})
-_NOT_SOURCE = frozenset({"setup.py", "noxfile.py", "tasks.py"})
-# Directory names that hold recorded inputs and expected outputs.
-FIXTURE_DIRS = frozenset(
-    {"testdata", "test_data", "fixtures", "golden", "goldens", "snapshots", "__snapshots__"}
-)
-_TEST_DIRS = frozenset({"tests", "test", "testing"})
-_TEST_FILE = re.compile(r"(test_.*|.*_test)\.py")
-_ROW_ID_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
 DEFAULT_BUDGET = {"examples": 100, "seconds": 20}
 _STUB_TODO = "write an invariant of "
-
-
-@dataclass(frozen=True)
-class SourceUnit:
-    """One row to be: a source folder (``name/**``) or a top-level module (``name.py``)."""
-
-    row: str
-    glob: str
-    # (importable module, function name) of each public function, in file order.
-    functions: tuple[tuple[str, str], ...] = ()
-
-
-@dataclass(frozen=True)
-class Layout:
-    sources: tuple[SourceUnit, ...]
-    tests: tuple[str, ...]
-    fixtures: tuple[str, ...]
-    notes: tuple[str, ...] = field(default=())
-
-
-def _is_hidden(path: str) -> bool:
-    return any(part.startswith((".", "__pycache__")) for part in path.split("/"))
-
-
-def _fixture_dirs(files: Sequence[str]) -> tuple[str, ...]:
-    """The shallowest directories named like fixture folders, each ending in '/'."""
-    found: set[str] = set()
-    for path in files:
-        parts = path.split("/")[:-1]
-        for depth, part in enumerate(parts):
-            if part in FIXTURE_DIRS:
-                found.add("/".join(parts[: depth + 1]) + "/")
-                break
-    return tuple(sorted(d for d in found if not any(d != o and d.startswith(o) for o in found)))
-
-
-def _test_globs(files: Sequence[str], fixtures: tuple[str, ...]) -> tuple[str, ...]:
-    globs: set[str] = set()
-    for path in files:
-        name = posixpath.basename(path)
-        if not _TEST_FILE.fullmatch(name) or path.startswith(fixtures):
-            continue
-        pattern = "test_*.py" if name.startswith("test_") else "*_test.py"
-        top = path.split("/")[0] if "/" in path else ""
-        globs.add(f"{top}/**/{pattern}" if top else pattern)
-    return tuple(sorted(globs))
-
-
-def _module_name(path: str) -> str:
-    parts = path[: -len(".py")].split("/")
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
-def public_functions(source: bytes, path: str) -> list[str]:
-    """Top-level public functions of a module, limited to ``__all__`` when it is a literal.
-
-    Raises:
-        ConfigError: the module does not parse.
-    """
-    try:
-        tree = ast.parse(source, filename=path)
-    except (SyntaxError, ValueError) as error:
-        line = getattr(error, "lineno", None)
-        detail = getattr(error, "msg", str(error))
-        raise ConfigError(f"does not parse as Python: {detail}", path, line) from None
-    names = [
-        node.name
-        for node in tree.body
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-        and not node.name.startswith("_")
-    ]
-    exported = _literal_all(tree)
-    return [name for name in names if exported is None or name in exported]
-
-
-def _literal_all(tree: ast.Module) -> set[str] | None:
-    for node in tree.body:
-        if (
-            isinstance(node, ast.Assign)
-            and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
-            and isinstance(node.value, ast.List | ast.Tuple)
-        ):
-            return {
-                e.value
-                for e in node.value.elts
-                if isinstance(e, ast.Constant) and isinstance(e.value, str)
-            }
-    return None
-
-
-def _source_units(files: Sequence[str], excluded: tuple[str, ...]) -> list[tuple[str, str]]:
-    """(row id, glob) of each source folder and top-level module."""
-    units: dict[str, str] = {}
-    for path in files:
-        if not path.endswith(".py") or path.startswith(excluded):
-            continue
-        top, _, rest = path.partition("/")
-        if not rest:
-            if path not in _ORACLE_MODULES and path not in _NOT_SOURCE:
-                units[_ROW_ID_CHARS.sub("_", top[: -len(".py")])] = path
-        elif top == "src" and "/" in rest:
-            folder = rest.split("/")[0]
-            units[_ROW_ID_CHARS.sub("_", folder)] = f"src/{folder}/**"
-        elif top != "src":
-            units[_ROW_ID_CHARS.sub("_", top)] = f"{top}/**"
-    return sorted(units.items())
-
-
-def read_layout(files: Sequence[str], read: dict[str, bytes], prefix: str = "") -> Layout:
-    """The layout of a package from its package-relative ``files`` and their contents;
-    ``prefix`` (the package directory and '/') makes error paths repo-relative.
-
-    Raises:
-        ConfigError: a source module does not parse.
-    """
-    files = [f for f in sorted(files) if not _is_hidden(f)]
-    fixtures = _fixture_dirs(files)
-    tests = _test_globs(files, fixtures)
-    test_tops = tuple(
-        f"{path.split('/')[0]}/"
-        for path in files
-        if "/" in path and path.split("/")[0] in _TEST_DIRS
-    )
-    excluded = (*fixtures, *test_tops)
-    sources = []
-    for row, glob in _source_units(files, excluded):
-        functions = []
-        under = glob[: -len("**")] if glob.endswith("**") else glob
-        for path in files:
-            is_test = _TEST_FILE.fullmatch(posixpath.basename(path))
-            if path.endswith(".py") and path.startswith(under) and not is_test:
-                module = _module_name(path)
-                functions += [
-                    (module, name) for name in public_functions(read[path], prefix + path)
-                ]
-        sources.append(SourceUnit(row=row, glob=glob, functions=tuple(functions)))
-    return Layout(sources=tuple(sources), tests=tests, fixtures=fixtures)
 
 
 def _flow(items: Iterable[str]) -> str:
     return json.dumps(list(items))
 
 
+def _identifier(text: str) -> str:
+    return re.sub(r"\W", "_", text)
+
+
 def _property_names(layout: Layout) -> dict[tuple[str, str], str]:
-    """A unique ``prop_`` name for each function, qualified by its module on a clash."""
-    all_functions = [f for unit in layout.sources for f in unit.functions]
+    """A unique ``prop_`` name for each (module, function), qualified by its module on a
+    clash, and for each row without functions, keyed (module, "")."""
+    all_functions = [(f.module, f.name) for unit in layout.sources for f in unit.functions]
     clashes = {name for _, name in all_functions if sum(n == name for _, n in all_functions) > 1}
-    return {
-        (module, name): "prop_"
-        + (f"{module.replace('.', '_')}_{name}" if name in clashes else name)
+    names = {
+        (module, name): "prop_" + (f"{_identifier(module)}_{name}" if name in clashes else name)
         for module, name in all_functions
+    }
+    for unit in layout.sources:
+        if not unit.functions:
+            name = f"prop_{_identifier(unit.row)}"
+            names[(unit.module, "")] = name + "_module" if name in names.values() else name
+    return names
+
+
+def _local_names(functions: Sequence[Function]) -> dict[tuple[str, str], str]:
+    """The name each function has in props.py: its own, aliased by module on a clash."""
+    counts: dict[str, int] = {}
+    for function in functions:
+        counts[function.name] = counts.get(function.name, 0) + 1
+    return {
+        (f.module, f.name): f"{_identifier(f.module)}_{f.name}" if counts[f.name] > 1 else f.name
+        for f in functions
     }
 
 
@@ -212,10 +77,9 @@ def render_matrix(package: str, layout: Layout, owners: Sequence[str]) -> str:
         "rows:" + ("" if layout.sources else " []  # no source folder found: add rows by hand"),
     ]
     for unit in layout.sources:
-        lines += [f"  - id: {unit.row}", f"    globs: {_flow([unit.glob])}"]
-        if unit.functions:
-            lines.append("    properties:")
-            lines += [f'      - "{PROPS_FILE}:{names[f]}"' for f in unit.functions]
+        lines += [f"  - id: {unit.row}", f"    globs: {_flow([unit.glob])}", "    properties:"]
+        keys = [(f.module, f.name) for f in unit.functions] or [(unit.module, "")]
+        lines += [f'      - "{PROPS_FILE}:{names[key]}"' for key in keys]
         if layout.fixtures:
             lines.append(f"    fixtures: {_flow(layout.fixtures)}")
         budget = ", ".join(f"{k}: {v}" for k, v in DEFAULT_BUDGET.items())
@@ -223,39 +87,74 @@ def render_matrix(package: str, layout: Layout, owners: Sequence[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+_PROPS_DOC = [
+    "Written by 'oracle-gate init'. Every property is a stub that raises until it is",
+    "written, so a row that runs it rejects: an unwritten property is never a pass.",
+    "Write the invariant, give it a real .strategy, then run 'oracle-gate lock --write'.",
+    "Delete the stubs you do not want, and their lines in invariants.yaml: each row",
+    "needs one property at least.",
+    "",
+    "A property runs apart from the package's code: arguments and results cross as",
+    "plain data only (None, bool, int, float, str, bytes, and lists, tuples, dicts",
+    "and sets of them). A function that returns an iterator, a generator or an object",
+    "cannot be called from here, not even as list(f(...)): call a plain-data function",
+    "of the package instead, one that returns list(f(...)) or the object's fields (a",
+    "row guards it like the rest of the package's code).",
+]
+
+
+def _stub(prop: str, what: str, message: str, iterates: str | None) -> list[str]:
+    doc = [f'    """An invariant of {what}: a round trip, an ordering, a bound...']
+    if iterates is not None:
+        doc += [
+            "",
+            f"    {iterates} returns an iterator, which cannot cross to this process: call",
+            f"    a function of the package that returns list({iterates}(...)) instead.",
+            '    """',
+        ]
+    else:
+        doc[0] += '"""'
+    return [
+        "",
+        "",
+        f"def {prop}(sample):",
+        *doc,
+        f'    raise NotImplementedError("{prop} is a stub: {_STUB_TODO}" + {message})',
+        "",
+        "",
+        f"{prop}.strategy = st.none()  # the samples to try: replace with a real strategy",
+    ]
+
+
 def render_props(package: str, layout: Layout) -> str:
-    """One stub per public function; each FAILS (raises) until a human writes it."""
+    """One stub per public function (per row, for a row without any); each FAILS (raises)
+    until a human writes it."""
     names = _property_names(layout)
     functions = [f for unit in layout.sources for f in unit.functions]
-    lines = [
-        f'"""Properties of {package}: each takes one sample and raises on violation.',
-        "",
-        "Written by 'oracle-gate init'. Every property is a stub that raises until it is",
-        "written, so a row that runs it rejects: an unwritten property is never a pass.",
-        "Write the invariant, give it a real .strategy, then run 'oracle-gate lock --write'.",
-        '"""',
-        "",
-        "from hypothesis import strategies as st",
-    ]
-    modules: dict[str, list[str]] = {}
-    for module, name in functions:
-        modules.setdefault(module, []).append(name)
-    if modules:
+    local = _local_names(functions)
+    where = "the package at the repository's root" if package == "." else package
+    lines = [f'"""Properties of {where}: each takes one sample and raises on violation.', ""]
+    lines += [*_PROPS_DOC, '"""', "", "from hypothesis import strategies as st"]
+    imports: dict[str, list[str]] = {}
+    for f in functions:
+        alias = local[(f.module, f.name)]
+        imports.setdefault(f.module, []).append(
+            f.name if alias == f.name else f"{f.name} as {alias}"
+        )
+    bare = sorted({unit.module for unit in layout.sources if not unit.functions})
+    if imports or bare:
         lines.append("")
-    lines += [f"from {module} import {', '.join(sorted(set(n)))}" for module, n in modules.items()]
-    for module, name in functions:
-        prop = names[(module, name)]
-        lines += [
-            "",
-            "",
-            f"def {prop}(sample):",
-            f'    """An invariant of {module}.{name}: a round trip, an ordering, a bound..."""',
-            f'    raise NotImplementedError("{prop} is a stub: {_STUB_TODO}"'
-            f" + {name}.__qualname__)",
-            "",
-            "",
-            f"{prop}.strategy = st.none()  # the samples to try: replace with a real strategy",
-        ]
+    lines += [f"import {module}" for module in bare]
+    lines += [f"from {module} import {', '.join(sorted(set(n)))}" for module, n in imports.items()]
+    for unit in layout.sources:
+        if not unit.functions:
+            prop = names[(unit.module, "")]
+            lines += _stub(prop, f"the {unit.module} module", f"{unit.module}.__name__", None)
+        for f in unit.functions:
+            name = local[(f.module, f.name)]
+            iterates = name if f.iterates else None
+            what = f"{f.module}.{f.name}"
+            lines += _stub(names[(f.module, f.name)], what, f"{name}.__qualname__", iterates)
     return "\n".join(lines) + "\n"
 
 
@@ -278,9 +177,16 @@ def package_files(package: str, layout: Layout, owners: Sequence[str]) -> dict[s
     }
 
 
-def render_settings() -> str:
-    """oracle-gate.toml with every key commented out at its default."""
+def render_settings(tooling: Sequence[str] = ()) -> str:
+    """oracle-gate.toml with every key commented out at its default, but ``tooling`` when
+    init found scripts no row guards."""
     docs = ",\n".join(f'#   "{glob}"' for glob in DEFAULT_DOCS)
+    if tooling:
+        listed = "".join(f'    "{glob}",\n' for glob in tooling)
+        tooling_line = f"tooling = [\n{listed}]\n"
+    else:
+        tooling_line = "# tooling = []\n"
+
     return (
         "# oracle-gate settings. The gate reads them from the parent commit of each patch,\n"
         "# so a patch never changes the policy it is judged by. Each line below is the\n"
@@ -295,6 +201,11 @@ def render_settings() -> str:
         "# Repository-relative globs of paths outside every package that a patch may\n"
         '# change without a row, for example ["scripts/**", "tools/**"].\n'
         "# outside = []\n"
+        "\n"
+        "# Repository-relative globs of files, inside packages too, that neither ship nor\n"
+        "# run in the tests (build helpers, docs/conf.py, benchmarks): a patch may change\n"
+        "# them without a row; a Python one only while no other Python file names it.\n"
+        f"{tooling_line}"
         "\n"
         "# The least time, in seconds, each child process of a row gets, whatever the\n"
         "# row's budget says: raise it on slow CI machines.\n"

@@ -58,6 +58,11 @@ class Settings:
         docs: package-relative globs of documentation files.
         outside: repository-relative globs of paths outside every package that
             a patch may change without a row (scripts, tooling).
+        tooling: repository-relative globs of files, inside packages or not, that
+            neither ship nor run in the tests (build and release helpers, a
+            documentation build's ``conf.py``, benchmarks): a patch may change them
+            without a row; a Python one only while no other Python file of its
+            package names its module.
         timeout_floor: the least time, in seconds, any one child process of
             the runtime lanes is given, whatever a row's budget says
             (``timeout-floor``; slow CI machines raise it, fast test suites lower it).
@@ -69,6 +74,7 @@ class Settings:
     notes: str = "review"
     docs: tuple[str, ...] = DEFAULT_DOCS
     outside: tuple[str, ...] = ()
+    tooling: tuple[str, ...] = ()
     timeout_floor: float = 5.0
     replay_seconds: float | None = None
     path: str | None = None
@@ -127,7 +133,7 @@ def _parse(data: bytes, path: str, table_of: str | None) -> Settings | None:
             return None
     if not isinstance(table, dict):
         raise ConfigError(f"[tool.{table_of}] must be a table", path)
-    known = {"notes", "docs", "outside", "timeout-floor", "replay-seconds"}
+    known = {"notes", "docs", "outside", "tooling", "timeout-floor", "replay-seconds"}
     for key in table:
         if key not in known:
             expected = ", ".join(sorted(known))
@@ -143,6 +149,7 @@ def _parse(data: bytes, path: str, table_of: str | None) -> Settings | None:
         )
     docs = _globs(table, "docs", text, path)
     outside = _globs(table, "outside", text, path)
+    tooling = _globs(table, "tooling", text, path)
     floor = table.get("timeout-floor", Settings.timeout_floor)
     if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not 0 < floor <= 3600:
         raise ConfigError(
@@ -154,6 +161,7 @@ def _parse(data: bytes, path: str, table_of: str | None) -> Settings | None:
         notes=notes,
         docs=DEFAULT_DOCS if docs is None else docs,
         outside=() if outside is None else outside,
+        tooling=() if tooling is None else tooling,
         timeout_floor=float(floor),
         replay_seconds=_seconds(table, "replay-seconds", text, path),
         path=path,

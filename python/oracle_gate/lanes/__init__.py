@@ -43,7 +43,7 @@ _JUDGES: dict[Lane, Callable[[LanedPath, Facts], list[Finding]]] = {
     Lane.PROPERTY: property.judge,
     Lane.HARNESS: harness.judge,
     Lane.DOCS: _pass("documentation: no oracle and no production code"),
-    Lane.OTHER: _pass("neither an oracle nor a production path"),
+    Lane.OTHER: harness.judge_other,
 }
 # Lanes whose text files pytest may still run as doctests (``doctests.judge_text``).
 _TEXT_LANES = frozenset({Lane.DOCS, Lane.OTHER})

@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterable
 from typing import TypeGuard
 
+from oracle_gate.classify.python import is_literal
 from oracle_gate.errors import GateError
 from oracle_gate.facts import Facts
 from oracle_gate.surface import keyed_statements, parse_module
@@ -171,16 +172,8 @@ def _is_parametrize(node: ast.expr) -> TypeGuard[ast.Call]:
 def _inert_case(node: ast.expr) -> bool:
     """A literal, or ``pytest.param`` of literals with at most a literal ``id``."""
     if isinstance(node, ast.Call) and ast.unparse(node.func) == "pytest.param":
-        return all(_literal(arg) for arg in node.args) and all(
+        return all(is_literal(arg) for arg in node.args) and all(
             k.arg == "id" and isinstance(k.value, ast.Constant) and isinstance(k.value.value, str)
             for k in node.keywords
         )
-    return _literal(node)
-
-
-def _literal(node: ast.expr) -> bool:
-    try:
-        ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return False
-    return True
+    return is_literal(node)

@@ -1,4 +1,11 @@
-"""Lock lane: edits to oracle_gate.lock, and whether each touched package's lock tells the truth."""
+"""Lock lane: edits to oracle_gate.lock, and whether each touched package's lock tells the truth.
+
+A lock an older oracle-gate wrote (another surface or digest algorithm) is judged
+through the parent this gate computes from the parent's git objects: the head must
+match it but for what the patch changed, exactly as with a current lock, so an
+upgrade of the gate rejects no honest change. A lock the patch writes must be this
+gate's.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +13,7 @@ import posixpath
 from collections.abc import Iterable
 
 from oracle_gate.config.lockfile import (
+    CURRENT,
     LOCK_FILE,
     Drift,
     DriftKind,
@@ -35,14 +43,34 @@ def _read_lock(tree: GitTree, path: str) -> Lock | None:
     return None if text is None else parse_lock(text, path)
 
 
+def _relock(package: Package | None) -> str:
+    return f"oracle-gate lock --write {package.path or '.' if package else '.'}"
+
+
+def _parent_by_this_gate(facts: Facts, directory: str) -> Lock | None:
+    """The lock this gate computes for the package at ``directory`` in the parent."""
+    package = facts.parent_graph.packages.get(directory)
+    return None if package is None else compute_lock(facts.parent, facts.parent_graph, package)
+
+
 def judge(laned: LanedPath, facts: Facts) -> list[Finding]:
     old_path = laned.change.old_path or laned.path
     before = _read_lock(facts.parent, old_path)
     after = _read_lock(facts.head, laned.path)
     if after is None:
         return [oracle_move(laned, facts, "lock deleted")]
+    if not after.current:
+        reason = (
+            f"lock written by {after.writer()}, not by this oracle-gate ({CURRENT.describe()}): "
+            f"it cannot be checked against the head tree; write it with '{_relock(laned.package)}'"
+        )
+        return [laned.finding(Verdict.REJECT, reason)]
     if before is None:
         return [laned.finding(Verdict.PASS, "lock introduced; checked against the head tree below")]
+    if not before.current:
+        # the parent's digests are another algorithm's: compare with this gate's own
+        recomputed = _parent_by_this_gate(facts, posixpath.dirname(old_path))
+        before = before if recomputed is None else recomputed
     moved = compare_locks(before, after)
     drifts = _not_grown(moved, posixpath.dirname(laned.path), facts)
     if not drifts:
@@ -111,19 +139,49 @@ def _check_one(package: Package, facts: Facts) -> list[Finding]:
                 lock_path,
             )
         return []
+    if not stored.current:
+        return _check_older(package, stored, facts)
     drifts = stale_drifts(stored, compute_lock(facts.head, facts.head_graph, package))
     if not drifts:
         return []
-    return [
-        Finding(
-            verdict=Verdict.REJECT,
-            lane=Lane.LOCK,
-            path=lock_path,
-            reason=f"lock does not match the head tree ({describe_drifts(drifts)}); "
-            "it was not regenerated, or was edited by hand",
-            package=package.path,
+    reason = (
+        f"lock does not match the head tree ({describe_drifts(drifts)}); "
+        "it was not regenerated, or was edited by hand"
+    )
+    return [_lock_finding(package, Verdict.REJECT, reason)]
+
+
+def _lock_finding(package: Package, verdict: Verdict, reason: str) -> Finding:
+    path = package.join(LOCK_FILE)
+    return Finding(verdict=verdict, lane=Lane.LOCK, path=path, reason=reason, package=package.path)
+
+
+def _check_older(package: Package, stored: Lock, facts: Facts) -> list[Finding]:
+    """A lock an older oracle-gate wrote, which the patch left as it was: the head must match
+    the parent as this gate computes it, but for new test units; a note says to relock.
+
+    A lock the patch changed is judged by ``judge`` (it must be this gate's).
+    """
+    lock_path = package.join(LOCK_FILE)
+    if facts.parent.blob_id(lock_path) != facts.head.blob_id(lock_path):
+        return []
+    reference = _parent_by_this_gate(facts, package.path)
+    if reference is None:
+        return []
+    drifts = stale_drifts(reference, compute_lock(facts.head, facts.head_graph, package))
+    if drifts:
+        reason = (
+            f"locked entries moved since the parent ({describe_drifts(drifts)}, as this "
+            f"oracle-gate computes both), and the lock (written by {stored.writer()}) was not "
+            f"regenerated; a human notes the change and runs '{_relock(package)}'"
         )
-    ]
+        return [_lock_finding(package, Verdict.REJECT, reason)]
+    reason = (
+        f"lock written by {stored.writer()}; this oracle-gate ({CURRENT.describe()}) compared "
+        f"the head with the parent it computes itself; relock with '{_relock(package)}' at "
+        "your convenience"
+    )
+    return [_lock_finding(package, Verdict.PASS, reason)]
 
 
 def check_packages(packages: Iterable[Package], facts: Facts) -> list[Finding]:
