@@ -314,7 +314,9 @@ def test_a_checkout_appears_at_the_repository_unless_the_gates_own_code_is_there
     assert (checkout / ".venv").is_dir()
     driver = sandbox.Runner(bwrap="bwrap", shown_at=str(repo), library=(str(repo / "python"),))
     command = driver._command(checkout, checkout, (3, 4), ())
-    assert "--chdir" not in command and str(repo.resolve()) not in command
+    shown = command.index(str(checkout.resolve()))
+    assert command[shown - 1 : shown + 2] == ["--ro-bind", *[str(checkout.resolve())] * 2]
+    assert "--chdir" not in command
 
 
 def test_python_in_the_home_directory_stays_visible(
@@ -377,6 +379,8 @@ def test_without_bubblewrap_the_gate_says_so_once(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("PATH", "/nonexistent")
+    # a gate that runs as root refuses instead, unless told it may (test_sandbox_privileges.py)
+    monkeypatch.setenv(sandbox.UNSANDBOXED_ROOT, "1")
     monkeypatch.setattr(sandbox, "_said_no_sandbox", [])
     assert sandbox.find_bwrap() is None
     assert sandbox.find_bwrap() is None
