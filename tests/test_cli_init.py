@@ -162,7 +162,9 @@ def test_init_root_writes_settings_that_are_the_defaults_when_uncommented(repo: 
     commit = repo.commit("settings")
     settings = read_settings(GitTree(repo.path, commit))
     assert settings == Settings(path="oracle-gate.toml")
-    for key in ("notes", "docs", "outside", "timeout-floor"):
+    keys = ("notes", "docs", "outside", "timeout-floor", "memory-limit", "cpu-limit")
+    keys += ("process-limit", "open-files-limit", "file-size-limit", "tmpfs-size")
+    for key in keys:
         assert f"\n{key} = " in uncommented, key
     # Never twice.
     code, _out, err = _init(repo, "--root")

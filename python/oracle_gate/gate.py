@@ -22,6 +22,7 @@ from oracle_gate.report import Report
 from oracle_gate.runtime.baseline import BaselineCache
 from oracle_gate.runtime.health import append_health
 from oracle_gate.runtime.judge import RowEnv, RuntimeStats, judge_rows
+from oracle_gate.runtime.limits import Limits
 from oracle_gate.runtime.replay import ReplayOptions, ReplayTrees, replay_packages
 from oracle_gate.runtime.sandbox import (
     Runner,
@@ -82,15 +83,18 @@ def sandbox_runner(
     scratch: tuple[Path, ...],
     timeout_floor: float,
     hash_base: int,
+    limits: Limits,
 ) -> Runner:
     """How children run for checkouts of ``repo`` made under the ``scratch`` directories:
-    ``tree``'s repository modules, the repository hidden, each checkout shown in its place."""
+    ``tree``'s repository modules, the repository hidden, each checkout shown in its place,
+    each child within ``limits``."""
     # the first is the repository itself: its checkouts appear there to the code they run
     hidden = repository_dirs(repo)
     return Runner(
         library=library_paths(exclude=(repo, *scratch)),
         bwrap=find_bwrap(),
         timeout_floor=timeout_floor,
+        limits=limits,
         repo_modules=top_level_modules(tree.files(), graph.nodes()),
         hidden=tuple(map(str, hidden)),
         shown_at=str(hidden[0]),
@@ -119,6 +123,7 @@ def _run_rows(
             (trees.head.parent,),
             facts.settings.timeout_floor,
             _hash_base(facts),
+            facts.settings.limits,
         )
         involved = [p for p, _ in rows] + packages
         env = RowEnv(

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from oracle_gate.config.ledgers import ASSUMPTIONS_FILE, FREEZE_FILE, SEEDS_FILE
 from oracle_gate.config.matrix import MATRIX_FILE
-from oracle_gate.config.settings import DEFAULT_DOCS, NOTE_POLICIES, Settings
+from oracle_gate.config.settings import DEFAULT_DOCS, NOTE_POLICIES, Settings, limit_defaults
 from oracle_gate.errors import ConfigError
 
 __all__ = [
@@ -299,6 +299,11 @@ def render_settings() -> str:
         "# The least time, in seconds, each child process of a row gets, whatever the\n"
         "# row's budget says: raise it on slow CI machines.\n"
         f"# timeout-floor = {Settings.timeout_floor}\n"
+        "\n"
+        "# What each child process that runs the package's code may use: address space,\n"
+        "# CPU seconds, processes, open files, the largest file it writes, and the size\n"
+        "# of each of the sandbox's /tmp, home directory and /dev/shm.\n"
+        + "".join(f"# {key} = {json.dumps(value)}\n" for key, value in limit_defaults().items())
     )
 
 

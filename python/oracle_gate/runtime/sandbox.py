@@ -202,9 +202,9 @@ def _bwrap_options(
     mounts = _operations(layered)
     options = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     options += _sized(mounts, writable, tmpfs_size)
-    empty = ["/dev", *(op[1] for op in mounts if op[0] == "--tmpfs" and _is_empty(op[1], writable))]
-    for path in empty:
-        options += ["--remount-ro", path]
+    tmpfs = [op[1] for op in mounts if op[0] == "--tmpfs"]
+    for empty in ["/dev", *(p for p in tmpfs if _is_empty(p, writable))]:
+        options += ["--remount-ro", empty]
     return [*options, "--die-with-parent", "--new-session"]
 
 

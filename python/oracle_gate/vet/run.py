@@ -239,7 +239,13 @@ def _vet_plans(
             hide(pair.head, hidden)
         scratch = tuple(pair.head.parent for pair in pairs)
         runner = sandbox_runner(
-            repo, tree, graph, scratch, settings.timeout_floor, hash_base_of(tree.commit)
+            repo,
+            tree,
+            graph,
+            scratch,
+            settings.timeout_floor,
+            hash_base_of(tree.commit),
+            settings.limits,
         )
         original = pairs[0].parent
         unmutated = _env(tree, graph, runner, original, original, options.today)
