@@ -20,18 +20,12 @@ from oracle_gate.repo.git import repository_dirs
 from oracle_gate.repo.trees import GitTree
 from oracle_gate.report import Report
 from oracle_gate.runtime.baseline import BaselineCache
+from oracle_gate.runtime.checkouts import checkouts, hide
 from oracle_gate.runtime.health import append_health
 from oracle_gate.runtime.judge import RowEnv, RuntimeStats, judge_rows
 from oracle_gate.runtime.limits import Limits
 from oracle_gate.runtime.replay import ReplayOptions, ReplayTrees, replay_packages
-from oracle_gate.runtime.sandbox import (
-    Runner,
-    checkouts,
-    find_bwrap,
-    hide,
-    library_paths,
-    top_level_modules,
-)
+from oracle_gate.runtime.sandbox import Runner, find_bwrap, library_paths, top_level_modules
 from oracle_gate.select import Selection, is_quiet, select
 from oracle_gate.vet.require import vetted_findings
 

@@ -1,10 +1,13 @@
-"""Running oracle and production code: temporary checkouts and child processes.
+"""Running oracle and production code: child processes, and their sandbox.
 
 Patched code never runs in the gate process. Each call starts a child
-(``oracle_gate.runtime.child``) in a checkout of one tree, in its own process
-group, with an allow-listed environment and a timeout; where bubblewrap is
-installed, inside ``bwrap`` with no network, a read-only file system and a
-private ``/tmp``.
+(``oracle_gate.runtime.child``) in a checkout of one tree
+(``runtime/checkouts.py``), in its own process group, with an allow-listed
+environment, resource limits (``runtime/limits.py``) and a timeout; where
+bubblewrap is installed, inside ``bwrap`` with no network, a read-only file
+system, a private ``/tmp`` and no privilege (``runtime/privileges.py``). A gate
+that runs as root refuses to run code where bubblewrap cannot take root's
+privileges away (``find_bwrap``).
 
 Results travel on a private pipe, never on stdout: the request is one
 length-prefixed JSON frame on one pipe, the answer exactly one frame on
@@ -30,15 +33,13 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from oracle_gate.errors import GateError, RefusedError
 from oracle_gate.model import CONFTEST
-from oracle_gate.repo.git import git
 from oracle_gate.runtime.confine import Confinement
 from oracle_gate.runtime.frames import HEADER, MAX_FRAME, frame_bytes, write_frame
 from oracle_gate.runtime.limits import Limits, reached_by_signal
@@ -54,15 +55,12 @@ from oracle_gate.runtime.privileges import (
 
 __all__ = [
     "DEFAULT_TIMEOUT_FLOOR",
-    "Checkouts",
     "OracleMistake",
     "OutsideCheckout",
     "Runner",
     "RunnerFailure",
     "RunnerTamper",
-    "checkouts",
     "find_bwrap",
-    "hide",
     "kill_children",
     "library_paths",
     "top_level_modules",
@@ -1004,58 +1002,3 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
     process.wait()
-
-
-def hide(checkout: Path, paths: Iterable[str]) -> None:
-    """Delete repo-relative ``paths`` from a temporary checkout (never from a working tree)."""
-    for path in paths:
-        with contextlib.suppress(FileNotFoundError):
-            (checkout / path).unlink()
-
-
-@dataclass(frozen=True)
-class Checkouts:
-    """Where the parent and head trees are checked out for running code."""
-
-    parent: Path
-    head: Path
-
-
-def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
-@contextlib.contextmanager
-def checkouts(repo: Path, parent: str, head: str) -> Iterator[Checkouts]:
-    """Temporary ``git worktree`` checkouts of both commits, removed on every exit path.
-
-    SIGTERM is turned into KeyboardInterrupt while they exist, so a killed CI
-    job still runs the cleanup; SIGINT already is one. Only the main thread may
-    set a signal handler, so ``check()`` called from another thread keeps the
-    process's handler (cleanup still runs on every exception).
-
-    Raises:
-        GitError: a worktree cannot be created.
-    """
-    main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt) if main else None
-    root = Path(tempfile.mkdtemp(prefix="oracle-gate-trees-"))
-    made: list[Path] = []
-    try:
-        for name, commit in (("parent", parent), ("head", head)):
-            # Listed before it exists: an interrupt can stop ``worktree add`` halfway,
-            # after git has registered the worktree.
-            made.append(root / name)
-            git(repo, "worktree", "add", "--quiet", "--detach", str(made[-1]), commit)
-        yield Checkouts(parent=made[0], head=made[1])
-    finally:
-        for target in made:
-            with contextlib.suppress(GateError):
-                git(repo, "worktree", "remove", "--force", str(target))
-        # Pruned once the directories are gone: git forgets a half-made worktree
-        # only when its directory no longer exists.
-        shutil.rmtree(root, ignore_errors=True)
-        with contextlib.suppress(GateError):
-            git(repo, "worktree", "prune")
-        if main:
-            signal.signal(signal.SIGTERM, previous)
