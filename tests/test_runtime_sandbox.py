@@ -17,7 +17,7 @@ from gitrepo import GitRepo
 from oracle_gate.errors import GateError
 from oracle_gate.model import Verdict
 from oracle_gate.report import Report
-from oracle_gate.runtime import sandbox
+from oracle_gate.runtime import checkouts, sandbox
 
 # CI installs bubblewrap and sets ORACLE_GATE_REQUIRE_BWRAP (.ci/run): there a missing
 # bwrap fails instead of skipping.
@@ -592,3 +592,46 @@ def test_a_library_path_of_tmp_itself_leaves_the_child_a_private_writable_tmp(
     pkg = repo.path / "pkg"
     answer = runner.run_served(request, pkg, import_paths=[pkg], checkout=repo.path)
     assert answer["outcomes"] == {"tests/test_mod.py::test_run": "passed"}
+
+
+def _worktrees(repo: GitRepo) -> list[str]:
+    listing = repo.git("worktree", "list", "--porcelain").splitlines()
+    return [line for line in listing if line.startswith("worktree ")]
+
+
+def test_the_worktrees_of_a_killed_check_are_removed_by_the_next(repo: GitRepo) -> None:
+    """SIGKILL leaves no cleanup to run: git keeps both checkouts registered until the next
+    check finds that no living run holds them."""
+    base = _package(repo, seconds=60)
+    repo.write("pkg/mod.py", "import time\n\n\ndef run(x):\n    time.sleep(60)\n    return x\n")
+    slow = repo.commit("slow")
+    command = [sys.executable, "-m", "oracle_gate", "check", "--base", base, "--head", slow]
+    gate = subprocess.Popen(
+        command, cwd=repo.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while len(_worktrees(repo)) < 3 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert len(_worktrees(repo)) == 3
+    finally:
+        gate.kill()
+        gate.wait()
+    left = [Path(line.split(" ", 1)[1]) for line in _worktrees(repo)[1:]]
+    assert len(left) == 2 and all(path.is_dir() for path in left)  # the kill left both
+    repo.git("reset", "-q", "--hard", base)
+    repo.write("README.md", "a note\n")  # the next check need not run any code
+    report = repo.gate(base, repo.commit("docs"))
+    assert report.verdict is Verdict.PASS, _reasons(report)
+    assert len(_worktrees(repo)) == 1
+    assert not any(path.exists() for path in left)
+
+
+def test_the_worktrees_of_a_running_check_are_kept(repo: GitRepo) -> None:
+    """The honest neighbour: another check, at the same time, leaves them alone."""
+    base = _package(repo)
+    with checkouts.checkouts(repo.path, base, base) as trees:
+        checkouts.prune_abandoned(repo.path)
+        assert len(_worktrees(repo)) == 3
+        assert trees.head.is_dir() and trees.parent.is_dir()
+    assert len(_worktrees(repo)) == 1

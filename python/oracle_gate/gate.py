@@ -20,7 +20,7 @@ from oracle_gate.repo.git import repository_dirs
 from oracle_gate.repo.trees import GitTree
 from oracle_gate.report import Report
 from oracle_gate.runtime.baseline import BaselineCache
-from oracle_gate.runtime.checkouts import checkouts, hide
+from oracle_gate.runtime.checkouts import checkouts, hide, prune_abandoned
 from oracle_gate.runtime.health import append_health
 from oracle_gate.runtime.judge import RowEnv, RuntimeStats, judge_rows
 from oracle_gate.runtime.limits import Limits
@@ -186,6 +186,7 @@ def check(
         ConfigError, LockError, LedgerError, SurfaceError, TreeError: an oracle
             file in either tree is invalid, so no verdict can be reached.
     """
+    prune_abandoned(repo)  # what a check killed outright left behind
     with progress.stage("reading both trees and package graphs"):
         facts = gather_facts(repo, base, head, today, graph, approvals=approvals)
     if not (allow_empty or facts.parent_graph.packages or facts.head_graph.packages):

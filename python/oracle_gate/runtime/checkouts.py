@@ -5,8 +5,9 @@ every exit path a process can see. A run killed outright (SIGKILL, the
 kernel's out-of-memory killer) sees none: git keeps both worktrees registered,
 and their directory stays. So a run holds an exclusive lock on a file in that
 directory while its checkouts exist (the kernel lets go of it when the process
-dies, however it dies), and the next run, before it makes its own, removes the
-worktrees of every such directory whose lock nobody holds.
+dies, however it dies), and the next check, whether it runs code or not, first removes
+the worktrees of every such directory whose lock nobody holds
+(``prune_abandoned``).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from types import FrameType
 from oracle_gate.errors import GateError
 from oracle_gate.repo.git import git
 
-__all__ = ["Checkouts", "checkouts", "hide"]
+__all__ = ["Checkouts", "checkouts", "hide", "prune_abandoned"]
 
 _PREFIX = "oracle-gate-trees-"
 _NAMES = ("parent", "head")
@@ -55,8 +56,7 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 
 @contextlib.contextmanager
 def checkouts(repo: Path, parent: str, head: str) -> Iterator[Checkouts]:
-    """Temporary ``git worktree`` checkouts of both commits, removed on every exit path,
-    after the ones a killed run left behind.
+    """Temporary ``git worktree`` checkouts of both commits, removed on every exit path.
 
     SIGTERM is turned into KeyboardInterrupt while they exist, so a killed CI
     job still runs the cleanup; SIGINT already is one. Only the main thread may
@@ -66,7 +66,6 @@ def checkouts(repo: Path, parent: str, head: str) -> Iterator[Checkouts]:
     Raises:
         GitError: a worktree cannot be created.
     """
-    _prune_abandoned(repo)
     main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _raise_interrupt) if main else None
     root = Path(tempfile.mkdtemp(prefix=_PREFIX))
@@ -104,7 +103,7 @@ def _remove(repo: Path, root: Path, worktrees: Iterable[Path]) -> None:
         git(repo, "worktree", "prune")
 
 
-def _prune_abandoned(repo: Path) -> None:
+def prune_abandoned(repo: Path) -> None:
     """Remove the checkouts of runs that died before they could: registered worktrees of
     this repository in a directory of ours whose lock nobody holds (or that has none)."""
     with contextlib.suppress(GateError):
