@@ -234,7 +234,7 @@ def _batch_contents(ids: list[str], output: bytes, repo: Path) -> list[bytes]:
 
 
 # A repository's object ids are SHA-1 (40 hex digits) or, in a SHA-256 one, 64.
-_ID_HASHES = {40: "sha1", 64: "sha256"}
+_ID_HASHES = {40: hashlib.sha1, 64: hashlib.sha256}
 
 
 def _check_blob(oid: str, content: bytes, repo: Path) -> None:
@@ -243,7 +243,7 @@ def _check_blob(oid: str, content: bytes, repo: Path) -> None:
     Raises:
         GitError: it is not (the object store was changed since git wrote it).
     """
-    digest = hashlib.new(_ID_HASHES.get(len(oid), "sha1"), b"blob %d\0" % len(content))
+    digest = _ID_HASHES.get(len(oid), hashlib.sha1)(b"blob %d\0" % len(content))
     digest.update(content)
     if digest.hexdigest() != oid:
         raise GitError(
