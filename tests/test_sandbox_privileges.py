@@ -13,16 +13,19 @@ Each must fail, and the reject stand.
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import socket
 import stat
 import struct
 import subprocess
+import sys
 import tempfile
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -46,6 +49,7 @@ needs_bwrap = pytest.mark.skipif(
 # Production code that runs the attack and passes the row only when it worked.
 MOD = """import os
 import subprocess
+import sys
 import sys
 
 
@@ -365,6 +369,7 @@ def test_a_rewritten_object_is_a_gate_error_even_without_the_sandbox(
 
 STATUS = """import os
 import subprocess
+import sys
 
 
 def run(x):
@@ -547,3 +552,77 @@ def test_a_child_cannot_mount_trace_or_enter_a_namespace(repo: GitRepo) -> None:
     seen = decode(answer["outputs"][0]["ok"])
     names = ["mount", "umount", "ptrace", "setns", "unshare", "keyctl"]
     assert seen == dict.fromkeys(names, "EPERM"), seen
+
+
+AS_A_USER = """
+import sys
+from pathlib import Path
+
+from oracle_gate.runtime import sandbox
+from oracle_gate.runtime.canonical import decode
+
+runner = sandbox.Runner(bwrap=sandbox.find_bwrap(), library=())
+request = {"role": "subject", "subject": "mod:run", "inputs": [["int", "1"]]}
+answer = runner.run(request, Path(sys.argv[1]) / "pkg", checkout=Path(sys.argv[1]))
+print(decode(answer["outputs"][0]["ok"]))
+"""
+
+
+@needs_bwrap
+def test_a_gate_run_by_a_user_gives_its_children_that_user_and_no_capability(
+    tmp_path: Path,
+) -> None:
+    """The other side of the rule, run here as ``nobody``: bubblewrap maps the user's own
+    id, drops every capability and forbids a nested user namespace."""
+    python = next((p for p in (sys.executable, "/usr/bin/python3") if _runs_as_nobody(p)), None)
+    if python is None:
+        pytest.skip("no interpreter with oracle_gate that the unprivileged user can run")
+    checkout = Path(tempfile.mkdtemp(prefix="oracle-gate-user-", dir="/var/tmp"))
+    try:
+        (checkout / "pkg").mkdir()
+        (checkout / "pkg" / "mod.py").write_text(STATUS.format())
+        for path in (checkout, checkout / "pkg", checkout / "pkg" / "mod.py"):
+            path.chmod(0o755)
+        done = subprocess.run(
+            [python, "-c", AS_A_USER, str(checkout)],
+            **_as_nobody(),
+            cwd=checkout,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        shutil.rmtree(checkout)
+    assert done.returncode == 0, done.stderr
+    seen = ast.literal_eval(done.stdout)
+    assert seen["Uid"] == [str(65534)] * 4
+    for name in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"):
+        assert seen[name] == ["0000000000000000"], name
+    assert (seen["NoNewPrivs"], seen["Seccomp"]) == (["1"], ["2"])
+    assert seen["unshare"] != 0
+
+
+def _as_nobody() -> dict[str, Any]:
+    """Popen's arguments that start a process as ``nobody``, in an environment of its own."""
+    env = {"PATH": os.environ["PATH"], "HOME": "/nonexistent", "PYTHONPATH": _DRIVER}
+    return {"user": 65534, "group": 65534, "extra_groups": [], "env": env}
+
+
+_DRIVER = str(Path(sandbox.__file__).resolve().parents[2])
+
+
+def _runs_as_nobody(python: str) -> bool:
+    """Whether ``nobody`` can start ``python`` and import the gate from where it lies here."""
+    try:
+        done = subprocess.run(
+            [python, "-c", "import oracle_gate.runtime.sandbox"],
+            **_as_nobody(),
+            cwd="/",
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+    except OSError:
+        return False
+    return done.returncode == 0
