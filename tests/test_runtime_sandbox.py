@@ -17,7 +17,7 @@ from gitrepo import GitRepo
 from oracle_gate.errors import GateError
 from oracle_gate.model import Verdict
 from oracle_gate.report import Report
-from oracle_gate.runtime import checkouts, sandbox
+from oracle_gate.runtime import checkouts, privileges, sandbox
 
 # CI installs bubblewrap and sets ORACLE_GATE_REQUIRE_BWRAP (.ci/run): there a missing
 # bwrap fails instead of skipping.
@@ -635,3 +635,46 @@ def test_the_worktrees_of_a_running_check_are_kept(repo: GitRepo) -> None:
         assert len(_worktrees(repo)) == 3
         assert trees.head.is_dir() and trees.parent.is_dir()
     assert len(_worktrees(repo)) == 1
+
+
+def test_each_tmpfs_is_sized_and_the_hiding_ones_are_read_only() -> None:
+    """/tmp, /dev/shm and the home directory take up to tmpfs-size; the repository's and
+    /run's tmpfs only hide, and the directories on the way to a mount point inside a
+    tmpfs are made searchable (bubblewrap 0.8 would make them 0700)."""
+    options = sandbox._bwrap_options(
+        ["/home/u/.pyenv/versions/3.11"],
+        hidden=["/srv/repo", "/home/u"],
+        writable=["/home/u"],
+        tmpfs_size=8 << 20,
+    )
+    pairs = [options[i : i + 2] for i in range(len(options) - 1)]
+
+    def before(path: str) -> list[str]:
+        at = next(i for i, pair in enumerate(pairs) if pair == ["--tmpfs", path])
+        return options[at - 4 : at]
+
+    assert before("/tmp") == ["--perms", "1777", "--size", str(8 << 20)]
+    assert before("/dev/shm") == ["--perms", "1777", "--size", str(8 << 20)]
+    assert before("/home/u") == ["--perms", "0700", "--size", str(8 << 20)]
+    assert before("/srv/repo")[2:] == ["--size", str(64 << 10)]
+    remounted = {pair[1] for pair in pairs if pair[0] == "--remount-ro"}
+    assert {"/dev", "/srv/repo"} <= remounted and not {"/tmp", "/dev/shm", "/home/u"} & remounted
+    made = options.index("/home/u/.pyenv")
+    assert options[made - 3 : made] == ["--perms", "0755", "--dir"]
+    assert made < options.index("/home/u/.pyenv/versions") < options.index("--ro-bind", made)
+
+
+def test_a_directory_nobody_cannot_pass_is_found_on_the_way(tmp_path: Path) -> None:
+    """The outermost one on the way to each path, unless the sandbox replaces it anyway."""
+    locked = Path(tempfile.mkdtemp(prefix="oracle-gate-locked-", dir="/var/tmp"))
+    try:
+        (locked / "inner").mkdir(mode=0o700)
+        repo = str(locked / "inner" / "repo")
+        nobody = privileges.Identity(65534, 65534, drops_root=True)
+        assert privileges.unsearchable([repo], [], nobody) == [str(locked)]
+        assert privileges.unsearchable([repo], [str(locked)], nobody) == []
+        owner = privileges.Identity(os.getuid(), os.getgid(), drops_root=False)
+        assert privileges.unsearchable([repo], [], owner) == []
+        assert privileges.unsearchable(["/usr/lib"], [], nobody) == []
+    finally:
+        shutil.rmtree(locked)
