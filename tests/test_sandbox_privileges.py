@@ -76,6 +76,18 @@ def writable_root():
 def processes():
     return [name for name in os.listdir("/proc") if name.isdigit()]
 
+
+def in_some_process(look):
+    \"\"\"Whether ``look(pid)`` holds for a process in sight, once the host's /proc is.\"\"\"
+    peel("/proc", 1)  # the host's own /proc lies beneath
+    for pid in processes():
+        try:
+            if look(pid):
+                return True
+        except OSError:
+            pass
+    return False
+
 """
 # Writes ``target`` if the directory it is in is the host's: there, the ``canary`` the
 # test left is in sight (the sandbox's own /tmp and home are writable, and empty).
@@ -99,52 +111,49 @@ except OSError:
 READ_ENVIRONMENT = (
     ESCAPE
     + """
-peel("/proc", 1)  # the host's own /proc lies beneath
-seen = False
-for pid in processes():
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as environ:
-            seen = seen or b"GITHUB_TOKEN=" in environ.read()
-    except OSError:
-        pass
-print("escaped" if seen else "contained")
+def environment(pid):
+    with open(f"/proc/{pid}/environ", "rb") as environ:
+        return b"GITHUB_TOKEN=" in environ.read()
+
+
+print("escaped" if in_some_process(environment) else "contained")
 """
 )
 READ_MEMORY = (
     ESCAPE
     + """
-peel("/proc", 1)  # the host's own /proc lies beneath
-seen = False
-for pid in processes():
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
-            if b"-m\\0oracle_gate\\0check\\0" not in cmdline.read():
-                continue
-        with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", 0) as memory:
-            for line in maps:
-                if "[stack]" in line or "[heap]" in line:
-                    start, end = (int(part, 16) for part in line.split()[0].split("-"))
-                    memory.seek(start)
-                    seen = seen or b"GITHUB_TOKEN" in memory.read(end - start)
-    except OSError:
-        pass
-print("escaped" if seen else "contained")
+def memory(pid):
+    with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+        if b"-m\\0oracle_gate\\0check\\0" not in cmdline.read():
+            return False
+    with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", 0) as mem:
+        for line in maps:
+            if "[stack]" in line or "[heap]" in line:
+                start, end = (int(part, 16) for part in line.split()[0].split("-"))
+                mem.seek(start)
+                if b"GITHUB_TOKEN" in mem.read(end - start):
+                    return True
+    return False
+
+
+print("escaped" if in_some_process(memory) else "contained")
 """
 )
 JOIN_NETWORK = (
     ESCAPE
     + """import socket
 
-peel("/proc", 1)  # the host's own /proc lies beneath
-reached = False
 mine = os.readlink("/proc/self/ns/net")
-for pid in processes():
-    try:
-        if os.readlink(f"/proc/{{pid}}/ns/net") != mine:
-            libc.setns(os.open(f"/proc/{{pid}}/ns/net", os.O_RDONLY), 0x40000000)
-            break
-    except OSError:
-        pass
+
+
+def join(pid):
+    if os.readlink(f"/proc/{{pid}}/ns/net") == mine:
+        return False
+    return libc.setns(os.open(f"/proc/{{pid}}/ns/net", os.O_RDONLY), 0x40000000) == 0
+
+
+in_some_process(join)
+reached = False
 try:
     socket.create_connection(("127.0.0.1", {port}), timeout=2).close()
     reached = True
