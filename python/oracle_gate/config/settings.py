@@ -17,6 +17,7 @@ from typing import Any
 from oracle_gate.errors import ConfigError
 from oracle_gate.globs import validate_glob
 from oracle_gate.repo.trees import GitTree
+from oracle_gate.runtime.limits import SETTINGS as LIMIT_SETTINGS
 from oracle_gate.runtime.limits import Limits, format_size, parse_size
 
 # tomllib is standard from Python 3.11; tomli is the same parser for 3.10.
@@ -80,26 +81,22 @@ class Settings:
     path: str | None = None
 
 
-# Each limit's key, its Limits field, and its range: sizes in bytes (at least), else a count.
-_SIZE_LIMITS = {
-    "memory-limit": ("memory", 64 << 20),
-    "file-size-limit": ("file_size", 1 << 20),
-    "tmpfs-size": ("tmpfs_size", 1 << 20),
-}
+# Each limit (a Limits field) and its range: sizes at least so many bytes, else counts.
+_SIZE_LIMITS = {"memory": 64 << 20, "file_size": 1 << 20, "tmpfs_size": 1 << 20}
 _COUNT_LIMITS = {
-    "cpu-limit": ("cpu_seconds", 1, 86400, "a number of CPU seconds"),
-    "process-limit": ("processes", 16, 1 << 20, "a number of processes"),
-    "open-files-limit": ("open_files", 64, 1 << 20, "a number of open files"),
+    "cpu_seconds": (1, 86400, "a number of CPU seconds"),
+    "processes": (16, 1 << 20, "a number of processes"),
+    "open_files": (64, 1 << 20, "a number of open files"),
 }
-_LIMIT_KEYS = (*_SIZE_LIMITS, *_COUNT_LIMITS)
 
 
 def limit_defaults() -> dict[str, int | str]:
     """Each limit's key with its default as it is written in the settings file."""
     limits = Limits()
-    sizes = {key: format_size(getattr(limits, name)) for key, (name, _) in _SIZE_LIMITS.items()}
-    counts = {key: getattr(limits, spec[0]) for key, spec in _COUNT_LIMITS.items()}
-    return {**sizes, **counts}
+    return {
+        key: format_size(getattr(limits, name)) if name in _SIZE_LIMITS else getattr(limits, name)
+        for name, key in LIMIT_SETTINGS.items()
+    }
 
 
 def load_toml(data: bytes) -> dict[str, Any] | None:
@@ -155,7 +152,8 @@ def _parse(data: bytes, path: str, table_of: str | None) -> Settings | None:
             return None
     if not isinstance(table, dict):
         raise ConfigError(f"[tool.{table_of}] must be a table", path)
-    known = {"notes", "docs", "outside", "timeout-floor", "replay-seconds", *_LIMIT_KEYS}
+    known = {"notes", "docs", "outside", "timeout-floor", "replay-seconds"}
+    known |= set(LIMIT_SETTINGS.values())
     for key in table:
         if key not in known:
             expected = ", ".join(sorted(known))
@@ -206,27 +204,29 @@ def _seconds(table: dict[str, Any], key: str, text: str, path: str) -> float | N
 def _limits(table: dict[str, Any], text: str, path: str) -> Limits:
     """The child caps the settings give, each checked against its range."""
     values: dict[str, int] = {}
-    for key, (name, least) in _SIZE_LIMITS.items():
-        if key in table:
-            size = parse_size(table[key])
-            if size is None or size < least:
+    for name, key in LIMIT_SETTINGS.items():
+        if key not in table:
+            continue
+        value = table[key]
+        if name in _SIZE_LIMITS:
+            size = parse_size(value)
+            if size is None or size < _SIZE_LIMITS[name]:
                 raise ConfigError(
                     f'\'{key}\' must be a size such as "4 GiB" or "512 MiB" (or a number of '
-                    f"bytes), at least {format_size(least)}, found {table[key]!r}",
+                    f"bytes), at least {format_size(_SIZE_LIMITS[name])}, found {value!r}",
                     path,
                     _line_of(text, key),
                 )
             values[name] = size
-    for key, (name, least, most, what) in _COUNT_LIMITS.items():
-        if key in table:
-            value = table[key]
-            if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most:
-                raise ConfigError(
-                    f"'{key}' must be {what} in [{least}, {most}], found {value!r}",
-                    path,
-                    _line_of(text, key),
-                )
-            values[name] = value
+            continue
+        least, most, what = _COUNT_LIMITS[name]
+        if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most:
+            raise ConfigError(
+                f"'{key}' must be {what} in [{least}, {most}], found {value!r}",
+                path,
+                _line_of(text, key),
+            )
+        values[name] = value
     return Limits(**values)
 
 

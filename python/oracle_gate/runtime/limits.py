@@ -21,6 +21,7 @@ from typing import Any
 
 __all__ = [
     "EXIT_SIGNALS",
+    "SETTINGS",
     "SIZE_UNITS",
     "Limits",
     "format_size",
@@ -87,32 +88,31 @@ class Limits:
         return {which: _within(which, *pair) for which, pair in wanted.items()}
 
     def reason(self, which: str) -> str:
-        """The reason a reject gives when a child ran into limit ``which`` (a key of
-        ``_LABELS``)."""
-        label, setting = _LABELS[which]
-        value = getattr(self, _FIELDS[which])
-        shown = f"{value} s" if which == "cpu" else format_size(value) if which in _SIZES else value
-        return f"{label} {shown} reached (setting {setting})"
+        """The reason a reject gives when a child ran into limit ``which`` (a field)."""
+        value = getattr(self, which)
+        shown = f"{value} s" if which == "cpu_seconds" else value
+        shown = format_size(value) if which in _SIZES else shown
+        return f"{_LABELS[which]} {shown} reached (setting {SETTINGS[which]})"
 
 
-# Each limit: how a reason names it, and the setting that raises it.
+# Each limit's setting, and how a reason names it.
+SETTINGS = {
+    "memory": "memory-limit",
+    "cpu_seconds": "cpu-limit",
+    "processes": "process-limit",
+    "open_files": "open-files-limit",
+    "file_size": "file-size-limit",
+    "tmpfs_size": "tmpfs-size",
+}
 _LABELS = {
-    "memory": ("memory limit", "memory-limit"),
-    "cpu": ("CPU time limit", "cpu-limit"),
-    "processes": ("process limit", "process-limit"),
-    "open_files": ("open files limit", "open-files-limit"),
-    "file_size": ("file size limit", "file-size-limit"),
-    "tmpfs": ("size limit of the sandbox's /tmp, home directory and /dev/shm", "tmpfs-size"),
+    "memory": "memory limit",
+    "cpu_seconds": "CPU time limit",
+    "processes": "process limit",
+    "open_files": "open files limit",
+    "file_size": "file size limit",
+    "tmpfs_size": "size limit of the sandbox's /tmp, home directory and /dev/shm",
 }
-_FIELDS = {
-    "memory": "memory",
-    "cpu": "cpu_seconds",
-    "processes": "processes",
-    "open_files": "open_files",
-    "file_size": "file_size",
-    "tmpfs": "tmpfs_size",
-}
-_SIZES = frozenset({"memory", "file_size", "tmpfs"})
+_SIZES = frozenset({"memory", "file_size", "tmpfs_size"})
 
 
 def _finite(value: int) -> int:
@@ -167,7 +167,7 @@ def reached_by(error: BaseException, limits: Limits, sandboxed: bool) -> str | N
     if error.errno == errno.EMFILE:
         return limits.reason("open_files")
     if error.errno == errno.ENOSPC and sandboxed:
-        return limits.reason("tmpfs")
+        return limits.reason("tmpfs_size")
     return None
 
 
@@ -198,7 +198,7 @@ def reached_by_signal(returncode: int | None, limits: Limits) -> str | None:
     (128 + the signal).
     """
     if returncode in (-signal.SIGXCPU, EXIT_SIGNALS + signal.SIGXCPU):
-        return limits.reason("cpu")
+        return limits.reason("cpu_seconds")
     if returncode in (-signal.SIGXFSZ, EXIT_SIGNALS + signal.SIGXFSZ):
         return limits.reason("file_size")
     return None
