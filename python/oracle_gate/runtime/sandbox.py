@@ -20,7 +20,6 @@ thread forging an answer), bytes after the answer, or a malformed frame is a
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import os
 import secrets
@@ -104,6 +103,8 @@ _EMPTY_TMPFS = 64 << 10
 # run has it), and never one code can know beforehand: hash("x") would tell the gate.
 _HASH_SEEDS = 2**32 - 1
 _said_no_sandbox: list[bool] = []
+# bubblewrap binaries whose probe child confined itself, in this process.
+_sandbox_works: set[str] = set()
 # Children running now, from any thread: an interrupt kills them all.
 _running: set[subprocess.Popen[bytes]] = set()
 _running_lock = threading.Lock()
@@ -330,12 +331,17 @@ def find_bwrap() -> str | None:
     return None
 
 
-@functools.cache
 def _sandbox_problem(path: str) -> str | None:
     """Why bubblewrap at ``path`` cannot run a child here with no privilege, or None: a
-    child that only confines itself is started the way every child is, once."""
+    child that only confines itself is started the way every child is, until one has
+    (a failure may be the machine's of the moment, and is asked again next time)."""
+    if path in _sandbox_works:
+        return None
     with tempfile.TemporaryDirectory(prefix="oracle-gate-probe-") as scratch:
-        return Runner(bwrap=path).probe(Path(scratch))
+        problem = Runner(bwrap=path).probe(Path(scratch))
+    if problem is None:
+        _sandbox_works.add(path)
+    return problem
 
 
 def library_paths(exclude: Sequence[Path]) -> tuple[str, ...]:
