@@ -112,7 +112,8 @@ def test_non_utf8_seeds_error_is_documented() -> None:
         (
             "colour = 1\n",
             "1: unknown key 'colour'; expected cpu-limit, docs, file-size-limit, memory-limit, "
-            "notes, open-files-limit, outside, process-limit, timeout-floor, tmpfs-size",
+            "notes, open-files-limit, outside, process-limit, replay-seconds, timeout-floor, "
+            "tmpfs-size",
         ),
         (
             "timeout-floor = 0\n",
