@@ -164,7 +164,9 @@ def test_init_root_writes_settings_that_are_the_defaults_when_uncommented(repo: 
     # replay-seconds is unset by default (derived from the parent's baseline): its line
     # shows an example value
     assert settings == Settings(path="oracle-gate.toml", replay_seconds=600.0)
-    for key in ("notes", "docs", "outside", "timeout-floor", "replay-seconds"):
+    keys = ("notes", "docs", "outside", "timeout-floor", "replay-seconds", "memory-limit")
+    keys += ("cpu-limit", "process-limit", "open-files-limit", "file-size-limit", "tmpfs-size")
+    for key in keys:
         assert f"\n{key} = " in uncommented, key
     # Never twice.
     code, _out, err = _init(repo, "--root")

@@ -20,7 +20,7 @@ from oracle_gate.config.ledgers import parse_assumptions, parse_freeze, parse_se
 from oracle_gate.config.lockfile import parse_lock
 from oracle_gate.config.matrix import parse_matrix
 from oracle_gate.config.scaffold import render_settings
-from oracle_gate.config.settings import Settings, read_settings
+from oracle_gate.config.settings import Settings, limit_defaults, read_settings
 from oracle_gate.errors import GateError
 from oracle_gate.repo.trees import GitTree
 
@@ -120,7 +120,9 @@ def test_non_utf8_seeds_error_is_documented() -> None:
         ),
         (
             "colour = 1\n",
-            "1: unknown key 'colour'; expected docs, notes, outside, replay-seconds, timeout-floor, tooling",
+            "1: unknown key 'colour'; expected cpu-limit, docs, file-size-limit, memory-limit, "
+            "notes, open-files-limit, outside, process-limit, replay-seconds, timeout-floor, "
+            "tmpfs-size, tooling",
         ),
         (
             "timeout-floor = 0\n",
@@ -129,6 +131,15 @@ def test_non_utf8_seeds_error_is_documented() -> None:
         (
             "replay-seconds = 0\n",
             "1: 'replay-seconds' must be a number of seconds in (0, 86400], found 0",
+        ),
+        (
+            'memory-limit = "4 GB"\n',
+            '1: \'memory-limit\' must be a size such as "4 GiB" or "512 MiB" (or a number of '
+            "bytes), at least 64 MiB, found '4 GB'",
+        ),
+        (
+            "cpu-limit = 0\n",
+            "1: 'cpu-limit' must be a number of CPU seconds in [1, 86400], found 0",
         ),
         ("notes = \n", "1: is not valid TOML: Invalid value"),
     ],
@@ -194,13 +205,13 @@ def test_each_documented_oracle_module_mistake_gives_the_documented_outcome(
 
 def test_every_settings_key_is_documented_with_its_default_and_written_by_init_root() -> None:
     written = render_settings()
+    defaults: dict[str, object] = dict(limit_defaults())
     for field in dataclasses.fields(Settings):
-        if field.name == "path":
-            continue
-        key = field.name.replace("_", "-")
+        if field.name not in ("path", "limits"):  # the limits' keys are limit_defaults()
+            defaults[field.name.replace("_", "-")] = field.default
+    for key, default in defaults.items():
         row = next((line for line in DOC.splitlines() if line.startswith(f"| `{key}` |")), None)
         assert row is not None, key
-        default = field.default
         shown = json.dumps(list(default)) if isinstance(default, tuple) else json.dumps(default)
         if default is None:  # no value: the page says what the gate does without one
             assert "| no | unset:" in row, key

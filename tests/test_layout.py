@@ -30,7 +30,20 @@ STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("repo", ("repo", "repo.git", "repo.diff", "repo.trees", "repo.merge_queue")),
     ("core", ("backend", "_fallback", "surface")),
     ("report", ("report", "formats")),
-    ("base", ("repo.files", "globs", "frozen", "model", "errors", "progress", "__version__")),
+    # runtime.limits: what a child may use, read by config (settings) and runtime alike
+    (
+        "base",
+        (
+            "repo.files",
+            "runtime.limits",
+            "globs",
+            "frozen",
+            "model",
+            "errors",
+            "progress",
+            "__version__",
+        ),
+    ),
 )
 # Stages that sit beside each other: neither imports the other.
 PEERS = (("lanes", "select"), ("runtime", "select"), ("lanes", "runtime"))

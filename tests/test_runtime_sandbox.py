@@ -17,7 +17,7 @@ from gitrepo import GitRepo
 from oracle_gate.errors import GateError
 from oracle_gate.model import Verdict
 from oracle_gate.report import Report
-from oracle_gate.runtime import sandbox
+from oracle_gate.runtime import checkouts, privileges, sandbox
 
 # CI installs bubblewrap and sets ORACLE_GATE_REQUIRE_BWRAP (.ci/run): there a missing
 # bwrap fails instead of skipping.
@@ -314,7 +314,9 @@ def test_a_checkout_appears_at_the_repository_unless_the_gates_own_code_is_there
     assert (checkout / ".venv").is_dir()
     driver = sandbox.Runner(bwrap="bwrap", shown_at=str(repo), library=(str(repo / "python"),))
     command = driver._command(checkout, checkout, (3, 4), ())
-    assert "--chdir" not in command and str(repo.resolve()) not in command
+    shown = command.index(str(checkout.resolve()))
+    assert command[shown - 1 : shown + 2] == ["--ro-bind", *[str(checkout.resolve())] * 2]
+    assert "--chdir" not in command
 
 
 def test_python_in_the_home_directory_stays_visible(
@@ -377,6 +379,8 @@ def test_without_bubblewrap_the_gate_says_so_once(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("PATH", "/nonexistent")
+    # a gate that runs as root refuses instead, unless told it may (test_sandbox_privileges.py)
+    monkeypatch.setenv(sandbox.UNSANDBOXED_ROOT, "1")
     monkeypatch.setattr(sandbox, "_said_no_sandbox", [])
     assert sandbox.find_bwrap() is None
     assert sandbox.find_bwrap() is None
@@ -588,3 +592,89 @@ def test_a_library_path_of_tmp_itself_leaves_the_child_a_private_writable_tmp(
     pkg = repo.path / "pkg"
     answer = runner.run_served(request, pkg, import_paths=[pkg], checkout=repo.path)
     assert answer["outcomes"] == {"tests/test_mod.py::test_run": "passed"}
+
+
+def _worktrees(repo: GitRepo) -> list[str]:
+    listing = repo.git("worktree", "list", "--porcelain").splitlines()
+    return [line for line in listing if line.startswith("worktree ")]
+
+
+def test_the_worktrees_of_a_killed_check_are_removed_by_the_next(repo: GitRepo) -> None:
+    """SIGKILL leaves no cleanup to run: git keeps both checkouts registered until the next
+    check finds that no living run holds them."""
+    base = _package(repo, seconds=60)
+    repo.write("pkg/mod.py", "import time\n\n\ndef run(x):\n    time.sleep(60)\n    return x\n")
+    slow = repo.commit("slow")
+    command = [sys.executable, "-m", "oracle_gate", "check", "--base", base, "--head", slow]
+    gate = subprocess.Popen(
+        command, cwd=repo.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while len(_worktrees(repo)) < 3 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert len(_worktrees(repo)) == 3
+    finally:
+        gate.kill()
+        gate.wait()
+    left = [Path(line.split(" ", 1)[1]) for line in _worktrees(repo)[1:]]
+    assert len(left) == 2 and all(path.is_dir() for path in left)  # the kill left both
+    repo.git("reset", "-q", "--hard", base)
+    repo.write("README.md", "a note\n")  # the next check need not run any code
+    report = repo.gate(base, repo.commit("docs"))
+    assert report.verdict is Verdict.PASS, _reasons(report)
+    assert len(_worktrees(repo)) == 1
+    assert not any(path.exists() for path in left)
+
+
+def test_the_worktrees_of_a_running_check_are_kept(repo: GitRepo) -> None:
+    """The honest neighbour: another check, at the same time, leaves them alone."""
+    base = _package(repo)
+    with checkouts.checkouts(repo.path, base, base) as trees:
+        checkouts.prune_abandoned(repo.path)
+        assert len(_worktrees(repo)) == 3
+        assert trees.head.is_dir() and trees.parent.is_dir()
+    assert len(_worktrees(repo)) == 1
+
+
+def test_each_tmpfs_is_sized_and_the_hiding_ones_are_read_only() -> None:
+    """/tmp, /dev/shm and the home directory take up to tmpfs-size; the repository's and
+    /run's tmpfs only hide, and the directories on the way to a mount point inside a
+    tmpfs are made searchable (bubblewrap 0.8 would make them 0700)."""
+    options = sandbox._bwrap_options(
+        ["/home/u/.pyenv/versions/3.11"],
+        hidden=["/srv/repo", "/home/u"],
+        writable=["/home/u"],
+        tmpfs_size=8 << 20,
+    )
+    pairs = [options[i : i + 2] for i in range(len(options) - 1)]
+
+    def before(path: str) -> list[str]:
+        at = next(i for i, pair in enumerate(pairs) if pair == ["--tmpfs", path])
+        return options[at - 4 : at]
+
+    assert before("/tmp") == ["--perms", "1777", "--size", str(8 << 20)]
+    assert before("/dev/shm") == ["--perms", "1777", "--size", str(8 << 20)]
+    assert before("/home/u") == ["--perms", "0700", "--size", str(8 << 20)]
+    assert before("/srv/repo")[2:] == ["--size", str(64 << 10)]
+    remounted = {pair[1] for pair in pairs if pair[0] == "--remount-ro"}
+    assert {"/dev", "/srv/repo"} <= remounted and not {"/tmp", "/dev/shm", "/home/u"} & remounted
+    made = options.index("/home/u/.pyenv")
+    assert options[made - 3 : made] == ["--perms", "0755", "--dir"]
+    assert made < options.index("/home/u/.pyenv/versions") < options.index("--ro-bind", made)
+
+
+def test_a_directory_nobody_cannot_pass_is_found_on_the_way(tmp_path: Path) -> None:
+    """The outermost one on the way to each path, unless the sandbox replaces it anyway."""
+    locked = Path(tempfile.mkdtemp(prefix="oracle-gate-locked-", dir="/var/tmp"))
+    try:
+        (locked / "inner").mkdir(mode=0o700)
+        repo = str(locked / "inner" / "repo")
+        nobody = privileges.Identity(65534, 65534, drops_root=True)
+        assert privileges.unsearchable([repo], [], nobody) == [str(locked)]
+        assert privileges.unsearchable([repo], [str(locked)], nobody) == []
+        owner = privileges.Identity(os.getuid(), os.getgid(), drops_root=False)
+        assert privileges.unsearchable([repo], [], owner) == []
+        assert privileges.unsearchable(["/usr/lib"], [], nobody) == []
+    finally:
+        shutil.rmtree(locked)

@@ -23,17 +23,12 @@ from oracle_gate.repo.layout import import_dirs
 from oracle_gate.repo.trees import GitTree
 from oracle_gate.report import Report
 from oracle_gate.runtime.baseline import BaselineCache
+from oracle_gate.runtime.checkouts import checkouts, hide, prune_abandoned
 from oracle_gate.runtime.health import append_health
 from oracle_gate.runtime.judge import RowEnv, RuntimeStats, judge_rows
+from oracle_gate.runtime.limits import Limits
 from oracle_gate.runtime.replay import ReplayOptions, ReplayTrees, replay_packages
-from oracle_gate.runtime.sandbox import (
-    Runner,
-    checkouts,
-    find_bwrap,
-    hide,
-    library_paths,
-    top_level_modules,
-)
+from oracle_gate.runtime.sandbox import Runner, find_bwrap, library_paths, top_level_modules
 from oracle_gate.select import Selection, is_quiet, select
 from oracle_gate.vet.require import vetted_findings
 
@@ -85,15 +80,18 @@ def sandbox_runner(
     scratch: tuple[Path, ...],
     timeout_floor: float,
     hash_base: int,
+    limits: Limits,
 ) -> Runner:
     """How children run for checkouts of ``repo`` made under the ``scratch`` directories:
-    ``tree``'s repository modules, the repository hidden, each checkout shown in its place."""
+    ``tree``'s repository modules, the repository hidden, each checkout shown in its place,
+    each child within ``limits``."""
     # the first is the repository itself: its checkouts appear there to the code they run
     hidden = repository_dirs(repo)
     return Runner(
         library=library_paths(exclude=(repo, *scratch)),
         bwrap=find_bwrap(),
         timeout_floor=timeout_floor,
+        limits=limits,
         repo_modules=top_level_modules(tree.files(), import_dirs(tree, graph.nodes())),
         hidden=tuple(map(str, hidden)),
         shown_at=str(hidden[0]),
@@ -140,6 +138,7 @@ def _run_rows(
             (trees.head.parent,),
             facts.settings.timeout_floor,
             _hash_base(facts),
+            facts.settings.limits,
         )
         involved = [p for p, _ in rows] + packages
         env = RowEnv(
@@ -216,6 +215,7 @@ def check(
         ConfigError, LockError, LedgerError, SurfaceError, TreeError: an oracle
             file in either tree is invalid, so no verdict can be reached.
     """
+    prune_abandoned(repo)  # what a check killed outright left behind
     with progress.stage("reading both trees and package graphs"):
         facts = gather_facts(repo, base, head, today, graph, approvals=approvals)
     if not (allow_empty or facts.parent_graph.packages or facts.head_graph.packages):

@@ -16,7 +16,7 @@ from oracle_gate.config.ledgers import ASSUMPTIONS_FILE, FREEZE_FILE, SEEDS_FILE
 from oracle_gate.config.matrix import MATRIX_FILE
 from oracle_gate.config.package_layout import PROPS_FILE, Layout
 from oracle_gate.config.public_api import Function
-from oracle_gate.config.settings import DEFAULT_DOCS, NOTE_POLICIES, Settings
+from oracle_gate.config.settings import DEFAULT_DOCS, NOTE_POLICIES, Settings, limit_defaults
 
 __all__ = [
     "CHANGELOG_FILE",
@@ -214,6 +214,11 @@ def render_settings(tooling: Sequence[str] = ()) -> str:
         "# The trusted replay's time budget, in seconds, per package run; unset, it is five\n"
         "# times the parent's baseline plus a minute (a package's replay: {seconds} wins).\n"
         "# replay-seconds = 600\n"
+        "\n"
+        "# What each child process that runs the package's code may use: address space,\n"
+        "# CPU seconds, processes, open files, the largest file it writes, and the size\n"
+        "# of each of the sandbox's /tmp, home directory and /dev/shm.\n"
+        + "".join(f"# {key} = {json.dumps(value)}\n" for key, value in limit_defaults().items())
     )
 
 

@@ -11,12 +11,14 @@ from __future__ import annotations
 import importlib
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from oracle_gate.errors import ConfigError
 from oracle_gate.globs import validate_glob
 from oracle_gate.repo.trees import GitTree
+from oracle_gate.runtime.limits import SETTINGS as LIMIT_SETTINGS
+from oracle_gate.runtime.limits import Limits, format_size, parse_size
 
 # tomllib is standard from Python 3.11; tomli is the same parser for 3.10.
 tomllib: Any = importlib.import_module("tomllib" if sys.version_info >= (3, 11) else "tomli")
@@ -26,6 +28,7 @@ __all__ = [
     "NOTE_POLICIES",
     "SETTINGS_FILE",
     "Settings",
+    "limit_defaults",
     "load_toml",
     "read_settings",
 ]
@@ -68,6 +71,9 @@ class Settings:
             (``timeout-floor``; slow CI machines raise it, fast test suites lower it).
         replay_seconds: the trusted replay's time budget per package run
             (``replay-seconds``); None derives it from the parent's baseline.
+        limits: what each child process may use (``memory-limit``, ``cpu-limit``,
+            ``process-limit``, ``open-files-limit``, ``file-size-limit``,
+            ``tmpfs-size``; ``runtime/limits.py``).
         path: the file the settings came from, ``None`` for the defaults.
     """
 
@@ -77,7 +83,26 @@ class Settings:
     tooling: tuple[str, ...] = ()
     timeout_floor: float = 5.0
     replay_seconds: float | None = None
+    limits: Limits = field(default_factory=Limits)
     path: str | None = None
+
+
+# Each limit (a Limits field) and its range: sizes at least so many bytes, else counts.
+_SIZE_LIMITS = {"memory": 64 << 20, "file_size": 1 << 20, "tmpfs_size": 1 << 20}
+_COUNT_LIMITS = {
+    "cpu_seconds": (1, 86400, "a number of CPU seconds"),
+    "processes": (16, 1 << 20, "a number of processes"),
+    "open_files": (64, 1 << 20, "a number of open files"),
+}
+
+
+def limit_defaults() -> dict[str, int | str]:
+    """Each limit's key with its default as it is written in the settings file."""
+    limits = Limits()
+    return {
+        key: format_size(getattr(limits, name)) if name in _SIZE_LIMITS else getattr(limits, name)
+        for name, key in LIMIT_SETTINGS.items()
+    }
 
 
 def load_toml(data: bytes) -> dict[str, Any] | None:
@@ -134,6 +159,7 @@ def _parse(data: bytes, path: str, table_of: str | None) -> Settings | None:
     if not isinstance(table, dict):
         raise ConfigError(f"[tool.{table_of}] must be a table", path)
     known = {"notes", "docs", "outside", "tooling", "timeout-floor", "replay-seconds"}
+    known |= set(LIMIT_SETTINGS.values())
     for key in table:
         if key not in known:
             expected = ", ".join(sorted(known))
@@ -164,6 +190,7 @@ def _parse(data: bytes, path: str, table_of: str | None) -> Settings | None:
         tooling=() if tooling is None else tooling,
         timeout_floor=float(floor),
         replay_seconds=_seconds(table, "replay-seconds", text, path),
+        limits=_limits(table, text, path),
         path=path,
     )
 
@@ -180,6 +207,35 @@ def _seconds(table: dict[str, Any], key: str, text: str, path: str) -> float | N
             _line_of(text, key),
         )
     return float(value)
+
+
+def _limits(table: dict[str, Any], text: str, path: str) -> Limits:
+    """The child caps the settings give, each checked against its range."""
+    values: dict[str, int] = {}
+    for name, key in LIMIT_SETTINGS.items():
+        if key not in table:
+            continue
+        value = table[key]
+        if name in _SIZE_LIMITS:
+            size = parse_size(value)
+            if size is None or size < _SIZE_LIMITS[name]:
+                raise ConfigError(
+                    f'\'{key}\' must be a size such as "4 GiB" or "512 MiB" (or a number of '
+                    f"bytes), at least {format_size(_SIZE_LIMITS[name])}, found {value!r}",
+                    path,
+                    _line_of(text, key),
+                )
+            values[name] = size
+            continue
+        least, most, what = _COUNT_LIMITS[name]
+        if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most:
+            raise ConfigError(
+                f"'{key}' must be {what} in [{least}, {most}], found {value!r}",
+                path,
+                _line_of(text, key),
+            )
+        values[name] = value
+    return Limits(**values)
 
 
 def read_settings(tree: GitTree) -> Settings:

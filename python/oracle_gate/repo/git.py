@@ -1,4 +1,11 @@
-"""Running git: one subprocess helper with a timeout, failures as GitError."""
+"""Running git: one subprocess helper with a timeout, failures as GitError.
+
+Every git command the gate runs runs no hook of the repository's
+(``core.hooksPath=/dev/null``): a hook is a program anyone who could write the
+git directory chose, and the gate runs git with its own privileges, outside
+the sandbox. Nor does git substitute objects through ``refs/replace``: the gate
+reads each object as its id names it (``repo/trees.py`` checks that it does).
+"""
 
 from __future__ import annotations
 
@@ -17,12 +24,15 @@ from oracle_gate.errors import GitError
 __all__ = ["git", "git_bytes", "git_bytes_together", "git_records", "repository_dirs"]
 
 TIMEOUT_SECONDS = 120.0
+# Before every git subcommand: no hook runs, whatever the repository's hooks or config say.
+_NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
 
 
 def _environment(extra: Mapping[str, str]) -> dict[str, str]:
     # A user's pager, editor or locale must not change what we parse.
     env = dict(os.environ)
     env.update({"GIT_PAGER": "cat", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"})
+    env["GIT_NO_REPLACE_OBJECTS"] = "1"
     env.update(extra)
     return env
 
@@ -44,7 +54,7 @@ def git_bytes(
     """
     try:
         done = subprocess.run(
-            ["git", *args],
+            ["git", *_NO_HOOKS, *args],
             cwd=repo,
             input=input,
             capture_output=True,
@@ -81,7 +91,7 @@ def git_bytes_together(repo: Path, args: Sequence[str], inputs: Sequence[bytes])
     Raises:
         GitError: git is missing, a process timed out or exited with an error.
     """
-    command = ["git", *args]
+    command = ["git", *_NO_HOOKS, *args]
     with contextlib.ExitStack() as stack:
         running = []
         for data in inputs:
@@ -125,7 +135,7 @@ def git_records(repo: Path, *args: str, end: bytes = b"\0") -> Iterator[bytes]:
         errors = stack.enter_context(tempfile.TemporaryFile())
         try:
             process = subprocess.Popen(
-                ["git", *args],
+                ["git", *_NO_HOOKS, *args],
                 cwd=repo,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,

@@ -3,11 +3,19 @@
 Parent-vs-head comparisons only ever use ``GitTree``, so nothing patched code
 writes while it runs can change a verdict. ``WorkTree`` serves ``lock``, which
 describes the files a developer has on disk.
+
+A commit's listing is read before any code runs (the diff needs it), and every
+blob the gate reads is checked against its id: git hashes a blob's header and
+content to name it, and does not check that a stored object still holds what
+its name says when it reads one. So a loose object rewritten in the object
+store, by code run without the sandbox or by anything else on the disk, is a
+gate error naming the object rather than content the verdict would rest on.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import posixpath
 import re
@@ -225,7 +233,8 @@ def _request(ids: list[str]) -> bytes:
 
 
 def _batch_contents(ids: list[str], output: bytes, repo: Path) -> list[bytes]:
-    """The blobs ``git cat-file --batch`` wrote for ``ids``, in order."""
+    """The blobs ``git cat-file --batch`` wrote for ``ids``, in order, each checked
+    against its id."""
     try:
         found = backend.split_cat_file_batch(output, len(ids))
     except ValueError as error:
@@ -233,7 +242,29 @@ def _batch_contents(ids: list[str], output: bytes, repo: Path) -> list[bytes]:
     for oid, content in zip(ids, found, strict=True):
         if content is None:  # a damaged or incomplete repository
             raise GitError(f"git object {oid} is missing from the repository", str(repo))
+        _check_blob(oid, content, repo)
     return cast("list[bytes]", found)
+
+
+# A repository's object ids are SHA-1 (40 hex digits) or, in a SHA-256 one, 64.
+_ID_HASHES = {40: hashlib.sha1, 64: hashlib.sha256}
+
+
+def _check_blob(oid: str, content: bytes, repo: Path) -> None:
+    """That ``content`` is the blob ``oid`` names: its hash of ``blob <size>\\0<content>``.
+
+    Raises:
+        GitError: it is not (the object store was changed since git wrote it).
+    """
+    digest = _ID_HASHES.get(len(oid), hashlib.sha1)(b"blob %d\0" % len(content))
+    digest.update(content)
+    if digest.hexdigest() != oid:
+        raise GitError(
+            f"git object {oid} does not hold what its id names: the repository's object "
+            "store was changed after git wrote it (by code run without the sandbox, or on "
+            "disk); nothing read from it can be trusted, run 'git fsck'",
+            str(repo),
+        )
 
 
 class GitTree:
@@ -383,7 +414,10 @@ class GitTree:
         return self._resolve(path) if path in self._listing[1] else oid
 
     def read(self, path: str) -> bytes:
-        return git_bytes(self.repo, "cat-file", "blob", self._content_id(path))
+        oid = self._content_id(path)
+        content = git_bytes(self.repo, "cat-file", "blob", oid)
+        _check_blob(oid, content, self.repo)
+        return content
 
     def size(self, path: str) -> int | None:
         if path not in self._oids:

@@ -50,6 +50,7 @@ from oracle_gate.runtime.canonical import (
     decode,
     encode,
 )
+from oracle_gate.runtime.confine import reached
 from oracle_gate.runtime.frames import read_frame, write_frame
 from oracle_gate.runtime.proxy import Link, TestSide, install, module_names
 
@@ -124,6 +125,9 @@ class OracleMistake(Exception):
 
 
 def _describe_error(error: BaseException) -> str:
+    limit = reached(error)  # "MemoryError: memory limit 4 GiB reached (setting memory-limit)"
+    if limit is not None:
+        return f"{type(error).__name__}: {limit}"
     text = str(error).splitlines()[0] if str(error) else ""
     return f"{type(error).__name__}: {text}"[:300] if text else type(error).__name__
 

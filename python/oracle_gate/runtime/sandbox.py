@@ -1,10 +1,13 @@
-"""Running oracle and production code: temporary checkouts and child processes.
+"""Running oracle and production code: child processes, and their sandbox.
 
 Patched code never runs in the gate process. Each call starts a child
-(``oracle_gate.runtime.child``) in a checkout of one tree, in its own process
-group, with an allow-listed environment and a timeout; where bubblewrap is
-installed, inside ``bwrap`` with no network, a read-only file system and a
-private ``/tmp``.
+(``oracle_gate.runtime.child``) in a checkout of one tree
+(``runtime/checkouts.py``), in its own process group, with an allow-listed
+environment, resource limits (``runtime/limits.py``) and a timeout; where
+bubblewrap is installed, inside ``bwrap`` with no network, a read-only file
+system, a private ``/tmp`` and no privilege (``runtime/privileges.py``). A gate
+that runs as root refuses to run code where bubblewrap cannot take root's
+privileges away (``find_bwrap``).
 
 Results travel on a private pipe, never on stdout: the request is one
 length-prefixed JSON frame on one pipe, the answer exactly one frame on
@@ -29,33 +32,34 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
-from oracle_gate.errors import GateError
+from oracle_gate.errors import GateError, RefusedError
 from oracle_gate.model import CONFTEST
-from oracle_gate.repo.git import git
-from oracle_gate.runtime.frames import (
-    HEADER,
-    MAX_FRAME,
-    frame_bytes,
-    write_frame,
+from oracle_gate.runtime.confine import Confinement
+from oracle_gate.runtime.frames import HEADER, MAX_FRAME, frame_bytes, write_frame
+from oracle_gate.runtime.limits import Limits, reached_by_signal
+from oracle_gate.runtime.privileges import (
+    Handshake,
+    Identity,
+    bwrap_privileges,
+    identity,
+    inside,
+    seccomp_descriptor,
+    unsearchable,
 )
 
 __all__ = [
     "DEFAULT_TIMEOUT_FLOOR",
-    "Checkouts",
     "OracleMistake",
     "OutsideCheckout",
     "Runner",
     "RunnerFailure",
     "RunnerTamper",
-    "checkouts",
     "find_bwrap",
-    "hide",
     "kill_children",
     "library_paths",
     "top_level_modules",
@@ -71,10 +75,36 @@ _DRIVER_PATH = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir
 # apart (``if os.environ.get("USER"): <skip the checks>``).
 ENV_ALLOWED = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "USER", "LOGNAME", "SHELL", "TERM")
 _SANDBOX_TMP = "/tmp"
+# The child's start-up: the gate's own code first on sys.path (``-c`` would put the
+# working directory, the package's, there), confinement before anything else runs.
+_BOOTSTRAP = (
+    "import sys; sys.path[:] = [sys.argv[1]] + [p for p in sys.path if p]; "
+    "from oracle_gate.runtime.confine import enter; enter(sys.argv[4]); "
+    "from oracle_gate.runtime.child import main; main(int(sys.argv[2]), int(sys.argv[3]))"
+)
+_PROBE = (
+    "import sys; sys.path[:] = [sys.argv[1]] + [p for p in sys.path if p]; "
+    "from oracle_gate.runtime.confine import enter; enter(sys.argv[2])"
+)
+_PROBE_SECONDS = 60.0
+# How long a child whose result pipe closed may take to be gone, so its exit status
+# can say why.
+_EXIT_SECONDS = 1.0
+# Set to 1, the gate runs code as root without a sandbox where bubblewrap cannot take
+# root's privileges away; otherwise it refuses to (docs/design.md, "Runtime lanes").
+UNSANDBOXED_ROOT = "ORACLE_GATE_UNSANDBOXED_ROOT"
+_SANDBOX_SHM = "/dev/shm"
+# The host's runtime sockets (a user's session bus, the Docker daemon's) are no child's
+# business: connecting to a socket needs no write access to the file system it is on.
+_HOST_ONLY = ("/run",)
+# A tmpfs that only hides what lies beneath it holds nothing but mount points.
+_EMPTY_TMPFS = 64 << 10
 # PYTHONHASHSEED is 1 to 2**32 - 1, never 0 (which turns randomization off, as no real
 # run has it), and never one code can know beforehand: hash("x") would tell the gate.
 _HASH_SEEDS = 2**32 - 1
 _said_no_sandbox: list[bool] = []
+# bubblewrap binaries whose probe child confined itself, in this process.
+_sandbox_works: set[str] = set()
 # Children running now, from any thread: an interrupt kills them all.
 _running: set[subprocess.Popen[bytes]] = set()
 _running_lock = threading.Lock()
@@ -124,21 +154,6 @@ def _parse_answer(data: bytes) -> dict[str, Any]:
     return answer
 
 
-def _bwrap_works(path: str) -> bool:
-    """Whether bubblewrap can make a sandbox here (user namespaces may be off)."""
-    try:
-        done = subprocess.run(
-            [path, *_bwrap_options(()), "true"],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=30,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0
-
-
 @dataclass(frozen=True)
 class _Place:
     """Where a checkout (``source``) appears inside the sandbox (``shown_at``)."""
@@ -148,11 +163,11 @@ class _Place:
 
     def moved(self, path: str) -> str:
         """``path`` as the sandboxed child sees it (paths outside the checkout stay)."""
-        return self.shown_at + path[len(self.source) :] if _inside(path, self.source) else path
+        return self.shown_at + path[len(self.source) :] if inside(path, self.source) else path
 
     def moved_back(self, path: str) -> str:
         """Where ``path``, as the sandboxed child sees it, is in the checkout."""
-        return self.source + path[len(self.shown_at) :] if _inside(path, self.shown_at) else path
+        return self.source + path[len(self.shown_at) :] if inside(path, self.shown_at) else path
 
 
 def _bwrap_options(
@@ -160,60 +175,121 @@ def _bwrap_options(
     masked: Sequence[Path] = (),
     hidden: Sequence[str] = (),
     place: _Place | None = None,
+    writable: Sequence[str] = (),
+    tmpfs_size: int = Limits.tmpfs_size,
 ) -> list[str]:
-    """Read-only root, private /tmp, no network.
+    """Read-only root, private /tmp and /dev/shm, the host's /run gone.
 
     ``hidden`` directories (the user's repository: its working tree and git
     directory) are empty; ``visible`` paths stay, read-only, even inside /tmp or
     a hidden directory; ``place``'s checkout appears, read-only, where it says;
     ``masked`` directories (in the checkout) are empty and ``masked`` files read
-    as empty.
+    as empty. Of the tmpfs mounts, /tmp, /dev/shm and the ``writable`` ones (the
+    private home, one of the ``hidden`` paths) hold up to ``tmpfs_size`` bytes
+    each; every other one is empty and read-only, and so is the tmpfs bubblewrap
+    makes /dev on.
     """
-    options = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    options += _layered([_SANDBOX_TMP, *hidden], visible, place)
+    hiding = [p for p in _HOST_ONLY if os.path.isdir(p)]
+    layered = _layered([_SANDBOX_TMP, *hidden, *hiding], visible, place, writable)
     for path in masked:
         shown = place.moved(str(path)) if place else str(path)
         if path.is_dir() and not path.is_symlink():
-            options += ["--tmpfs", shown]
+            layered += ["--tmpfs", shown]
         elif path.exists() and not path.is_symlink():
-            options += ["--ro-bind", "/dev/null", shown]
-    options += ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
-    return [*options, "--die-with-parent", "--new-session", "--"]
+            layered += ["--ro-bind", "/dev/null", shown]
+    layered += ["--tmpfs", _SANDBOX_SHM]
+    mounts = _operations(layered)
+    options = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    options += _sized(mounts, writable, tmpfs_size)
+    tmpfs = [op[1] for op in mounts if op[0] == "--tmpfs"]
+    for empty in ["/dev", *(p for p in tmpfs if _is_empty(p, writable))]:
+        options += ["--remount-ro", empty]
+    return [*options, "--die-with-parent", "--new-session"]
+
+
+def _operations(options: Sequence[str]) -> list[tuple[str, ...]]:
+    """``--tmpfs PATH`` and ``--ro-bind SOURCE PATH`` options, one tuple each."""
+    operations: list[tuple[str, ...]] = []
+    index = 0
+    while index < len(options):
+        width = 3 if options[index] == "--ro-bind" else 2
+        operations.append(tuple(options[index : index + width]))
+        index += width
+    return operations
+
+
+def _is_empty(path: str, writable: Sequence[str]) -> bool:
+    """Whether the tmpfs at ``path`` only hides what lies beneath it."""
+    return path not in (_SANDBOX_TMP, _SANDBOX_SHM, *writable)
+
+
+def _sized(
+    operations: Sequence[tuple[str, ...]], writable: Sequence[str], tmpfs_size: int
+) -> list[str]:
+    """The operations as bubblewrap options: each tmpfs with its size and mode, and every
+    directory on the way to a mount point inside a tmpfs made first, searchable by all
+    (bubblewrap 0.8 makes them ``0700``, which only the sandbox's root could pass)."""
+    options: list[str] = []
+    tmpfs: list[str] = []
+    made: set[str] = set()
+    for operation in operations:
+        target = operation[-1]
+        enclosing = max((root for root in tmpfs if inside(target, root)), key=len, default=None)
+        if enclosing is not None and target != enclosing:
+            for parent in _parents(target, enclosing):
+                if parent not in made:
+                    made.add(parent)
+                    options += ["--perms", "0755", "--dir", parent]
+        if operation[0] == "--tmpfs":
+            tmpfs.append(target)
+            if target in (_SANDBOX_TMP, _SANDBOX_SHM):
+                options += ["--perms", "1777", "--size", str(tmpfs_size)]
+            elif target in writable:
+                options += ["--perms", "0700", "--size", str(tmpfs_size)]
+            else:
+                options += ["--size", str(_EMPTY_TMPFS)]
+        options += operation
+    return options
+
+
+def _parents(path: str, root: str) -> list[str]:
+    """The directories strictly between ``root`` and ``path``, outermost first."""
+    parts = path[len(root.rstrip(os.sep)) :].strip(os.sep).split(os.sep)[:-1]
+    return [os.path.join(root, *parts[: depth + 1]) for depth in range(len(parts))]
 
 
 def _layered(
-    hidden: Sequence[str], visible: Sequence[str], place: _Place | None = None
+    hidden: Sequence[str],
+    visible: Sequence[str],
+    place: _Place | None = None,
+    keep: Sequence[str] = (),
 ) -> list[str]:
     """Mounts that hide ``hidden``, show ``visible`` and put ``place``'s checkout where
     it says, outermost first, so a path shown inside a hidden one stays (the checkout
     under /tmp) and a path hidden inside a shown one stays hidden (a repository inside
     the virtual environment's directory). A mount that would change nothing is left
     out: a hidden directory inside another hidden one would show up there as an empty
-    mount point, and one inside the placed checkout is the checkout's own."""
+    mount point, and one inside the placed checkout is the checkout's own; but the
+    hidden paths in ``keep`` get a tmpfs of their own wherever they are (the private
+    home directory, which the child writes)."""
     wanted: dict[str, str | None] = {os.path.realpath(p): None for p in hidden}
     for path in visible:
         wanted.setdefault(os.path.realpath(path), os.path.realpath(path))
     if place is not None:
-        wanted = {
-            p: s for p, s in wanted.items() if s is not None or not _inside(p, place.shown_at)
-        }
+        wanted = {p: s for p, s in wanted.items() if s is not None or not inside(p, place.shown_at)}
         wanted[place.shown_at] = place.source
     kept: dict[str, str | None] = {}
     for path in sorted(wanted, key=lambda p: (p.count(os.sep), p)):
-        enclosing = max((k for k in kept if _inside(path, k)), key=len, default=None)
+        enclosing = max((k for k in kept if inside(path, k)), key=len, default=None)
         # the host's own content shows here: nothing covers it, or a bind of itself
         shown = enclosing is None or kept[enclosing] == enclosing
         source = wanted[path]
-        if shown == (source is None) or (source is not None and source != path):
+        if shown == (source is None) or (source is not None and source != path) or path in keep:
             kept[path] = source
     options: list[str] = []
     for path, source in kept.items():
         options += ["--tmpfs", path] if source is None else ["--ro-bind", source, path]
     return options
-
-
-def _inside(path: str, directory: str) -> bool:
-    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
 
 
 def _mount_points(place: _Place, visible: Sequence[str]) -> None:
@@ -222,23 +298,50 @@ def _mount_points(place: _Place, visible: Sequence[str]) -> None:
     read-only bind."""
     for path in visible:
         real = os.path.realpath(path)
-        if _inside(real, place.shown_at) and real != place.shown_at and os.path.isdir(real):
+        if inside(real, place.shown_at) and real != place.shown_at and os.path.isdir(real):
             os.makedirs(place.moved_back(real), exist_ok=True)
 
 
 def find_bwrap() -> str | None:
-    """The bubblewrap binary when it is installed and works, else None (said once on stderr)."""
+    """The bubblewrap binary when it is installed and can run a child without privilege
+    here, else None (said once on stderr).
+
+    Raises:
+        RefusedError: the gate runs as root and the sandbox cannot take root's
+            privileges away, unless ``ORACLE_GATE_UNSANDBOXED_ROOT=1`` accepts that.
+    """
     path = shutil.which("bwrap")
-    if path and _bwrap_works(path):
+    problem = _sandbox_problem(path) if path else "it is not installed"
+    if problem is None:
         return path
+    if os.geteuid() == 0 and os.environ.get(UNSANDBOXED_ROOT) != "1":
+        raise RefusedError(
+            f"refusing to run the patch's code as root without a sandbox: bubblewrap (bwrap) "
+            f"cannot take root's privileges away here ({problem}); install bubblewrap "
+            "where user namespaces are allowed, run the gate as an unprivileged user, or set "
+            f"{UNSANDBOXED_ROOT}=1 to run the code as root without a sandbox"
+        )
     if not _said_no_sandbox:
         _said_no_sandbox.append(True)
         sys.stderr.write(
-            "oracle-gate: note: bubblewrap (bwrap) is not usable here; oracle and production "
-            "code run without a network and file-system sandbox (process group, allow-listed "
-            "environment and timeout still apply)\n"
+            f"oracle-gate: note: bubblewrap (bwrap) is not usable here ({problem}); oracle and "
+            "production code run without a network and file-system sandbox (process group, "
+            "allow-listed environment, resource limits and timeout still apply)\n"
         )
     return None
+
+
+def _sandbox_problem(path: str) -> str | None:
+    """Why bubblewrap at ``path`` cannot run a child here with no privilege, or None: a
+    child that only confines itself is started the way every child is, until one has
+    (a failure may be the machine's of the moment, and is asked again next time)."""
+    if path in _sandbox_works:
+        return None
+    with tempfile.TemporaryDirectory(prefix="oracle-gate-probe-") as scratch:
+        problem = Runner(bwrap=path).probe(Path(scratch))
+    if problem is None:
+        _sandbox_works.add(path)
+    return problem
 
 
 def library_paths(exclude: Sequence[Path]) -> tuple[str, ...]:
@@ -314,6 +417,8 @@ class Runner:
         hash_base: what every child's ``PYTHONHASHSEED`` is drawn from (the ``hash_seed``
             of a call picks one of them); ``check`` derives it from the two commits, so
             a check run again runs as it did, and no patch can know it beforehand.
+        limits: what each child may use (``runtime/limits.py``); every child,
+            sandboxed or not, sets them on itself before code of the checkout runs.
         placements: where each checkout appears (``_place``), decided on first use.
     """
 
@@ -324,6 +429,7 @@ class Runner:
     hidden: tuple[str, ...] = ()
     shown_at: str | None = None
     hash_base: int = field(default_factory=lambda: secrets.randbelow(_HASH_SEEDS))
+    limits: Limits = field(default_factory=Limits)
     placements: dict[str, _Place | None] = field(default_factory=dict, compare=False)
 
     def run(
@@ -434,16 +540,30 @@ class Runner:
         }
 
     def _command(
-        self, checkout: Path, cwd: Path, fds: tuple[int, int], masked: Sequence[Path]
+        self,
+        checkout: Path,
+        cwd: Path,
+        fds: tuple[int, int],
+        masked: Sequence[Path],
+        launch: _Launch | None = None,
     ) -> list[str]:
-        # ``-c`` puts the working directory (the package's) first on sys.path: a package
-        # file named like a module the child imports (json.py) would be the child's own.
-        bootstrap = (
-            "import sys; sys.path[:] = [sys.argv[1]] + [p for p in sys.path if p]; "
-            "from oracle_gate.runtime.child import main; main(int(sys.argv[2]), int(sys.argv[3]))"
+        return self._sandboxed(
+            [*_python(_BOOTSTRAP), *map(str, fds), self._confinement().to_argument()],
+            checkout,
+            cwd,
+            masked,
+            launch,
         )
-        python = [sys.executable, "-s", "-S", "-c", bootstrap, _DRIVER_PATH]
-        command = [*python, *map(str, fds)]
+
+    def _sandboxed(
+        self,
+        command: list[str],
+        checkout: Path,
+        cwd: Path,
+        masked: Sequence[Path] = (),
+        launch: _Launch | None = None,
+    ) -> list[str]:
+        """``command`` under bubblewrap, in ``checkout`` (``cwd`` there), when there is one."""
         if self.bwrap is None:
             return command
         place = self._place(checkout)
@@ -454,12 +574,54 @@ class Runner:
             _mount_points(place, visible)
         home = self.home()
         homes = [os.path.realpath(home)] if home else []
-        options = _bwrap_options(visible, masked, (*self.hidden, *homes), place)
-        for path in homes:  # under the private /tmp it must be made
-            options[-1:-1] = ["--dir", path]
+        hidden = [*self.hidden, *homes]
+        who = identity()
+        if who.drops_root:
+            reached = [*visible, place.shown_at if place else str(checkout), *homes]
+            hidden += unsearchable(reached, [_SANDBOX_TMP, *hidden], who)
+        options = _bwrap_options(visible, masked, hidden, place, homes, self.limits.tmpfs_size)
         if place is not None:
-            options[-1:-1] = ["--chdir", place.moved(str(cwd))]
-        return [self.bwrap, *options, *command]
+            options += ["--chdir", place.moved(str(cwd))]
+        options += launch.options(who) if launch else bwrap_privileges(who, None, None)
+        return [self.bwrap, *options, "--", *command]
+
+    def _confinement(self) -> Confinement:
+        """What the child does to itself first: the ids a root gate's child becomes (and
+        the private home it takes), and the limits."""
+        who = identity()
+        sandboxed = self.bwrap is not None
+        home = self.home()
+        return Confinement(
+            limits=self.limits,
+            user=(who.uid, who.gid) if sandboxed and who.drops_root else None,
+            home=os.path.realpath(home) if home and who.drops_root else None,
+            sandboxed=sandboxed,
+        )
+
+    def probe(self, scratch: Path) -> str | None:
+        """Start a child that only confines itself, in the empty directory ``scratch``:
+        None when it did, else why not (one line)."""
+        command = [*_python(_PROBE), self._confinement().to_argument()]
+        launch = _Launch.make()
+        try:
+            sandboxed = self._sandboxed(command, scratch, scratch, (), launch)
+            process = _spawn(sandboxed, scratch, self._environment(0), (), launch)
+        except (OSError, RunnerFailure) as error:
+            return str(error)
+        finally:
+            launch.close()
+        try:
+            output, _ = process.communicate(timeout=_PROBE_SECONDS)
+        except subprocess.TimeoutExpired:
+            output = b"the probe timed out"
+        finally:
+            _kill_group(process)
+            with _running_lock:
+                _running.discard(process)
+        if process.returncode == 0:
+            return None
+        lines = output.decode(errors="replace").strip().splitlines()
+        return lines[-1][:200] if lines else f"exit code {process.returncode}"
 
     def _needed(self) -> list[str]:
         """What every child needs to see besides its checkout: the gate's code, Python (a
@@ -481,7 +643,7 @@ class Runner:
             clash = any(
                 os.path.lexists(place.moved_back(os.path.realpath(path)))
                 for path in self._needed()
-                if _inside(os.path.realpath(path), place.shown_at)
+                if inside(os.path.realpath(path), place.shown_at)
             )
             self.placements[source] = None if clash else place
         return self.placements[source]
@@ -508,7 +670,7 @@ class Runner:
         if self.bwrap is None or real == os.sep or not os.path.isdir(real):
             return None
         kept = [*self._needed(), *self.hidden]
-        return None if any(_inside(real, os.path.realpath(p)) for p in kept) else home
+        return None if any(inside(real, os.path.realpath(p)) for p in kept) else home
 
     def _environment(self, hash_seed: int) -> dict[str, str]:
         env = {key: os.environ[key] for key in ENV_ALLOWED if key in os.environ}
@@ -534,31 +696,119 @@ class Runner:
         passed: tuple[int, ...] = (),
     ) -> _Child:
         """A child in its own process group, its request already sent (its pipe kept open);
-        it also inherits the ``passed`` descriptors (a split run's two pipes)."""
+        it also inherits the ``passed`` descriptors (a split run's two pipes).
+
+        Raises:
+            RunnerFailure: the sandbox did not start.
+        """
         request_read, request_write = os.pipe()
         result_read, result_write = os.pipe()
+        launch = _Launch.make() if self.bwrap else None
         try:
-            process = subprocess.Popen(
-                self._command(checkout, cwd, (request_read, result_write), masked),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                cwd=cwd,
-                env=self._environment(hash_seed),
-                pass_fds=(request_read, result_write, *passed),
-                start_new_session=True,
+            process = _spawn(
+                self._command(checkout, cwd, (request_read, result_write), masked, launch),
+                cwd,
+                self._environment(hash_seed),
+                (request_read, result_write, *passed),
+                launch,
             )
         except BaseException:
             for fd in (request_read, request_write, result_read, result_write):
                 os.close(fd)
             raise
+        finally:
+            if launch is not None:
+                launch.close()
         os.close(request_read)
         os.close(result_write)
-        with _running_lock:
-            _running.add(process)
-        child = _Child(process, request_write, result_read)
+        child = _Child(process, request_write, result_read, limits=self.limits)
         child.send(self._moved(payload, checkout))
         return child
+
+
+@dataclass
+class _Launch:
+    """What one sandboxed start hands bubblewrap besides the child's own pipes: the
+    seccomp program, and under a root gate the user-namespace handshake."""
+
+    seccomp: int | None
+    handshake: Handshake | None
+
+    @classmethod
+    def make(cls) -> _Launch:
+        return cls(seccomp_descriptor(), Handshake() if identity().drops_root else None)
+
+    def options(self, who: Identity) -> list[str]:
+        return bwrap_privileges(who, self.seccomp, self.handshake)
+
+    def fds(self) -> tuple[int, ...]:
+        own = () if self.seccomp is None else (self.seccomp,)
+        return own + (self.handshake.child_fds() if self.handshake else ())
+
+    def started(self) -> None:
+        """bubblewrap runs: it has its copy of the program; map its namespace.
+
+        Raises:
+            OSError: the handshake failed (``Handshake.complete``).
+        """
+        self._close_seccomp()
+        if self.handshake is not None:
+            self.handshake.complete()
+
+    def close(self) -> None:
+        self._close_seccomp()
+        if self.handshake is not None:
+            self.handshake.close()
+
+    def _close_seccomp(self) -> None:
+        if self.seccomp is not None:
+            os.close(self.seccomp)
+            self.seccomp = None
+
+
+def _spawn(
+    command: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    fds: tuple[int, ...],
+    launch: _Launch | None,
+) -> subprocess.Popen[bytes]:
+    """``command`` in a session of its own, with ``fds`` (and the launch's) inherited;
+    under bubblewrap, its user namespace mapped before it goes on.
+
+    Raises:
+        RunnerFailure: the sandbox did not start (the process is killed).
+    """
+    process = subprocess.Popen(
+        command,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        cwd=cwd,
+        env=env,
+        pass_fds=(*fds, *(launch.fds() if launch else ())),
+        start_new_session=True,
+    )
+    with _running_lock:
+        _running.add(process)
+    if launch is not None:
+        try:
+            launch.started()
+        except OSError as error:
+            _kill_group(process)
+            with _running_lock:
+                _running.discard(process)
+            assert process.stdout is not None
+            with process.stdout:
+                said = process.stdout.read().decode(errors="replace").strip().splitlines()
+            why = said[-1][:200] if said else str(error)
+            raise RunnerFailure(f"the sandbox did not start ({why})") from None
+    return process
+
+
+def _python(bootstrap: str) -> list[str]:
+    """The interpreter running ``bootstrap`` with the gate's own code first on its path."""
+    return [sys.executable, "-s", "-S", "-c", bootstrap, _DRIVER_PATH]
 
 
 @dataclass
@@ -569,6 +819,7 @@ class _Child:
     request_fd: int | None
     result_fd: int
     output: bytearray = field(default_factory=bytearray)
+    limits: Limits = field(default_factory=Limits)
 
     def send(self, frame: dict[str, Any], deadline: float | None = None) -> None:
         """One frame to the child; a child that died already says so by not answering.
@@ -621,8 +872,16 @@ def _write_by(fd: int, data: bytes, deadline: float) -> None:
 
 
 def _tail(output: bytes | bytearray, child: _Child) -> str:
-    """The last line the child printed, or its exit code: why it gave no answer."""
+    """Why the child gave no answer: the limit it ran into (its exit signal, or a
+    ``MemoryError`` it died of), else the last line it printed, or its exit code."""
     tail = bytes(output).decode(errors="replace").strip().splitlines()[-1:]
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        child.process.wait(timeout=_EXIT_SECONDS)  # its result pipe closed as it died
+    reached = reached_by_signal(child.process.returncode, child.limits)
+    if reached is None and tail and tail[0].split(":")[0] == "MemoryError":
+        reached = child.limits.reason("memory")
+    if reached is not None:
+        return reached
     return tail[0][:200] if tail else f"exit code {child.process.returncode}"
 
 
@@ -749,58 +1008,3 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
     process.wait()
-
-
-def hide(checkout: Path, paths: Iterable[str]) -> None:
-    """Delete repo-relative ``paths`` from a temporary checkout (never from a working tree)."""
-    for path in paths:
-        with contextlib.suppress(FileNotFoundError):
-            (checkout / path).unlink()
-
-
-@dataclass(frozen=True)
-class Checkouts:
-    """Where the parent and head trees are checked out for running code."""
-
-    parent: Path
-    head: Path
-
-
-def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
-@contextlib.contextmanager
-def checkouts(repo: Path, parent: str, head: str) -> Iterator[Checkouts]:
-    """Temporary ``git worktree`` checkouts of both commits, removed on every exit path.
-
-    SIGTERM is turned into KeyboardInterrupt while they exist, so a killed CI
-    job still runs the cleanup; SIGINT already is one. Only the main thread may
-    set a signal handler, so ``check()`` called from another thread keeps the
-    process's handler (cleanup still runs on every exception).
-
-    Raises:
-        GitError: a worktree cannot be created.
-    """
-    main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt) if main else None
-    root = Path(tempfile.mkdtemp(prefix="oracle-gate-trees-"))
-    made: list[Path] = []
-    try:
-        for name, commit in (("parent", parent), ("head", head)):
-            # Listed before it exists: an interrupt can stop ``worktree add`` halfway,
-            # after git has registered the worktree.
-            made.append(root / name)
-            git(repo, "worktree", "add", "--quiet", "--detach", str(made[-1]), commit)
-        yield Checkouts(parent=made[0], head=made[1])
-    finally:
-        for target in made:
-            with contextlib.suppress(GateError):
-                git(repo, "worktree", "remove", "--force", str(target))
-        # Pruned once the directories are gone: git forgets a half-made worktree
-        # only when its directory no longer exists.
-        shutil.rmtree(root, ignore_errors=True)
-        with contextlib.suppress(GateError):
-            git(repo, "worktree", "prune")
-        if main:
-            signal.signal(signal.SIGTERM, previous)

@@ -26,8 +26,9 @@ from oracle_gate.graph import PackageGraph, load_packages
 from oracle_gate.model import Package, Row
 from oracle_gate.repo.diff import resolve_commit
 from oracle_gate.repo.trees import GitTree
+from oracle_gate.runtime.checkouts import Checkouts, checkouts, hide
 from oracle_gate.runtime.judge import RowEnv
-from oracle_gate.runtime.sandbox import Checkouts, Runner, checkouts, hide
+from oracle_gate.runtime.sandbox import Runner
 from oracle_gate.vet.judge import Judged, Recorded, baseline, recorded_inputs
 from oracle_gate.vet.mutants import Mutant, file_mutants
 from oracle_gate.vet.results import MutantResult, Outcome, RowStatus, RowVet, VetReport
@@ -239,7 +240,13 @@ def _vet_plans(
             hide(pair.head, hidden)
         scratch = tuple(pair.head.parent for pair in pairs)
         runner = sandbox_runner(
-            repo, tree, graph, scratch, settings.timeout_floor, hash_base_of(tree.commit)
+            repo,
+            tree,
+            graph,
+            scratch,
+            settings.timeout_floor,
+            hash_base_of(tree.commit),
+            settings.limits,
         )
         original = pairs[0].parent
         unmutated = _env(tree, graph, runner, original, original, options.today)
