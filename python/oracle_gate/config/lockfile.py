@@ -80,7 +80,7 @@ class Lock:
         return self.algorithms == CURRENT
 
     def writer(self) -> str:
-        """Who wrote it, for a report: "oracle-gate 0.1.0, surface v1, digest v1"."""
+        """Who wrote it, for a report: "oracle-gate 0.1.0, surface v2, digest v1"."""
         if self.algorithms is None:
             return "an oracle-gate that did not record its algorithms (lock format 1)"
         return f"oracle-gate {self.written_by}, {self.algorithms.describe()}"
