@@ -1107,3 +1107,59 @@ def test_a_suite_that_makes_warnings_errors_replays_split(repo: GitRepo) -> None
         report, Verdict.PASS
     )
     assert report.verdict is Verdict.PASS, [f.reason for f in report.findings]
+
+
+VERSION_TEST = (
+    "import re\nfrom pathlib import Path\n\nfrom mod import VERSION\n\n\n"
+    "def test_the_version_is_the_projects():\n"
+    "    text = (Path(__file__).parents[2] / 'pyproject.toml').read_text()\n"
+    "    assert re.search(r\"version = '(.*)'\", text)[1] == VERSION\n\n\n"
+    "def test_double():\n    assert double(2) == 4\n"
+)
+
+
+def _lane(report: Report, path: str) -> Lane:
+    return next(p.lane for p in report.paths if p.path == path)
+
+
+def _versioned_package(repo: GitRepo) -> str:
+    """pkg/ whose test compares the code's version with the root pyproject.toml's."""
+    repo.write("pyproject.toml", "[project]\nname = 'mono'\nversion = '1.0'\n")
+    _tested_package(repo, VERSION_TEST)
+    repo.write("pkg/mod.py", "VERSION = '1.0'\n\n\ndef double(x):\n    return 2 * x\n")
+    repo.relock("pkg")
+    return repo.commit("versioned")
+
+
+def test_a_version_bump_in_pyproject_and_the_code_passes_the_replay(repo: GitRepo) -> None:
+    """A release commit: the project's version moves in pyproject.toml (metadata, no
+    oracle lane) and in the code. The replay keeps the head's pyproject.toml, so the test
+    that compares the two passes."""
+    base = _versioned_package(repo)
+    repo.replace("pyproject.toml", "'1.0'", "'1.1'")
+    repo.replace("pkg/mod.py", "'1.0'", "'1.1'")
+    report = repo.gate(base, repo.commit("release 1.1"))
+    assert _lane(report, "pyproject.toml") is Lane.OTHER
+    assert "the parent's 2 passing test(s) also pass on the head's code" in _replay(
+        report, Verdict.PASS
+    ), [f.reason for f in report.findings]
+    assert report.verdict is Verdict.PASS
+
+
+def test_a_pyproject_whose_pytest_settings_move_is_replayed_as_the_parent_has_it(
+    repo: GitRepo,
+) -> None:
+    """The cheat beside the release: the same version bump also deselects the test the
+    patch breaks; pytest's section moved (harness), so the parent's file is replayed."""
+    base = _versioned_package(repo)
+    repo.write(
+        "pyproject.toml",
+        "[project]\nname = 'mono'\nversion = '1.0'\n\n"
+        "[tool.pytest.ini_options]\naddopts = \"-k 'not double'\"\n",
+    )
+    repo.replace("pkg/mod.py", "return 2 * x", "return 2 * x + 1")
+    report = repo.gate(base, repo.commit("off by one, and a deselecting pyproject.toml"))
+    assert _lane(report, "pyproject.toml") is Lane.HARNESS
+    assert "replay regress: tests/test_mod.py::test_double passes with the parent's code" in (
+        _replay(report)
+    ), [f.reason for f in report.findings]

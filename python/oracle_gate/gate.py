@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+import posixpath
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,12 +13,12 @@ from oracle_gate.classify import classify
 from oracle_gate.config.ledgers import ASSUMPTIONS_FILE, FREEZE_FILE, SEEDS_FILE
 from oracle_gate.config.lockfile import LOCK_FILE
 from oracle_gate.errors import ConfigError
-from oracle_gate.facts import Facts, gather_facts
+from oracle_gate.facts import Facts, LanedPath, gather_facts
 from oracle_gate.globs import matches_any
 from oracle_gate.graph import PackageGraph
 from oracle_gate.lanes import judge_packages, judge_paths
 from oracle_gate.lanes.common import note_problem
-from oracle_gate.model import Finding, Package, Row
+from oracle_gate.model import ORACLE_LANES, Finding, Package, Row
 from oracle_gate.repo.git import repository_dirs
 from oracle_gate.repo.layout import import_dirs
 from oracle_gate.repo.trees import GitTree
@@ -27,7 +28,12 @@ from oracle_gate.runtime.checkouts import checkouts, hide, prune_abandoned
 from oracle_gate.runtime.health import append_health
 from oracle_gate.runtime.judge import RowEnv, RuntimeStats, judge_rows
 from oracle_gate.runtime.limits import Limits
-from oracle_gate.runtime.replay import ReplayOptions, ReplayTrees, replay_packages
+from oracle_gate.runtime.replay import (
+    CONFIG_NAMES,
+    ReplayOptions,
+    ReplayTrees,
+    replay_packages,
+)
 from oracle_gate.runtime.sandbox import Runner, find_bwrap, library_paths, top_level_modules
 from oracle_gate.select import Selection, is_quiet, select
 from oracle_gate.vet.require import vetted_findings
@@ -123,7 +129,7 @@ def _run_rows(
     rows: list[tuple[Package, Row]],
     packages: list[Package],
     write_seeds: bool,
-    cache_url: str | None,
+    options: ReplayOptions,
 ) -> tuple[list[Finding], RuntimeStats]:
     """The rows' code, then (for ``packages``) the trusted replay, in one pair of checkouts."""
     if not rows and not packages:
@@ -155,11 +161,18 @@ def _run_rows(
         )
         findings, stats = judge_rows(rows, env)
         replay = ReplayTrees(facts.parent, facts.head, trees.parent, trees.head)
-        options = ReplayOptions(
-            facts.settings.replay_seconds, BaselineCache(url=cache_url), _review_of(facts)
-        )
         findings += replay_packages(packages, env, replay, stats, options)
         return findings, stats
+
+
+def _head_config(laned: list[LanedPath]) -> frozenset[str]:
+    """The pytest config files the patch changes only outside pytest's sections (their
+    lane is no oracle lane): the replay keeps the head's."""
+    return frozenset(
+        lp.path
+        for lp in laned
+        if posixpath.basename(lp.path) in CONFIG_NAMES and lp.lane not in ORACLE_LANES
+    )
 
 
 def _import_after(facts: Facts, package: Package) -> tuple[str, ...]:
@@ -241,10 +254,16 @@ def check(
             packages = [
                 p for p in selection.packages if replay and p.path in facts.parent_graph.packages
             ]
+            options = ReplayOptions(
+                facts.settings.replay_seconds,
+                BaselineCache(url=cache_url),
+                _review_of(facts),
+                _head_config(laned),
+            )
             with progress.stage(
                 "running rows (seed replay, properties, partitions, relations)", len(rows)
             ):
-                row_findings, stats = _run_rows(repo, facts, rows, packages, write_seeds, cache_url)
+                row_findings, stats = _run_rows(repo, facts, rows, packages, write_seeds, options)
             findings += row_findings
     append_health(repo, facts, rows, stats)
     return Report.build(

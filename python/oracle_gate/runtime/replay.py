@@ -61,6 +61,8 @@ __all__ = ["ReplayOptions", "ReplayTrees", "replay_packages"]
 
 # pytest configuration and plugins that apply to a package's tests from where they sit.
 _HARNESS_NAMES = frozenset({"conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml"})
+# The harness files that also hold what is not pytest's (metadata, dependencies, linters).
+CONFIG_NAMES = frozenset({"pyproject.toml", "setup.cfg", "tox.ini"})
 Outcomes = dict[str, str]
 # The outcome key of a pytest run that could not finish (a conftest that does not import).
 SESSION = "<session>"
@@ -101,6 +103,10 @@ class ReplayOptions:
     # A test file -> "review by <owners>" when a note that counts explains the patch's change
     # to it, else "": a regress of a test a human changed on purpose is human_noted.
     noted: Callable[[str], str] = field(default=lambda path: "")
+    # The CONFIG_NAMES files whose change the classifier put in no oracle lane (a version
+    # bump, a dependency pin): nothing pytest reads moved, so the replay tree keeps the
+    # head's, which the head's code may read (its own version, say).
+    head_config: frozenset[str] = frozenset()
 
 
 def _listed(items: list[str]) -> str:
@@ -656,12 +662,14 @@ def replay_packages(
         findings += _agent_tests(env, trees, package, state.budget)
         if tests:
             states.append(state)
+    # a config file the patch adds is the head's test side, gone from the replay tree
+    head_config = options.head_config & {p for (_, side), _ in sides.values() for p in side}
     for state in states:
         (_, parent_side), (_, head_side) = sides[state.package.path]
         for path in set(head_side) - set(parent_side):
             (trees.head_dir / path).unlink(missing_ok=True)
-        _write(trees.head_dir, trees.parent, parent_side)
-    impact = _impact(trees, [sides[state.package.path] for state in states])
+        _write(trees.head_dir, trees.parent, set(parent_side) - head_config)
+    impact = _impact(trees, [sides[state.package.path] for state in states], head_config)
     for state in states:
         _plan(state, impact)
         findings += _run_and_judge(env, trees, state, stats)
@@ -710,12 +718,15 @@ def _baseline(
 
 
 def _impact(
-    trees: ReplayTrees, sides: list[tuple[tuple[list[str], list[str]], tuple[list[str], list[str]]]]
+    trees: ReplayTrees,
+    sides: list[tuple[tuple[list[str], list[str]], tuple[list[str], list[str]]]],
+    head_config: frozenset[str],
 ) -> Impact:
     """How the replay tree (the head's files, the parent's test side of every replayed
-    package over them, the head's own test side gone) differs from the parent's checkout."""
-    parent_side = {path for (_, side), _ in sides for path in side}
-    head_side = {path for _, (_, side) in sides for path in side}
+    package over them but the head's config files, the head's own test side gone)
+    differs from the parent's checkout."""
+    parent_side = {path for (_, side), _ in sides for path in side} - head_config
+    head_side = {path for _, (_, side) in sides for path in side} - head_config
     parent_files = set(trees.parent.files())
     replay_files = (set(trees.head.files()) - head_side) | parent_side
 
