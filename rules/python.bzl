@@ -4,7 +4,7 @@ A repository rule (WORKSPACE; bzlmod uses it through `extensions.bzl`) that
 finds the interpreter, runs it once the way the launcher does (`-I -B`), and
 writes `@oracle_gate_python//:record.json`: the interpreter's path and
 version, its import path, its `.pth` files, and for `oracle-gate`, `pyyaml`,
-`networkx`, `blake3`, `hypothesis` and everything they require the version,
+`blake3`, `hypothesis`, `rich`, `coverage` and everything they require the version,
 where each module is imported from and a SHA-256 of every installed file.
 Every gate takes the record, and the `.pth` files and dist-info directories
 it names, as inputs, so a different interpreter, an upgraded package or an

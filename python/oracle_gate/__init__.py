@@ -15,7 +15,7 @@ __all__ = ["ExitCode", "Finding", "GateError", "Lane", "Verdict", "__version__",
 
 def __getattr__(name: str) -> object:
     # The native core imports oracle_gate.errors to raise its exceptions; that
-    # import runs this file, and must not need yaml, networkx or blake3. Nor does a
+    # import runs this file, and must not need yaml or blake3. Nor does a
     # command ask for the version: importlib.metadata costs a fresh process 30 ms.
     if name == "check":
         from oracle_gate.gate import check

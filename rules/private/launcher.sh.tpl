@@ -77,7 +77,7 @@ try:
     from oracle_gate.cli import main
 except ImportError as error:
     print(f"ERROR: cannot import the oracle-gate driver with {sys.executable}: {error}; "
-          "it needs pyyaml, networkx, blake3 and hypothesis (pip install oracle-gate)",
+          "it needs pyyaml, blake3, hypothesis, rich and coverage (pip install oracle-gate)",
           file=sys.stderr)
     raise SystemExit(2)
 raise SystemExit(main(sys.argv[2:]))'

@@ -25,7 +25,7 @@ import site
 import sys
 
 # The gate's own distribution and what its driver imports (pyproject.toml).
-ROOTS = ("oracle-gate", "pyyaml", "networkx", "blake3", "hypothesis", "tomli")
+ROOTS = ("oracle-gate", "pyyaml", "blake3", "hypothesis", "rich", "coverage", "tomli")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
