@@ -128,8 +128,64 @@ def test_what_the_tracer_cannot_see_makes_the_footprint_unrecorded(
     tests = f"def test_blind():\n    {body}\n\n\ndef test_plain():\n    pass\n"
     found = _record(tmp_path, tests)["tests"]
     assert found["tests/test_mod.py::test_blind"]["unrecorded"].startswith(why)
-    if why != "a thread (Thread-1 (sleep)) ran beside it":  # the thread outlives its test
-        assert found["tests/test_mod.py::test_plain"]["unrecorded"] == ""
+    # the thread outlives its test; no tracer is coverage's for the next test
+    later = found["tests/test_mod.py::test_plain"]["unrecorded"]
+    assert bool(later) is (why != "it started a process"), later
+
+
+DOCTESTED = '''def twice(x):
+    """
+    >>> twice(2)
+    4
+    """
+    return 2 * x
+'''
+
+BACK_LATER = """import doctest
+import sys
+
+import doc
+
+SAVED = []
+
+
+def test_doc():
+    assert doctest.testmod(doc).failed == 0
+
+
+def test_off():
+    SAVED.append(sys.gettrace())
+    sys.settrace(None)
+
+
+def test_blind():
+    assert doc.twice(1) == 2
+
+
+def test_back():
+    sys.settrace(SAVED[0])
+
+
+def test_after():
+    assert doc.twice(3) == 6
+"""
+
+
+def test_doctests_keep_the_tracer_and_a_test_that_puts_it_back_later_does_not(
+    tmp_path: Path,
+) -> None:
+    """doctest puts back the tracer it found after each docstring: coverage's, so nothing
+    is lost. A test that puts coverage's tracer back a test later still leaves the test
+    between it and the one that replaced it blind."""
+    found = _record(tmp_path, BACK_LATER, {"doc.py": DOCTESTED})["tests"]
+    unrecorded = {nodeid.rpartition("::")[2]: f["unrecorded"] for nodeid, f in found.items()}
+    assert unrecorded["test_doc"] == ""
+    assert _lines(found["tests/test_mod.py::test_doc"], "doc.py") == {6}
+    assert unrecorded["test_off"] == "it replaced the tracer"
+    assert unrecorded["test_blind"].startswith("the tracer was not coverage's")
+    assert unrecorded["test_back"].startswith("the tracer was not coverage's")
+    assert unrecorded["test_after"] == ""
+    assert _lines(found["tests/test_mod.py::test_after"], "doc.py") == {6}
 
 
 def test_a_thread_started_and_joined_in_a_test_is_traced(tmp_path: Path) -> None:

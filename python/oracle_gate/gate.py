@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import posixpath
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from oracle_gate import backend, progress
@@ -165,7 +165,7 @@ def _run_rows(
         return findings, stats
 
 
-def _head_config(laned: list[LanedPath]) -> frozenset[str]:
+def _head_config(laned: Iterable[LanedPath]) -> frozenset[str]:
     """The pytest config files the patch changes only outside pytest's sections (their
     lane is no oracle lane): the replay keeps the head's."""
     return frozenset(

@@ -42,7 +42,8 @@ _PROCESS_EVENTS = frozenset(
     {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork"}
 )
 _LISTING_EVENTS = frozenset({"os.listdir", "os.scandir"})
-_TRACER_EVENTS = frozenset({"sys.settrace", "sys.setprofile"})
+# A profiler sees no lines and takes nothing from coverage's tracer: only settrace counts.
+_TRACER_EVENTS = frozenset({"sys.settrace"})
 _EXTENSIONS = tuple(importlib.machinery.EXTENSION_SUFFIXES)
 
 
@@ -86,10 +87,28 @@ class Recorder:
         # listed again from here on, the session's footprint holds every one of them
         importlib.invalidate_caches()
         self.thread_tracer: Any = None
+        self.tracer: Any = None
         self.started = False
+        # sys.settrace's audit event names no tracer: this wrapper says which is being
+        # set and by whom (per thread), so that putting coverage's own back (doctest
+        # does, after each docstring) loses nothing
+        self.setting = threading.local()
+        self.settrace = sys.settrace
+        sys.settrace = self._settrace
         self.coverage.start()
         self.thread_tracer = threading.gettrace()
+        self.tracer = sys.gettrace()
         self.started = True
+
+    def _settrace(self, function: Any) -> None:
+        self.setting.call = (function, sys._getframe(1).f_code.co_filename)
+        try:
+            self.settrace(function)
+        finally:
+            del self.setting.call
+        # set from Python, coverage's tracer installs its C function on the next call
+        # event in this thread, which is an audited settrace too
+        self.setting.reinstall = function is self.tracer and function is not None
 
     def _trace(self) -> _Trace:
         return self.traces.setdefault(self.label, _Trace())
@@ -136,12 +155,25 @@ class Recorder:
             found.add(relative)
 
     def _tracer_kept(self) -> bool:
-        """Whether a tracer being set is coverage's: set by coverage itself, or by a new
-        thread starting with the hook coverage gave ``threading``."""
-        caller = sys._getframe(2).f_code.co_filename
+        """Whether a tracer being set is coverage's: set by coverage itself, by a new
+        thread starting with the hook coverage gave ``threading``, or put back."""
+        if not hasattr(self.setting, "call") and getattr(self.setting, "reinstall", False):
+            self.setting.reinstall = False
+            return True
+        function, caller = getattr(
+            self.setting, "call", (None, sys._getframe(2).f_code.co_filename)
+        )
+        if function is not None and function is self.tracer:
+            return True
         if f"{os.sep}coverage{os.sep}" in caller:
             return True
         return caller == threading.__file__ and threading.gettrace() is self.thread_tracer
+
+    def _tracer_off(self) -> str:
+        """Why lines run now go unseen: coverage's tracer is not this thread's."""
+        if self.started and sys.gettrace() is not self.tracer:
+            return "the tracer was not coverage's (a test replaced it)"
+        return ""
 
     def _threads(self) -> str:
         others = [t.name for t in threading.enumerate() if t is not threading.main_thread()]
@@ -158,7 +190,7 @@ class Recorder:
         return self.loaded_extension
 
     def _check(self, trace: _Trace) -> None:
-        for why in (self._threads(), self._extension()):
+        for why in (self._threads(), self._extension(), self._tracer_off()):
             if why:
                 trace.lose(why)
 
@@ -194,8 +226,10 @@ class Recorder:
 
     def result(self) -> dict[str, Any]:
         """Every test's footprint (wide fixtures it requests included) and the session's."""
-        self.coverage.stop()
         self._check(self.traces[SESSION])
+        self.started = False
+        self.coverage.stop()
+        sys.settrace = self.settrace
         lines = self._lines()
         session = _encoded(lines.get(SESSION, {}), self.traces[SESSION])
         tests = {}
