@@ -19,6 +19,7 @@ from oracle_gate.graph import PackageGraph
 from oracle_gate.lanes import judge_packages, judge_paths
 from oracle_gate.lanes.common import note_problem
 from oracle_gate.model import ORACLE_LANES, Finding, Package, Row
+from oracle_gate.repo.cache import cache_dir
 from oracle_gate.repo.git import repository_dirs
 from oracle_gate.repo.layout import import_dirs
 from oracle_gate.repo.trees import GitTree
@@ -28,6 +29,7 @@ from oracle_gate.runtime.checkouts import checkouts, hide, prune_abandoned
 from oracle_gate.runtime.health import append_health
 from oracle_gate.runtime.judge import RowEnv, RuntimeStats, judge_rows
 from oracle_gate.runtime.limits import Limits
+from oracle_gate.runtime.reads import READS_FILE, load_reads, readers
 from oracle_gate.runtime.replay import (
     CONFIG_NAMES,
     ReplayOptions,
@@ -175,6 +177,15 @@ def _head_config(laned: Iterable[LanedPath]) -> frozenset[str]:
     )
 
 
+def _read_at_run_time(laned: Iterable[LanedPath], reads_file: Path) -> dict[str, tuple[str, ...]]:
+    """Each changed quiet path the parent's tests read at run time, with the packages
+    whose tests read it (as their last baseline saw it)."""
+    quiet = [lp for lp in laned if is_quiet(lp)]
+    reads = load_reads(reads_file) if quiet else {}
+    found = {lp.path: readers(reads, lp.change) for lp in quiet}
+    return {path: packages for path, packages in found.items() if packages}
+
+
 def _import_after(facts: Facts, package: Package) -> tuple[str, ...]:
     """What goes on the import path after the package's directory: its ``src/`` (the src
     layout), then its dependencies, each followed by its own ``src/``."""
@@ -239,7 +250,8 @@ def check(
         )
     laned = classify(facts)
     findings = judge_paths(laned, facts)
-    selection = select(laned, facts)
+    reads_file = cache_dir(repo) / READS_FILE
+    selection = select(laned, facts, _read_at_run_time(laned, reads_file))
     # A doc inside a Bazel package can still be some rule's input: select says so.
     docs_only = not selection.packages and all(is_quiet(lp) for lp in laned)
     stats = RuntimeStats()
@@ -259,6 +271,7 @@ def check(
                 BaselineCache(url=cache_url),
                 _review_of(facts),
                 _head_config(laned),
+                reads_file,
             )
             with progress.stage(
                 "running rows (seed replay, properties, partitions, relations)", len(rows)

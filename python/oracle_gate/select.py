@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import posixpath
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -360,20 +361,30 @@ class _Selector:
         )
 
 
-def select(laned: tuple[LanedPath, ...], facts: Facts) -> Selection:
+def select(
+    laned: tuple[LanedPath, ...],
+    facts: Facts,
+    read_at_run_time: Mapping[str, tuple[str, ...]] | None = None,
+) -> Selection:
     """The packages and rows the diff can break, each with the reason it was selected.
 
     Args:
         laned: every changed path in its lane (``lanes.classify``).
         facts: both trees and both package graphs.
+        read_at_run_time: changed quiet paths -> the packages whose parent tests read
+            them at run time (``runtime/reads.py``): those packages are selected.
     """
     selector = _Selector(facts)
+    reads = read_at_run_time or {}
     for path in laned:
         selector.submodule(path)
         if not is_quiet(path):
             selector.touched(path)
-        else:
-            selector.bazel_file(path, _Origin(path.path, f"{path.lane.value} path changed"))
+            continue
+        selector.bazel_file(path, _Origin(path.path, f"{path.lane.value} path changed"))
+        for package in reads.get(path.path, ()):
+            reason = f"the parent's tests read this {path.lane.value} path at run time"
+            selector.pick_all(Selected(package, None, path.path, (package,), reason))
     for directory, paths in boundary_moves(facts).items():
         reason = "files left the package's boundary; its rows still run on them"
         selector.pick_all(Selected(directory, None, paths[0], (directory,), reason))

@@ -55,6 +55,7 @@ from oracle_gate.runtime.judge import (
     flake_reason,
     standing_freezes,
 )
+from oracle_gate.runtime.reads import note_reads
 from oracle_gate.runtime.sandbox import RunnerFailure
 
 __all__ = ["ReplayOptions", "ReplayTrees", "replay_packages"]
@@ -107,6 +108,8 @@ class ReplayOptions:
     # bump, a dependency pin): nothing pytest reads moved, so the replay tree keeps the
     # head's, which the head's code may read (its own version, say).
     head_config: frozenset[str] = frozenset()
+    # Where each baseline's run-time reads are kept (``runtime/reads.py``), if anywhere.
+    reads_file: Path | None = None
 
 
 def _listed(items: list[str]) -> str:
@@ -651,6 +654,8 @@ def replay_packages(
         )
         if tests:
             state.baseline = _baseline(env, trees, state, options)
+            if state.baseline is not None and options.reads_file is not None:
+                note_reads(options.reads_file, package.path, state.baseline)
             findings += [
                 state.finding(Verdict.PASS, state.tests[0], f"replay: {note}")
                 for note in options.cache.notes
