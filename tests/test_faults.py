@@ -148,6 +148,8 @@ def test_a_full_cache_keeps_the_verdict(
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["verdict"] == "merge"
     assert done.stderr == (
+        "oracle-gate: warning: the files the tests read are not kept (run-time-reads.json): "
+        "No space left on device\n"
         "oracle-gate: warning: the health record is not kept: No space left on device\n"
     )
 

@@ -72,7 +72,11 @@ def note_reads(target: Path, package: str, baseline: Baseline) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         replace_file(target, (json.dumps(found, sort_keys=True) + "\n").encode())
     except OSError as error:
-        _log.warning("oracle-gate: warning: %s is not kept (%s)", target, error.strerror)
+        _log.warning(
+            "oracle-gate: warning: the files the tests read are not kept (%s): %s",
+            target.name,
+            error.strerror,
+        )
 
 
 def readers(reads: Mapping[str, Mapping[str, Iterable[str]]], change: Change) -> tuple[str, ...]:
