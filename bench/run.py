@@ -16,6 +16,7 @@ BENCHES: dict[str, str] = {
     "hashing": "hashing",
     "history": "history",
     "replay": "replay",
+    "scale": "scale",
     "selection": "selection",
     "split": "split",
     "surface": "surface",
