@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from oracle_gate.runtime.limits import Limits, reached_by
+from oracle_gate.runtime.variants import forget_clock
 
 __all__ = ["Confinement", "PrivilegesKept", "enter", "reached"]
 
@@ -89,6 +90,7 @@ def enter(argument: str) -> Confinement:
         PrivilegesKept: a capability or id survived the drop.
     """
     confinement = Confinement.from_argument(argument)
+    forget_clock()
     if confinement.user is not None:
         _become(*confinement.user, confinement.home)
     for which, (soft, hard) in confinement.limits.rlimits(confinement.sandboxed).items():

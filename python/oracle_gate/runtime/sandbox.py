@@ -20,6 +20,7 @@ thread forging an answer), bytes after the answer, or a malformed frame is a
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import secrets
@@ -51,6 +52,7 @@ from oracle_gate.runtime.privileges import (
     seccomp_descriptor,
     unsearchable,
 )
+from oracle_gate.runtime.variants import SHIFTED, USUAL, Variant, clock_library
 
 __all__ = [
     "DEFAULT_TIMEOUT_FLOOR",
@@ -420,6 +422,8 @@ class Runner:
         limits: what each child may use (``runtime/limits.py``); every child,
             sandboxed or not, sets them on itself before code of the checkout runs.
         placements: where each checkout appears (``_place``), decided on first use.
+        variant: the environment the children run in (``runtime/variants.py``): the
+            usual one, or the shifted one a second run of head code gets.
     """
 
     library: tuple[str, ...] = ()
@@ -431,6 +435,15 @@ class Runner:
     hash_base: int = field(default_factory=lambda: secrets.randbelow(_HASH_SEEDS))
     limits: Limits = field(default_factory=Limits)
     placements: dict[str, _Place | None] = field(default_factory=dict, compare=False)
+    variant: Variant = USUAL
+
+    def shifted(self) -> Runner:
+        """This runner, its children in the shifted environment (``variants.SHIFTED``)."""
+        return dataclasses.replace(self, variant=SHIFTED)
+
+    def described(self) -> str:
+        """What this runner's environment changes from the usual one; empty if nothing."""
+        return self.variant.described(clock_library(), self.bwrap is not None)
 
     def run(
         self,
@@ -583,7 +596,18 @@ class Runner:
         if place is not None:
             options += ["--chdir", place.moved(str(cwd))]
         options += launch.options(who) if launch else bwrap_privileges(who, None, None)
-        return [self.bwrap, *options, "--", *command]
+        return [self.bwrap, *options, *self._variant_options(), "--", *command]
+
+    def _variant_options(self) -> list[str]:
+        """The shifted environment's host name, and its clock for the child alone (set in
+        bubblewrap's environment, a setuid bubblewrap would drop the preload)."""
+        options = []
+        host = self.variant.host_name(self.hash_base)
+        if host is not None:
+            options += ["--hostname", host]
+        for name, value in self.variant.clock(clock_library()).items():
+            options += ["--setenv", name, value]
+        return options
 
     def _confinement(self) -> Confinement:
         """What the child does to itself first: the ids a root gate's child becomes (and
@@ -605,7 +629,8 @@ class Runner:
         launch = _Launch.make()
         try:
             sandboxed = self._sandboxed(command, scratch, scratch, (), launch)
-            process = _spawn(sandboxed, scratch, self._environment(0), (), launch)
+            environment = self._environment(0, self._shown(scratch, scratch))
+            process = _spawn(sandboxed, scratch, environment, (), launch)
         except (OSError, RunnerFailure) as error:
             return str(error)
         finally:
@@ -672,19 +697,28 @@ class Runner:
         kept = [*self._needed(), *self.hidden]
         return None if any(inside(real, os.path.realpath(p)) for p in kept) else home
 
-    def _environment(self, hash_seed: int) -> dict[str, str]:
+    def _environment(self, hash_seed: int, cwd: str) -> dict[str, str]:
+        """A child's environment; ``cwd`` is its working directory as it sees it."""
         env = {key: os.environ[key] for key in ENV_ALLOWED if key in os.environ}
         tmp = _SANDBOX_TMP if self.bwrap else tempfile.gettempdir()
         if "TMPDIR" in os.environ:  # a real run without TMPDIR has none
             env["TMPDIR"] = tmp
+        seed = self.hash_base + hash_seed + self.variant.hash_shift
         return {
             **env,
             "HOME": self.home() or tmp,
-            "PYTHONHASHSEED": str(1 + (self.hash_base + hash_seed) % _HASH_SEEDS),
+            "PYTHONHASHSEED": str(1 + seed % _HASH_SEEDS),
             "PYTHONDONTWRITEBYTECODE": "1",
             # Hypothesis keeps a directory even without a database; never in the package.
             "HYPOTHESIS_STORAGE_DIRECTORY": os.path.join(tmp, "oracle-gate-hypothesis"),
+            **self.variant.shell(cwd, sys.executable),
+            **({} if self.bwrap else self.variant.clock(clock_library())),
         }
+
+    def _shown(self, checkout: Path, cwd: Path) -> str:
+        """``cwd`` as a child in ``checkout`` sees it."""
+        place = self._place(checkout)
+        return place.moved(str(cwd)) if place else str(cwd)
 
     def _start(
         self,
@@ -708,7 +742,7 @@ class Runner:
             process = _spawn(
                 self._command(checkout, cwd, (request_read, result_write), masked, launch),
                 cwd,
-                self._environment(hash_seed),
+                self._environment(hash_seed, self._shown(checkout, cwd)),
                 (request_read, result_write, *passed),
                 launch,
             )
