@@ -8,6 +8,7 @@ git) and a Bazel gate (one tree on disk, no relations: they need a parent).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 from collections import Counter
@@ -97,6 +98,10 @@ class RowEnv:
     freezes_expire: bool = True
     # package path -> the packages it depends on (transitively), put on sys.path after it
     deps: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def shifted(self) -> RowEnv:
+        """The same, its children in the shifted environment (``runtime/variants.py``)."""
+        return dataclasses.replace(self, runner=self.runner.shifted())
 
     def import_paths(self, tree: Path, package: Package) -> list[Path]:
         """The package and its dependencies, all from the checkout at ``tree``."""
@@ -459,8 +464,93 @@ def _partition_table(context: _Context, ref: str) -> tuple[list[Finding], list[d
                     )
                 )
     if not findings:
+        findings += _shifted_partitions(context, ref, described["subject"], items, runs[0])
+    if not findings:
         findings.append(context.finding(Verdict.PASS, ref, f"all {len(items)} partition rows hold"))
     return findings, items
+
+
+def _partition_verdicts(
+    context: _Context, ref: str, items: list[dict[str, Any]], outputs: list[dict[str, Any]]
+) -> list[str]:
+    """Per partition row, what its contract says of ``outputs``: ``raised``, ``holds``,
+    ``fails``, or ``returned`` (no contract). The contract is the head's, whichever code
+    gave the outputs."""
+    verdicts = ["raised" if "raised" in out else "returned" for out in outputs]
+    checked = [
+        index for index, item in enumerate(items) if item["has_contract"] and "ok" in outputs[index]
+    ]
+    if checked:
+        request = {
+            "role": "evaluate",
+            "ref": ref,
+            "kind": "partitions",
+            "items": [{"id": items[i]["id"], "output": outputs[i]["ok"]} for i in checked],
+        }
+        results = context.run(request, context.env.head_dir)["results"]
+        for index, result in zip(checked, results, strict=True):
+            verdicts[index] = "holds" if result["holds"] else "fails"
+    return verdicts
+
+
+def _shifted_partitions(
+    context: _Context,
+    ref: str,
+    subject: str,
+    items: list[dict[str, Any]],
+    usual: list[dict[str, Any]],
+) -> list[Finding]:
+    """The partition rows whose verdict moves when the head's code runs in the shifted
+    environment (``runtime/variants.py``: the clock a year and more ahead, another host,
+    a shell's variables): a reject, unless the parent's code moves the same way there.
+    Outputs may differ (a date in a label); what the contract says of them may not."""
+    shifted = dataclasses.replace(context, env=context.env.shifted())
+    inputs = [item["input"] for item in items]
+    head_dir = context.env.head_dir
+    there = _partition_verdicts(
+        context, ref, items, _subject_outputs(shifted, head_dir, subject, inputs)
+    )
+    # every row held in the usual run: valid ones returned and met their contract
+    here = [
+        "raised" if "raised" in out else "holds" if item["has_contract"] else "returned"
+        for item, out in zip(items, usual, strict=True)
+    ]
+    moved = [index for index, (a, b) in enumerate(zip(here, there, strict=True)) if a != b]
+    if not moved:
+        return []
+    parent = _parent_partition_moves(context, shifted, ref, subject, items)
+    described = shifted.env.runner.described()
+    return [
+        context.finding(
+            Verdict.REJECT,
+            ref,
+            f"partition {items[i]['id']}: behaviour depends on how it is run: on the head's "
+            f"code its contract {here[i]} in the usual environment and {there[i]} in the "
+            f"shifted one ({described}), where the parent's code "
+            f"{'gives the same in both' if parent is not None else 'has no such subject'}",
+        )
+        for i in moved
+        if parent is None or i not in parent
+    ]
+
+
+def _parent_partition_moves(
+    context: _Context, shifted: _Context, ref: str, subject: str, items: list[dict[str, Any]]
+) -> set[int] | None:
+    """The partition rows whose verdict also moves on the parent's code between the two
+    environments; None when the parent has no package or no such subject to call."""
+    parent_dir = context.env.parent_dir
+    if parent_dir is None or context.package.path not in context.env.parent_packages:
+        return None
+    inputs = [item["input"] for item in items]
+    try:
+        usual = _subject_outputs(context, parent_dir, subject, inputs)
+        there = _subject_outputs(shifted, parent_dir, subject, inputs)
+    except (RunnerFailure, OracleMistake):
+        return None
+    here = _partition_verdicts(context, ref, items, usual)
+    moved = _partition_verdicts(context, ref, items, there)
+    return {index for index, (a, b) in enumerate(zip(here, moved, strict=True)) if a != b}
 
 
 def _relations_hold(

@@ -11,6 +11,11 @@ parent's checkout give the baseline:
 - differs between two runs on the same code (the head always runs twice, one
   run after the other): a flake, keyed by node id and worded as a partition
   row's flake, a reject;
+- the head's second run is in the shifted environment (``runtime/variants.py``:
+  the clock a year and more ahead, another host name, a shell's variables): a
+  test that passes in the usual run and fails there twice, where the parent's
+  code passes there, depends on how it is run, a reject; one that fails there
+  on the parent's code too is the test's own dependence, not the patch's;
 - frozen in the *parent's* ``flake_freeze.yaml`` by a freeze that holds on the
   gate's date and within the ledger's budget: runs, never decides (a failure
   or flake is reported as debt); an expired or over-budget freeze, or one the
@@ -329,6 +334,7 @@ class _Package:
     again: dict[str, str] = field(default_factory=dict)  # node id -> why it runs again
     notes: list[str] = field(default_factory=list)
     noted: Callable[[str], str] = field(default=lambda path: "")
+    shifted: str = ""  # what the shifted environment changes (``Runner.described``)
 
     def split(self, tree: Path) -> _Split:
         """``tree``'s split view, found once: every run on it sees the same files."""
@@ -399,6 +405,10 @@ class _Runs:
     inline_why: str = ""
     # More head runs of the frozen tests that failed both: a freeze excuses a flake only
     frozen_again: tuple[Outcomes, ...] = ()
+    # The tests that passed the usual head run and failed the shifted one, in the shifted
+    # environment once more: on the head's code, and on the parent's.
+    shifted_head: Outcomes = field(default_factory=dict)
+    shifted_parent: Outcomes = field(default_factory=dict)
 
 
 def _judge(state: _Package, runs: _Runs, stats: RuntimeStats) -> list[Finding]:
@@ -521,6 +531,8 @@ def _verdict(state: _Package, runs: _Runs, nodeid: str, stats: RuntimeStats) -> 
         what = sent.removeprefix(UNSENDABLE)
         where = "from the head's code, where the parent's code gave it plain data"
         return _object_where_plain(state, nodeid, f"{what} {where}")
+    if not failed[0] and _failed(runs.shifted_head, nodeid):
+        return _how_it_is_run(state, runs, nodeid)
     if all(failed) and _passed(runs.parent_again.get(nodeid, "")):
         why = f" ({refused}, so it decides again)" if refused else ""
         regress = (
@@ -543,6 +555,25 @@ def _verdict(state: _Package, runs: _Runs, nodeid: str, stats: RuntimeStats) -> 
         Verdict.REJECT,
         nodeid,
         "replay: " + flake_reason(nodeid, "2 runs on the same code", nodeid, remedy),
+    )
+
+
+def _how_it_is_run(state: _Package, runs: _Runs, nodeid: str) -> Finding | None:
+    """A test that passes on the head's code in the usual environment and fails twice in
+    the shifted one: a reject, unless the parent's code fails there too (then the test
+    itself depends on the clock or the host, and the patch changed nothing of that)."""
+    if _failed(runs.shifted_parent, nodeid):
+        state.notes.append(
+            f"{nodeid} fails in the shifted environment on the parent's code too: not judged there"
+        )
+        return None
+    outcome = runs.shifted_head.get(nodeid) or "not run"
+    return state.finding(
+        Verdict.REJECT,
+        nodeid,
+        f"replay: behaviour depends on how it is run: {nodeid} passes on the head's code in "
+        f"the usual environment and gives {outcome!r} twice in the shifted one "
+        f"({state.shifted}), where the parent's code passes in both",
     )
 
 
@@ -784,17 +815,22 @@ def _plan(state: _Package, impact: Impact) -> None:
     state.kept = sorted(n for n, o in outcomes.items() if _passed(o) and n not in state.again)
 
 
+_Job = tuple[RowEnv, Path, list[str]]
+
+
 def _both(
-    env: RowEnv,
     state: _Package,
-    jobs: tuple[tuple[Path, list[str]], tuple[Path, list[str]]],
+    jobs: tuple[_Job, _Job],
     split: bool,
+    select: Sequence[str] | None = None,
 ) -> tuple[Outcomes | None, Outcomes | None]:
-    """Two pytest runs at once: (tree, files) each; an empty file list runs nothing.
+    """Two pytest runs at once: (environment, tree, files) each, only the ``select`` node
+    ids if given (else the state's); an empty file list runs nothing.
 
     Raises:
         RunnerFailure: pytest could not run at all.
     """
+    chosen = state.select if select is None else select
     with ThreadPoolExecutor(max_workers=2) as pool:
         futures = [
             pool.submit(
@@ -805,11 +841,11 @@ def _both(
                 files,
                 state.budget,
                 state.split(tree) if split else None,
-                state.select,
+                chosen,
             )
             if files
             else None
-            for tree, files in jobs
+            for env, tree, files in jobs
         ]
         first, second = (future.result() if future else {} for future in futures)
     return first, second
@@ -925,7 +961,7 @@ def _runs(env: RowEnv, trees: ReplayTrees, state: _Package, files: list[str], sp
     """
     try:
         baseline, replay = _both(
-            env, state, ((trees.parent_dir, files), (trees.head_dir, files)), split
+            state, ((env, trees.parent_dir, files), (env, trees.head_dir, files)), split
         )
     except RunnerFailure as failure:
         raise _unrunnable(state, f"replay could not run: {failure}") from None
@@ -939,15 +975,55 @@ def _runs(env: RowEnv, trees: ReplayTrees, state: _Package, files: list[str], sp
         for n, o in baseline.items()
         if _passed(o) and "::" in n and n not in excused and _failed(replay, n)
     )
+    shifted = env.shifted()
     try:
         again_head, again_parent = _both(
-            env, state, ((trees.head_dir, files), (trees.parent_dir, suspects)), split
+            state, ((shifted, trees.head_dir, files), (env, trees.parent_dir, suspects)), split
         )
     except RunnerFailure as failure:
         raise _unrunnable(state, f"replay rerun failed: {failure}") from None
     if again_head is None or again_parent is None:
         raise _Stopped(state.time_stop("head's code" if again_head is None else "parent's code"))
-    return _Runs(baseline, (replay, again_head), again_parent)
+    runs = _Runs(baseline, (replay, again_head), again_parent)
+    return _shifted_again(shifted, trees, state, runs, split)
+
+
+def _shifted_again(
+    shifted: RowEnv, trees: ReplayTrees, state: _Package, runs: _Runs, split: bool
+) -> _Runs:
+    """The tests that passed the usual head run and failed the shifted one, in the shifted
+    environment again on both sides: twice on the head's code is not a flake, and the
+    parent's code says whether the patch made the difference.
+
+    Raises:
+        _Stopped: pytest could not run, or a run hit the time budget.
+    """
+    excused = set(state.freezes.excused)
+    first, second = runs.head
+    moved = sorted(
+        n
+        for n, o in runs.baseline.items()
+        if _passed(o)
+        and "::" in n
+        and n not in excused
+        and _passed(first.get(n, ""))
+        and _failed(second, n)
+    )
+    if not moved:
+        return runs
+    state.shifted = shifted.runner.described()
+    try:
+        head, parent = _both(
+            state,
+            ((shifted, trees.head_dir, moved), (shifted, trees.parent_dir, moved)),
+            split,
+            select=moved,
+        )
+    except RunnerFailure as failure:
+        raise _unrunnable(state, f"replay rerun failed: {failure}") from None
+    if head is None or parent is None:
+        raise _Stopped(state.time_stop("head's code" if head is None else "parent's code"))
+    return dataclasses.replace(runs, shifted_head=head, shifted_parent=parent)
 
 
 def _parent_alone(
@@ -1010,4 +1086,6 @@ def _merged(split: _Runs, inline: _Runs, units: list[str]) -> _Runs:
         merge(split.parent_again, inline.parent_again),
         frozenset(n for n in inline.baseline if "::" in n),
         why.removeprefix(UNSENDABLE),
+        shifted_head=merge(split.shifted_head, inline.shifted_head),
+        shifted_parent=merge(split.shifted_parent, inline.shifted_parent),
     )
