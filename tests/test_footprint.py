@@ -214,3 +214,22 @@ def test_the_repositorys_coverage_settings_change_nothing_recorded(tmp_path: Pat
     settings = {".coveragerc": "[run]\nomit = *\n", "setup.cfg": "[coverage:run]\nomit = *\n"}
     result = _record(tmp_path, TESTS, settings)
     assert _lines(result["tests"]["tests/test_mod.py::test_double"], "mod.py") == {5}
+
+
+def test_a_traceback_shows_lines_and_a_whole_file_from_linecache_is_a_read_every_time(
+    tmp_path: Path,
+) -> None:
+    # test_first fills linecache's store with mod.py, the later tests are served from it
+    tests = (
+        "import inspect, traceback\n\nimport mod\n\n\ndef _shown():\n    try:\n"
+        "        mod.double(None)\n    except TypeError:\n        return traceback.format_exc()\n"
+        "\n\ndef test_first():\n    assert '2 * x' in _shown()\n"
+        "\n\ndef test_again():\n    assert '2 * x' in _shown()\n"
+        "\n\ndef test_source():\n    assert '2 * x' in inspect.getsource(mod.double)\n"
+    )
+    found = _record(tmp_path, tests)["tests"]
+    for name in ("test_first", "test_again"):
+        footprint = found[f"tests/test_mod.py::{name}"]
+        assert footprint["rendered"]["mod.py"] == [[5, 5]]
+        assert "mod.py" not in footprint["opened"]
+    assert found["tests/test_mod.py::test_source"]["opened"] == ["mod.py"]

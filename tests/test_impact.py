@@ -12,6 +12,7 @@ from oracle_gate.runtime.impact import (
     Impact,
     entries,
     file_change,
+    kept_lines,
     listing_changes,
 )
 
@@ -100,8 +101,15 @@ def _footprint(
     opened: frozenset[str] = frozenset(),
     listed: frozenset[str] = frozenset(),
     unrecorded: str = "",
+    rendered: dict[str, set[int]] | None = None,
 ) -> Footprint:
-    return Footprint({f: frozenset(v) for f, v in lines.items()}, opened, listed, unrecorded)
+    return Footprint(
+        {f: frozenset(v) for f, v in lines.items()},
+        opened,
+        listed,
+        unrecorded,
+        {f: frozenset(v) for f, v in (rendered or {}).items()},
+    )
 
 
 def test_a_test_that_ran_the_changed_function_is_reached_and_one_that_did_not_is_not() -> None:
@@ -152,3 +160,20 @@ def test_the_session_footprint_is_every_tests() -> None:
     merged = _footprint({"m.py": {8}}).with_session(session)
     assert merged.lines["m.py"] == {2, 8}
     assert merged.opened == {"conf.json"}
+
+
+def test_a_line_a_test_was_shown_reaches_it_only_when_its_text_changes() -> None:
+    before = b"a = 1\nb = 2\nc = 3\n"
+    moved = Impact((file_change("m.py", before, b"# new\n" + before),))
+    edited = Impact((file_change("m.py", before, before.replace(b"b = 2", b"b = 2  # why")),))
+    shown_b = _footprint({}, rendered={"m.py": {2}})
+    assert moved.reason(shown_b) == ""
+    assert edited.reason(shown_b) == ("it showed line 2 of m.py, whose text the patch changes")
+    assert edited.reason(_footprint({}, rendered={"m.py": {3}})) == ""
+
+
+def test_no_line_keeps_its_text_when_the_two_sides_decode_otherwise() -> None:
+    text = b"x = 1\ny = '\xe9'\n"
+    assert kept_lines(text, b"# new\n" + text) == {1, 2}
+    assert kept_lines(b"# coding: latin-1\n" + text, b"# coding: cp1252\n" + text) == set()
+    assert kept_lines(b"\xef\xbb\xbf" + text, text) == set()

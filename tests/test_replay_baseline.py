@@ -106,10 +106,17 @@ def _honest_then(repo: GitRepo, xdg: Path, tamper: str) -> tuple[str, Path]:
     tests["tests/test_mod.py::test_double"] = {
         "lines": {},
         "opened": [],
+        "rendered": {},
         "listed": [],
         "unrecorded": "",
     }
-    document["footprints"]["session"] = {"lines": {}, "opened": [], "listed": [], "unrecorded": ""}
+    document["footprints"]["session"] = {
+        "lines": {},
+        "opened": [],
+        "rendered": {},
+        "listed": [],
+        "unrecorded": "",
+    }
     if tamper == "resealed":
         document["seal"] = baseline_module._seal(baseline_module._body(document))
     entry.write_text(json.dumps(document))

@@ -309,6 +309,50 @@ def test_a_test_that_starts_no_process_keeps_the_parent_result(repo: GitRepo) ->
     )
 
 
+# source text asked of linecache: a traceback's lines, or a whole file
+
+SOURCE = {
+    "mod.py": (
+        "def fail():\n"
+        '    raise ValueError("no")\n\n\n'
+        "def described():\n"
+        "    # stable\n"
+        "    return 1\n\n\n"
+        "def other():\n"
+        "    return 2\n"
+    ),
+}
+RENDERED_TESTS = (
+    "import traceback\n\nimport mod\n\n\ndef test_renders():\n    try:\n"
+    "        mod.fail()\n    except ValueError:\n        text = traceback.format_exc()\n"
+    "    assert 'raise ValueError(\"no\")\\n' in text\n"
+)
+# test_renders fills linecache's store with mod.py; test_source then reads it from there
+SOURCE_TESTS = (
+    RENDERED_TESTS
+    + "\n\ndef test_source():\n    import inspect\n\n"
+    + "    assert '# stable' in inspect.getsource(mod.described)\n"
+)
+
+
+def test_a_whole_file_asked_of_linecache_is_a_read_even_from_its_store(repo: GitRepo) -> None:
+    base = _package(repo, SOURCE, SOURCE_TESTS)
+    edits = {"mod.py": SOURCE["mod.py"].replace("    # stable\n", "")}
+    _assert_rejected(_patch(repo, base, "cheat", edits), "test_source")
+
+
+def test_a_changed_line_a_traceback_shows_runs_the_test_again(repo: GitRepo) -> None:
+    base = _package(repo, SOURCE, RENDERED_TESTS)
+    edits = {"mod.py": SOURCE["mod.py"].replace('("no")', '("no")  # why')}
+    _assert_rejected(_patch(repo, base, "cheat", edits), "test_renders")
+
+
+def test_a_traceback_whose_lines_only_moved_keeps_the_parent_result(repo: GitRepo) -> None:
+    base = _package(repo, SOURCE, RENDERED_TESTS)
+    edits = {"mod.py": "# a comment above\n" + SOURCE["mod.py"].replace("2\n", "3\n")}
+    _assert_kept(_patch(repo, base, "honest", edits), 1)
+
+
 @pytest.mark.parametrize(
     ("edits", "why"),
     [

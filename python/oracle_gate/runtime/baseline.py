@@ -45,7 +45,7 @@ from oracle_gate.runtime.impact import Footprint, entries
 __all__ = ["Baseline", "BaselineCache", "Recorded", "key_material"]
 
 # Bump when what a baseline holds, or how it is recorded, changes meaning.
-FORMAT = 1
+FORMAT = 2
 _MAX_ENTRY = 256 * 1024 * 1024
 _HTTP_TIMEOUT = 20.0
 _SECRET = "ORACLE_GATE_CACHE_SECRET"
@@ -87,10 +87,10 @@ class Baseline:
         return self.tests.get(nodeid) or Footprint(unrecorded="no footprint was recorded")
 
     def touched(self) -> set[str]:
-        """Every path some footprint names: files run, opened, directories listed."""
+        """Every path some footprint names: files run, opened, shown, directories listed."""
         found: set[str] = set()
         for footprint in (self.session, *self.tests.values()):
-            found.update(footprint.lines, footprint.opened, footprint.listed)
+            found.update(footprint.lines, footprint.opened, footprint.listed, footprint.rendered)
         return found
 
 

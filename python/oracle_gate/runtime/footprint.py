@@ -12,8 +12,11 @@ the parent's code (trusted code: nothing here defends against it):
   every test shares; a fixture of a wider scope than the function is its own
   footprint, shared by every test that requests it, whichever test ran it;
 - the repository files each test opened (an audit hook on ``open``; reading a
-  module's source to import it is the import's, whose code the tracer sees)
-  and the directories it listed (``os.listdir``, ``os.scandir``: a file added
+  module's source to import it is the import's, whose code the tracer sees),
+  the lines of source it had ``linecache`` give line by line (a traceback or a
+  warning rendered as text shows those lines and no others; a whole file asked
+  of ``linecache``, as ``inspect.getsource`` does, is a file read, cached or
+  not) and the directories it listed (``os.listdir``, ``os.scandir``: a file added
   there can change what it finds, an import among them);
 - why a test's footprint could not be recorded: it started a process (whose
   code the tracer does not see), a thread outlived it or ran beside it, it
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.machinery
+import linecache
 import os
 import sys
 import threading
@@ -52,6 +56,7 @@ class _Trace:
     """What one label (a test, a wide fixture, the session) did besides executing lines."""
 
     opened: set[str] = field(default_factory=set)
+    rendered: dict[str, set[int]] = field(default_factory=dict)
     listed: set[str] = field(default_factory=set)
     unrecorded: str = ""
 
@@ -95,6 +100,10 @@ class Recorder:
         self.setting = threading.local()
         self.settrace = sys.settrace
         sys.settrace = self._settrace
+        # linecache keeps what it read: only asking it, test by test, says who needs what
+        self.getline, self.getlines = linecache.getline, linecache.getlines
+        self.reading = threading.local()
+        linecache.getline, linecache.getlines = self._getline, self._getlines
         self.coverage.start()
         self.thread_tracer = threading.gettrace()
         self.tracer = sys.gettrace()
@@ -109,6 +118,24 @@ class Recorder:
         # set from Python, coverage's tracer installs its C function on the next call
         # event in this thread, which is an audited settrace too
         self.setting.reinstall = function is self.tracer and function is not None
+
+    def _getline(self, filename: str, lineno: int, module_globals: Any = None) -> str:
+        """One line of source (a traceback's, a warning's): only that line's text counts."""
+        outer = getattr(self.reading, "line", False)
+        self.reading.line = True
+        try:
+            return str(self.getline(filename, lineno, module_globals))
+        finally:
+            self.reading.line = outer
+            relative = self._relative(filename)
+            if relative is not None:
+                self._trace().rendered.setdefault(relative, set()).add(lineno)
+
+    def _getlines(self, filename: str, module_globals: Any = None) -> list[str]:
+        """A whole file's lines, from linecache's store or not: a read of the file."""
+        if not getattr(self.reading, "line", False):
+            self._note(self._trace().opened, filename)
+        return list(self.getlines(filename, module_globals))
 
     def _trace(self) -> _Trace:
         return self.traces.setdefault(self.label, _Trace())
@@ -137,7 +164,10 @@ class Recorder:
 
     def _audit(self, event: str, args: tuple[Any, ...]) -> None:
         if event == "open":
-            # the import system reading a module to run it: the tracer sees its code
+            # the import system reading a module to run it: the tracer sees its code;
+            # linecache filling its store for one line: that line is what is read
+            if getattr(self.reading, "line", False):
+                return
             if not sys._getframe(1).f_code.co_filename.startswith("<frozen importlib"):
                 self._note(self._trace().opened, args[0] if args else None)
         elif event in _LISTING_EVENTS:
@@ -230,6 +260,7 @@ class Recorder:
         self.started = False
         self.coverage.stop()
         sys.settrace = self.settrace
+        linecache.getline, linecache.getlines = self.getline, self.getlines
         lines = self._lines()
         session = _encoded(lines.get(SESSION, {}), self.traces[SESSION])
         tests = {}
@@ -273,10 +304,15 @@ def _ranges(lines: Iterable[int]) -> list[list[int]]:
     return runs
 
 
+def _lines_of(runs: Iterable[list[int]]) -> Iterable[int]:
+    return (line for first, last in runs for line in range(first, last + 1))
+
+
 def _encoded(lines: dict[str, set[int]], trace: _Trace) -> dict[str, Any]:
     return {
         "lines": {file: _ranges(found) for file, found in sorted(lines.items())},
         "opened": sorted(trace.opened),
+        "rendered": {file: _ranges(found) for file, found in sorted(trace.rendered.items())},
         "listed": sorted(trace.listed),
         "unrecorded": trace.unrecorded,
     }
@@ -290,10 +326,10 @@ def _merged(parts: list[dict[str, Any]]) -> dict[str, Any]:
     trace = _Trace()
     for part in parts:
         for file, runs in part["lines"].items():
-            lines.setdefault(file, set()).update(
-                line for first, last in runs for line in range(first, last + 1)
-            )
+            lines.setdefault(file, set()).update(_lines_of(runs))
         trace.opened.update(part["opened"])
+        for file, runs in part["rendered"].items():
+            trace.rendered.setdefault(file, set()).update(_lines_of(runs))
         trace.listed.update(part["listed"])
         if part["unrecorded"]:
             trace.lose(part["unrecorded"])

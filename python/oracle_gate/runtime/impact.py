@@ -8,6 +8,10 @@ listed. The replay tree differs from the parent's checkout only in the paths
 - its footprint could not be recorded;
 - it opened a changed path, or listed a directory where a path appears or
   disappears;
+- it had ``linecache`` give it a line of a changed path (a traceback rendered
+  as text) whose text the change does not keep: lines are matched between the
+  two sides as a line diff matches them, so a line a comment above moved keeps
+  its text;
 - it executed code of a changed Python file that the change reaches: the
   file's code objects are compared with their line numbers left out, so a
   comment or a blank line moves nothing; a change to a function's body
@@ -24,8 +28,12 @@ collects reaches every test. ``docs/replay.md`` gives the argument.
 
 from __future__ import annotations
 
+import difflib
 import dis
+import functools
+import io
 import posixpath
+import tokenize
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -66,34 +74,46 @@ class Footprint:
     opened: frozenset[str] = frozenset()
     listed: frozenset[str] = frozenset()
     unrecorded: str = ""
+    rendered: Mapping[str, frozenset[int]] = field(default_factory=dict)
 
     @classmethod
     def decode(cls, data: Mapping[str, Any]) -> Footprint:
         """From the child's encoding: ``[first, last]`` line runs per file."""
-        lines = {
-            str(file): frozenset(
-                line for first, last in runs for line in range(int(first), int(last) + 1)
-            )
-            for file, runs in data["lines"].items()
-        }
         return cls(
-            lines,
+            _decoded_runs(data["lines"]),
             frozenset(map(str, data["opened"])),
             frozenset(map(str, data["listed"])),
             str(data["unrecorded"]),
+            _decoded_runs(data["rendered"]),
         )
 
     def with_session(self, session: Footprint) -> Footprint:
         """This footprint and the session's: what collection ran, every test stands on."""
-        lines = dict(session.lines)
-        for file, found in self.lines.items():
-            lines[file] = lines.get(file, frozenset()) | found
         return Footprint(
-            lines,
+            _joined(session.lines, self.lines),
             self.opened | session.opened,
             self.listed | session.listed,
             self.unrecorded or session.unrecorded,
+            _joined(session.rendered, self.rendered),
         )
+
+
+def _decoded_runs(data: Mapping[str, Any]) -> dict[str, frozenset[int]]:
+    return {
+        str(file): frozenset(
+            line for first, last in runs for line in range(int(first), int(last) + 1)
+        )
+        for file, runs in data.items()
+    }
+
+
+def _joined(
+    first: Mapping[str, frozenset[int]], second: Mapping[str, frozenset[int]]
+) -> dict[str, frozenset[int]]:
+    joined = dict(first)
+    for file, found in second.items():
+        joined[file] = joined.get(file, frozenset()) | found
+    return joined
 
 
 @dataclass(frozen=True)
@@ -112,6 +132,17 @@ class Change:
     units: frozenset[str] | None = None
     owners: Mapping[int, frozenset[str]] = field(default_factory=dict)
     listings: frozenset[str] = frozenset()  # directories whose entries it adds or removes
+    # both sides' bytes, for the lines whose text it keeps (None: it keeps none)
+    texts: tuple[bytes, bytes] | None = field(default=None, repr=False, compare=False)
+
+    @functools.cached_property
+    def kept(self) -> frozenset[int]:
+        """The parent's lines whose text the change keeps, as linecache would give them
+        (matched by a line diff, so a line moved keeps its text); worked out only for a
+        path some test had linecache give it lines of."""
+        if self.texts is None:
+            return frozenset()
+        return kept_lines(*self.texts)
 
     def reached(self, footprint: Footprint) -> str:
         """Why a test with ``footprint`` meets this change, or ``""``."""
@@ -126,6 +157,11 @@ class Change:
             return f"it ran {_shown_unit(hit[0])} in {what}"
         if self.path in footprint.opened:
             return f"it read {what}"
+        shown = sorted(footprint.rendered.get(self.path, frozenset()) - self.kept)
+        if shown:
+            return (
+                f"it showed line {shown[0]} of {self.path}, whose text the patch {self.kind.value}"
+            )
         listed = sorted(self.listings & footprint.listed)
         if listed:
             return f"it listed {listed[0] or '.'}, where the patch {self.kind.value} {self.path}"
@@ -168,17 +204,40 @@ def file_change(
         return Change(path, ChangeKind.ADDED, listings=listings)
     if replay is None:
         return Change(path, ChangeKind.REMOVED, listings=listings)
+    texts = (parent, replay)
     if not path.endswith(".py"):
-        return Change(path, ChangeKind.CHANGED)
+        return Change(path, ChangeKind.CHANGED, texts=texts)
     before, after = _units(parent, path), _units(replay, path)
     if before is None or after is None or before[""][0] != after[""][0]:
-        return Change(path, ChangeKind.CHANGED)
+        return Change(path, ChangeKind.CHANGED, texts=texts)
     changed = frozenset(
         key
         for key in before.keys() | after.keys()
         if before.get(key, (b"", None))[0] != after.get(key, (b"", None))[0]
     )
-    return Change(path, ChangeKind.CHANGED, changed, _owners(before))
+    return Change(path, ChangeKind.CHANGED, changed, _owners(before), texts=texts)
+
+
+def kept_lines(parent: bytes, replay: bytes) -> frozenset[int]:
+    """The 1-based lines of ``parent`` whose text ``replay`` keeps, matched as a line
+    diff matches them. linecache decodes a file by its coding cookie or BOM: when the
+    two sides decode otherwise, the same bytes may be other text, and none is kept."""
+    if _encoding(parent) != _encoding(replay):
+        return frozenset()
+    before, after = parent.splitlines(), replay.splitlines()
+    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    return frozenset(
+        line
+        for start, _, size in matcher.get_matching_blocks()
+        for line in range(start + 1, start + size + 1)
+    )
+
+
+def _encoding(source: bytes) -> str:
+    try:
+        return tokenize.detect_encoding(io.BytesIO(source).readline)[0]
+    except SyntaxError:  # linecache gives no line of such a file, on either side
+        return ""
 
 
 def listing_changes(path: str, other: set[str]) -> frozenset[str]:
