@@ -124,7 +124,7 @@ class Recorder:
         outer = getattr(self.reading, "line", False)
         self.reading.line = True
         try:
-            return str(self.getline(filename, lineno, module_globals))
+            return self.getline(filename, lineno, module_globals)
         finally:
             self.reading.line = outer
             relative = self._relative(filename)
@@ -135,7 +135,8 @@ class Recorder:
         """A whole file's lines, from linecache's store or not: a read of the file."""
         if not getattr(self.reading, "line", False):
             self._note(self._trace().opened, filename)
-        return list(self.getlines(filename, module_globals))
+        # linecache's own list, not a copy: getline asks for it for every line shown
+        return self.getlines(filename, module_globals)
 
     def _trace(self) -> _Trace:
         return self.traces.setdefault(self.label, _Trace())
