@@ -174,6 +174,19 @@ def test_a_line_a_test_was_shown_reaches_it_only_when_its_text_changes() -> None
 
 def test_no_line_keeps_its_text_when_the_two_sides_decode_otherwise() -> None:
     text = b"x = 1\ny = '\xe9'\n"
-    assert kept_lines(text, b"# new\n" + text) == {1, 2}
-    assert kept_lines(b"# coding: latin-1\n" + text, b"# coding: cp1252\n" + text) == set()
-    assert kept_lines(b"\xef\xbb\xbf" + text, text) == set()
+    assert kept_lines("m.txt", text, text + b"z = 2\n") == {1, 2}
+    latin, cp1252 = b"# coding: latin-1\n" + text, b"# coding: cp1252\n" + text
+    assert kept_lines("m.py", latin, cp1252) == set()
+    assert kept_lines("m.txt", b"\xef\xbb\xbf" + text, text) == set()
+
+
+def test_a_line_of_code_is_followed_to_where_its_instructions_are_on_the_head() -> None:
+    before = b'def fail():\n    raise ValueError("no")\n\n\ndef other():\n    return 2\n'
+    moved = b"# new\n" + before.replace(b"2\n", b"3\n")
+    assert kept_lines("m.py", before, moved) == {1, 2, 4}
+    # the same text stays in the file, but the instruction the test is shown now sits
+    # on an edited line (the code after a raise is never compiled): not kept
+    twin = before.replace(b'("no")\n', b'("no")  # why\n    raise ValueError("no")\n', 1)
+    assert 2 not in kept_lines("m.py", before, twin)
+    # no code on a line: kept only where it was
+    assert kept_lines("m.txt", b"a\nb\n", b"new\na\nb\n") == set()

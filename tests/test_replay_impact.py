@@ -341,9 +341,19 @@ def test_a_whole_file_asked_of_linecache_is_a_read_even_from_its_store(repo: Git
     _assert_rejected(_patch(repo, base, "cheat", edits), "test_source")
 
 
-def test_a_changed_line_a_traceback_shows_runs_the_test_again(repo: GitRepo) -> None:
+@pytest.mark.parametrize(
+    "shown",
+    [
+        '    raise ValueError("no")  # why\n',
+        # its old text moves below, where no instruction is (code after a raise is
+        # never compiled): the instruction shown sits on the edited line
+        '    raise ValueError("no")  # why\n    raise ValueError("no")\n',
+    ],
+    ids=["edited", "edited-and-copied-below"],
+)
+def test_a_changed_line_a_traceback_shows_runs_the_test_again(repo: GitRepo, shown: str) -> None:
     base = _package(repo, SOURCE, RENDERED_TESTS)
-    edits = {"mod.py": SOURCE["mod.py"].replace('("no")', '("no")  # why')}
+    edits = {"mod.py": SOURCE["mod.py"].replace('    raise ValueError("no")\n', shown)}
     _assert_rejected(_patch(repo, base, "cheat", edits), "test_renders")
 
 

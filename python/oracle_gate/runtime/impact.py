@@ -9,9 +9,10 @@ listed. The replay tree differs from the parent's checkout only in the paths
 - it opened a changed path, or listed a directory where a path appears or
   disappears;
 - it had ``linecache`` give it a line of a changed path (a traceback rendered
-  as text) whose text the change does not keep: lines are matched between the
-  two sides as a line diff matches them, so a line a comment above moved keeps
-  its text;
+  as text) whose text the change does not keep: a line of code is followed to
+  the head's lines its instructions are on, in code objects the change left as
+  they were, so a line a comment above moved keeps its text; any other line
+  keeps its text only where it is;
 - it executed code of a changed Python file that the change reaches: the
   file's code objects are compared with their line numbers left out, so a
   comment or a blank line moves nothing; a change to a function's body
@@ -28,7 +29,6 @@ collects reaches every test. ``docs/replay.md`` gives the argument.
 
 from __future__ import annotations
 
-import difflib
 import dis
 import functools
 import io
@@ -138,11 +138,11 @@ class Change:
     @functools.cached_property
     def kept(self) -> frozenset[int]:
         """The parent's lines whose text the change keeps, as linecache would give them
-        (matched by a line diff, so a line moved keeps its text); worked out only for a
-        path some test had linecache give it lines of."""
+        (``kept_lines``); worked out only for a path some test had linecache give it
+        lines of."""
         if self.texts is None:
             return frozenset()
-        return kept_lines(*self.texts)
+        return kept_lines(self.path, *self.texts)
 
     def reached(self, footprint: Footprint) -> str:
         """Why a test with ``footprint`` meets this change, or ``""``."""
@@ -218,19 +218,58 @@ def file_change(
     return Change(path, ChangeKind.CHANGED, changed, _owners(before), texts=texts)
 
 
-def kept_lines(parent: bytes, replay: bytes) -> frozenset[int]:
-    """The 1-based lines of ``parent`` whose text ``replay`` keeps, matched as a line
-    diff matches them. linecache decodes a file by its coding cookie or BOM: when the
-    two sides decode otherwise, the same bytes may be other text, and none is kept."""
+def kept_lines(path: str, parent: bytes, replay: bytes) -> frozenset[int]:
+    """The 1-based lines of ``parent`` whose text ``replay`` keeps where a test that
+    runs the same code is shown them.
+
+    A traceback shows the line a frame's instruction is on. A line with instructions
+    of code objects the change left as they were is followed to the lines the same
+    instructions are on in ``replay`` (a comment above moves them), and is kept when
+    each of those has its text; a line of changed code is not kept; any other line
+    is kept only where it was. linecache decodes a file by its coding cookie or BOM:
+    when the two sides decode otherwise, the same bytes may be other text, and none
+    is kept.
+    """
     if _encoding(parent) != _encoding(replay):
         return frozenset()
     before, after = parent.splitlines(), replay.splitlines()
-    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
-    return frozenset(
-        line
-        for start, _, size in matcher.get_matching_blocks()
-        for line in range(start + 1, start + size + 1)
-    )
+    moved = _moved_lines(path, parent, replay)
+    kept = set()
+    for number, text in enumerate(before, 1):
+        targets = moved.get(number, {number})
+        if targets and all(0 < line <= len(after) and after[line - 1] == text for line in targets):
+            kept.add(number)
+    return frozenset(kept)
+
+
+def _moved_lines(path: str, parent: bytes, replay: bytes) -> dict[int, set[int]]:
+    """Each line of ``parent`` with instructions on it -> the lines of ``replay`` the same
+    instructions are on (empty when a code object with instructions there changed)."""
+    if not path.endswith(".py"):
+        return {}
+    before, after = _units(parent, path), _units(replay, path)
+    if before is None or after is None:
+        return {}
+    moved: dict[int, set[int]] = {}
+    changed: set[int] = set()
+    for key, (digest, code) in before.items():
+        twin = after.get(key)
+        there = _offset_lines(twin[1]) if twin is not None and twin[0] == digest else {}
+        for offset, line in _offset_lines(code).items():
+            if offset in there:
+                moved.setdefault(line, set()).add(there[offset])
+            else:
+                changed.add(line)
+    return {**moved, **{line: set() for line in changed}}
+
+
+def _offset_lines(code: CodeType) -> dict[int, int]:
+    return {
+        offset: line
+        for start, end, line in code.co_lines()
+        if line is not None
+        for offset in range(start, end, 2)
+    }
 
 
 def _encoding(source: bytes) -> str:
