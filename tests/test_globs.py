@@ -5,7 +5,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oracle_gate import globs
-from oracle_gate.bazel.glob import starting_with
 from oracle_gate.globs import (
     GlobPattern,
     _regex,
@@ -14,6 +13,7 @@ from oracle_gate.globs import (
     validate_glob,
     wildcard_match,
 )
+from oracle_gate.repo.directories import starting_with
 
 
 @pytest.mark.parametrize(

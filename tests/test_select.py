@@ -91,7 +91,7 @@ def _monorepos(draw: st.DrawFn) -> tuple[int, set[tuple[int, int]], dict[int, li
 
 
 def _brute_force_dependents(edges: set[tuple[int, int]], touched: set[int]) -> set[int]:
-    """Nodes with a path of one or more edges to a touched node (independent of graph.py)."""
+    """Nodes with a path of one or more edges to a touched node (independent of graph/model.py)."""
     found = set()
     for start in {a for a, _ in edges}:
         seen: set[int] = set()

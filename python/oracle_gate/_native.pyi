@@ -225,7 +225,7 @@ def evaluate_build_files(
         files: every file of the tree, repository-relative, sorted; what a
             gate's ``glob()`` and ledger names are checked against. None: no
             matrix is built. (A name that is not UTF-8 cannot be passed;
-            ``graph.py`` leaves a gate with such a file to ``gate_matrix``.)
+            ``graph/scan.py`` leaves a gate with such a file to ``gate_matrix``.)
         named: ``(name, root)``: the names the main repository gives the tree's
             other repositories (``local_repository(name, path)``), and its own
             names, so ``@name//`` labels and loads resolve into them.

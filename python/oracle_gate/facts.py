@@ -8,15 +8,16 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from oracle_gate.bazel.glob import starting_with
 from oracle_gate.bazel.labels import BUILD_NAMES, WORKSPACE_MARKERS
+from oracle_gate.bazel.workspace.ignore import BAZELIGNORE
 from oracle_gate.config.notes import Notes, endorse, read_notes
 from oracle_gate.config.owners import CodeOwners, read_codeowners
 from oracle_gate.config.settings import Settings, read_settings
 from oracle_gate.globs import matches_any
-from oracle_gate.graph import BAZELIGNORE, PackageGraph, derive_graph, load_graph
+from oracle_gate.graph import PackageGraph, derive_graph, load_graph
 from oracle_gate.model import Change, ChangeKind, Diff, Finding, Lane, Package, Verdict
 from oracle_gate.repo.diff import read_diff
+from oracle_gate.repo.directories import starting_with
 from oracle_gate.repo.trees import GitTree
 
 __all__ = [

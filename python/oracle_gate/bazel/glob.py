@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import bisect
 import posixpath
-import sys
 from collections.abc import Iterable, Sequence, Set
 
 from oracle_gate.bazel.buildfile import Glob
 from oracle_gate.errors import ConfigError
 from oracle_gate.globs import compile_glob, validate_glob
+from oracle_gate.repo.directories import starting_with
 
-__all__ = ["evaluate_glob", "package_files", "starting_with"]
+__all__ = ["evaluate_glob", "package_files"]
 
 
 def package_files(
@@ -40,18 +39,6 @@ def package_files(
         if not inside_subpackage:
             owned.append(path[len(prefix) :])
     return owned
-
-
-def starting_with(ordered: Sequence[str], prefix: str) -> Sequence[str]:
-    """The strings of ``ordered`` (sorted) that start with ``prefix``."""
-    if not prefix:
-        return ordered
-    start = bisect.bisect_left(ordered, prefix)
-    last = ord(prefix[-1])
-    if last == sys.maxunicode:  # no successor character to bound the slice with
-        return [text for text in ordered[start:] if text.startswith(prefix)]
-    # Every string starting with "pkg/" sorts before "pkg0", the next prefix.
-    return ordered[start : bisect.bisect_left(ordered, prefix[:-1] + chr(last + 1), lo=start)]
 
 
 def _directories(files: Iterable[str]) -> set[str]:

@@ -9,7 +9,7 @@ every label-like string it is given, marked with the symbol, so the graph
 over-approximates there and says so. A file the core
 cannot evaluate comes back with an error, and the caller reads it with the
 static reader (``buildfile.py``) instead. The pure-Python backend has no
-evaluator: ``graph.py`` uses the static reader throughout.
+evaluator: ``graph/`` uses the static reader throughout.
 """
 
 from __future__ import annotations

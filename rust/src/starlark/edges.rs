@@ -3,7 +3,7 @@
 //!
 //! `label_ref` is `bazel/labels.py`'s `label_ref`, character for character
 //! (`tests/test_labels.py` holds the two to the same answers); the edges and their
-//! `why` are what `graph.py` made of the records before it moved here, so the graph
+//! `why` are what `graph/` made of the records before it moved here, so the graph
 //! and its explanations are the same whichever side computes them.
 
 use std::collections::HashMap;
@@ -21,7 +21,7 @@ pub struct LabelRef {
 }
 
 /// One edge of a BUILD file's package: to `target`, or, for a computed label, to every
-/// package under `target` (`graph.py` expands it: it knows every package of the tree).
+/// package under `target` (`graph/edges.py` expands it: it knows every package of the tree).
 #[derive(Debug, PartialEq, Eq)]
 pub struct Edge {
     /// The repository-relative directory named; for a computed label, the package

@@ -54,7 +54,7 @@ pub struct Outcome {
     pub error: String,
     /// Lines (1-based, inclusive ranges) holding only calls of functions other than
     /// `oracle_gate`: without them the file declares the same gate, so the static
-    /// reader that builds a gate's matrix can skip them (`graph.py`). Empty for a
+    /// reader that builds a gate's matrix can skip them (`graph/scan.py`). Empty for a
     /// file whose gate calls were read and are none.
     pub rule_lines: Vec<(usize, usize)>,
     /// Its `oracle_gate(...)` calls, when each is written plainly (`gate.rs`).

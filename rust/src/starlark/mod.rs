@@ -1,6 +1,6 @@
 //! `evaluate_build_files`: BUILD files evaluated as Starlark, in parallel with the GIL released.
 //!
-//! The package graph (`python/oracle_gate/graph.py`) turns the labels recorded
+//! The package graph (`python/oracle_gate/graph/`) turns the labels recorded
 //! here into edges; `docs/selection.md` says what is evaluated and what is opaque.
 
 mod checked;
