@@ -30,16 +30,10 @@ from pathlib import Path
 from oracle_gate.classify import classify
 from oracle_gate.classify.harness import harness_scope, same_meaning
 from oracle_gate.config.notes import CHANGELOG_FILE
-from oracle_gate.facts import (
-    Facts,
-    LanedPath,
-    bazel_boundary_moves,
-    boundary_moves,
-    gather_facts,
-    rows_guarding,
-)
+from oracle_gate.facts import Facts, LanedPath, gather_facts, rows_guarding
 from oracle_gate.frozen import quick_init
 from oracle_gate.globs import matches_any
+from oracle_gate.graph.moves import bazel_boundary_moves, boundary_moves
 from oracle_gate.model import ChangeKind, Lane, Package, Row
 
 __all__ = [

@@ -9,7 +9,8 @@ from oracle_gate.bazel.glob import package_files
 from oracle_gate.bazel.labels import BUILD_NAMES
 from oracle_gate.classify import lane_in
 from oracle_gate.errors import ConfigError
-from oracle_gate.facts import Facts, LanedPath, boundary_moves
+from oracle_gate.facts import Facts, LanedPath
+from oracle_gate.graph.moves import boundary_moves
 from oracle_gate.lanes.common import oracle_move, summarize
 from oracle_gate.model import Change, ChangeKind, Finding, Lane, Matrix, Row, Verdict
 
