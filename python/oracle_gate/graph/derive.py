@@ -15,6 +15,7 @@ from oracle_gate.repo.trees import GitTree, Tree
 
 __all__ = ["derive_graph"]
 
+# Files whose bytes (not only their presence) the graph is built from.
 _GRAPH_INPUTS = frozenset({*BUILD_NAMES, *WORKSPACE_MARKERS, MATRIX_FILE, BAZELIGNORE})
 
 

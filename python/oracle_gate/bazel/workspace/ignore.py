@@ -9,7 +9,7 @@ from oracle_gate.repo.trees import Tree
 
 __all__ = ["BAZELIGNORE", "bazel_ignored"]
 
-# Files whose bytes (not only their presence) the graph is built from.
+# At the workspace's root: Bazel reads it before any BUILD file.
 BAZELIGNORE = ".bazelignore"
 
 
