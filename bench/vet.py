@@ -41,7 +41,7 @@ MORE_ITERTOOLS = "more-itertools==10.5.0"
 MUTMUT = "mutmut==3.8.1"
 PYTEST = "pytest==8.3.3"
 PACKAGE = "libs/more_itertools"
-# row -> (file, functions, properties): plain-data functions only (docs/design.md)
+# row -> (file, functions, properties): plain-data functions only (docs/sandbox.md)
 ROWS: dict[str, tuple[str, tuple[str, ...]]] = {
     "recipes": ("recipes.py", ("take", "nth", "all_equal", "polynomial_eval")),
     "more": ("more.py", ("minmax", "is_sorted", "ilen")),

@@ -3,7 +3,7 @@
 Inside a package a path is production unless it is proven to be something
 else; outside every package a path that is not documentation is production (and
 so unmeasured) unless the root settings list it in ``outside``. The rules,
-in the order they apply, are written out in docs/design.md ("Classification").
+in the order they apply, are written out in docs/classification.md.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from oracle_gate.model import ORACLE_LANES, Change, ChangeKind, Finding, Lane, V
 
 __all__ = ["LANE_RULES", "add_explain_arguments", "cmd_explain"]
 
-# What puts a path in each lane (docs/design.md, "Classification", has every rule in order).
+# What puts a path in each lane (docs/classification.md has every rule in order).
 LANE_RULES: dict[Lane, str] = {
     Lane.PRODUCTION: "code the patch may change if a row guards it: a file inside a package "
     "that no oracle rule claims, or a non-documentation file outside every package that the "

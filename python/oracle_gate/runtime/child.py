@@ -385,7 +385,7 @@ def _check_link(link: Link, ref: str) -> None:
     raise OracleMistake(
         f"{where} needs {problem.what}, which cannot cross between the production and "
         "oracle processes: properties may call plain-data APIs only "
-        '(docs/design.md, "Result channel")',
+        '(docs/sandbox.md, "What a property can call: plain-data APIs")',
         problem.file or ref_file(ref),
         problem.line,
         "" if problem.file else ref,

@@ -93,7 +93,7 @@ _PROBE_SECONDS = 60.0
 # can say why.
 _EXIT_SECONDS = 1.0
 # Set to 1, the gate runs code as root without a sandbox where bubblewrap cannot take
-# root's privileges away; otherwise it refuses to (docs/design.md, "Runtime lanes").
+# root's privileges away; otherwise it refuses to (docs/sandbox.md, "Root without a sandbox is refused").
 UNSANDBOXED_ROOT = "ORACLE_GATE_UNSANDBOXED_ROOT"
 _SANDBOX_SHM = "/dev/shm"
 # The host's runtime sockets (a user's session bus, the Docker daemon's) are no child's
