@@ -17,7 +17,8 @@ from gitrepo import GitRepo
 from oracle_gate.errors import GateError
 from oracle_gate.model import Verdict
 from oracle_gate.report import Report
-from oracle_gate.runtime import checkouts, privileges, sandbox
+from oracle_gate.runtime import privileges, sandbox
+from oracle_gate.runtime.sandbox import bubblewrap, checkouts, probe, relay
 
 # CI installs bubblewrap and sets ORACLE_GATE_REQUIRE_BWRAP (.ci/run): there a missing
 # bwrap fails instead of skipping.
@@ -294,7 +295,7 @@ def test_no_child_runs_under_a_hash_seed_code_could_know(repo: GitRepo) -> None:
 def test_hidden_and_shown_paths_are_mounted_outermost_first(
     hidden: list[str], visible: list[str], expected: list[str]
 ) -> None:
-    assert sandbox._layered(hidden, visible) == expected
+    assert bubblewrap.layered_mounts(hidden, visible) == expected
 
 
 def test_a_checkout_appears_at_the_repository_unless_the_gates_own_code_is_there(
@@ -356,10 +357,10 @@ def _python_in_home_shows(home: Path, tmp_path: Path, monkeypatch: pytest.Monkey
 
 
 def test_a_placed_checkout_covers_the_repository_and_keeps_what_is_shown_inside_it() -> None:
-    place = sandbox._Place("/tmp/trees/head", "/srv/repo")
+    place = bubblewrap.Place("/tmp/trees/head", "/srv/repo")
     hidden = ["/tmp", "/srv/repo", "/srv/repo/.git", "/srv/common.git"]
     visible = ["/srv/repo/.venv", "/usr"]
-    assert sandbox._layered(hidden, visible, place) == [
+    assert bubblewrap.layered_mounts(hidden, visible, place) == [
         "--tmpfs",
         "/tmp",
         "--tmpfs",
@@ -381,7 +382,7 @@ def test_without_bubblewrap_the_gate_says_so_once(
     monkeypatch.setenv("PATH", "/nonexistent")
     # a gate that runs as root refuses instead, unless told it may (test_sandbox_privileges.py)
     monkeypatch.setenv(sandbox.UNSANDBOXED_ROOT, "1")
-    monkeypatch.setattr(sandbox, "_said_no_sandbox", [])
+    monkeypatch.setattr(probe, "_said_no_sandbox", [])
     assert sandbox.find_bwrap() is None
     assert sandbox.find_bwrap() is None
     assert capsys.readouterr().err.count("bubblewrap (bwrap) is not usable here") == 1
@@ -390,12 +391,12 @@ def test_without_bubblewrap_the_gate_says_so_once(
 def test_parse_answer_takes_exactly_one_frame() -> None:
     frame = b'{"a": 1}'
     one = len(frame).to_bytes(8, "big") + frame
-    assert sandbox._parse_answer(one) == {"a": 1}
+    assert relay.parse_answer(one) == {"a": 1}
     for bad in (one + one, one + b"x", one[:-1], one[:3]):
         with pytest.raises(sandbox.RunnerTamper):
-            sandbox._parse_answer(bad)
+            relay.parse_answer(bad)
     with pytest.raises(sandbox.RunnerFailure, match="no answer"):
-        sandbox._parse_answer(b"")
+        relay.parse_answer(b"")
 
 
 def test_top_level_modules_are_packages_and_single_files_at_a_package_root() -> None:
@@ -641,7 +642,7 @@ def test_each_tmpfs_is_sized_and_the_hiding_ones_are_read_only() -> None:
     """/tmp, /dev/shm and the home directory take up to tmpfs-size; the repository's and
     /run's tmpfs only hide, and the directories on the way to a mount point inside a
     tmpfs are made searchable (bubblewrap 0.8 would make them 0700)."""
-    options = sandbox._bwrap_options(
+    options = bubblewrap.bwrap_options(
         ["/home/u/.pyenv/versions/3.11"],
         hidden=["/srv/repo", "/home/u"],
         writable=["/home/u"],

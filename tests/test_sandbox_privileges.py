@@ -618,7 +618,7 @@ def _as_nobody() -> dict[str, Any]:
     return {"user": 65534, "group": 65534, "extra_groups": [], "env": env}
 
 
-_DRIVER = str(Path(sandbox.__file__).resolve().parents[2])
+_DRIVER = str(Path(sandbox.__file__).resolve().parents[3])
 
 
 def _runs_as_nobody(python: str) -> bool:

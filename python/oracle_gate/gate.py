@@ -25,7 +25,6 @@ from oracle_gate.repo.layout import import_dirs
 from oracle_gate.repo.trees import GitTree
 from oracle_gate.report import Report
 from oracle_gate.runtime.baseline import BaselineCache
-from oracle_gate.runtime.checkouts import checkouts, hide, prune_abandoned
 from oracle_gate.runtime.health import append_health
 from oracle_gate.runtime.judge import RowEnv, RuntimeStats, judge_rows
 from oracle_gate.runtime.limits import Limits
@@ -37,6 +36,7 @@ from oracle_gate.runtime.replay import (
     replay_packages,
 )
 from oracle_gate.runtime.sandbox import Runner, find_bwrap, library_paths, top_level_modules
+from oracle_gate.runtime.sandbox.checkouts import checkouts, hide, prune_abandoned
 from oracle_gate.select import Selection, is_quiet, select
 from oracle_gate.vet.require import vetted_findings
 

@@ -1,8 +1,8 @@
 """Which statements a patch may add to an existing test file without moving the oracle.
 
-A test file is oracle as a whole module (docs/tests.md, "A test file is oracle as a whole module"). A patch
-may add new tests to it: a ``def``/``class`` with a name the parent file never
-mentions, whose import-time parts (decorators, defaults, annotations, bases,
+A test file is oracle as a whole module (docs/tests.md, "A test file is oracle as a
+whole module"). A patch may add new tests to it: a ``def``/``class`` with a name the
+parent file never mentions, whose import-time parts (decorators, defaults, annotations, bases,
 class bodies) run no code but pytest's and unittest's own markers, or an
 import or constant binding fresh names. Anything else added (a statement that
 rebinds a name the parent uses, a hook, an autouse fixture, module-level code,

@@ -1,4 +1,4 @@
-"""The result channel's framing, shared by the gate (``sandbox.py``) and the child.
+"""The result channel's framing, shared by the gate (``sandbox/relay.py``) and the child.
 
 A frame is an 8-byte big-endian length, then that many bytes of JSON. This
 module imports only the standard library: the child loads it before its

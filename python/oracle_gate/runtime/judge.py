@@ -1,7 +1,7 @@
 """Runtime lanes: seeds, budgeted properties, partition tables, assumptions, relations.
 
 Only selected rows run. Production code runs in runner subprocesses against
-checkouts of parent and head (``runtime/sandbox.py``); this module turns their plain
+checkouts of parent and head (``runtime/sandbox/``); this module turns their plain
 JSON answers into findings. The same code serves ``check`` (both trees, from
 git) and a Bazel gate (one tree on disk, no relations: they need a parent).
 """

@@ -27,7 +27,7 @@ from oracle_gate.vet.results import Outcome
 
 __all__ = ["Judged", "Recorded", "baseline", "judge_mutant", "recorded_inputs"]
 
-# How a child's time stop reads in a finding (runtime/sandbox.py words it so).
+# How a child's time stop reads in a finding (runtime/sandbox/ words it so).
 _TIME_STOP = "timed out after "
 
 

@@ -26,9 +26,9 @@ from oracle_gate.graph import PackageGraph, load_packages
 from oracle_gate.model import Package, Row
 from oracle_gate.repo.diff import resolve_commit
 from oracle_gate.repo.trees import GitTree
-from oracle_gate.runtime.checkouts import Checkouts, checkouts, hide
 from oracle_gate.runtime.judge import RowEnv
 from oracle_gate.runtime.sandbox import Runner
+from oracle_gate.runtime.sandbox.checkouts import Checkouts, checkouts, hide
 from oracle_gate.vet.judge import Judged, Recorded, baseline, recorded_inputs
 from oracle_gate.vet.mutants import Mutant, file_mutants
 from oracle_gate.vet.results import MutantResult, Outcome, RowStatus, RowVet, VetReport
