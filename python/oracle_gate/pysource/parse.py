@@ -19,7 +19,7 @@ from collections import OrderedDict
 
 from oracle_gate.errors import SurfaceError
 
-__all__ = ["parse_python"]
+__all__ = ["REFUSALS", "line_at", "parse_python", "refusal"]
 
 # Trees (or refusals) of this many distinct sources are kept; the oldest used goes first.
 CACHE_SIZE = 128
@@ -59,7 +59,7 @@ def _parse(source: bytes) -> ast.Module | tuple[str, int | None]:
     """The tree, or why ``ast.parse`` refused the source: (message, line or None)."""
     nul = source.find(b"\0")
     if nul >= 0:  # CPython refuses it too (ValueError before 3.11), naming no line
-        return f"{_REFUSED}source contains a null byte", _line_at(source, nul)
+        return f"{REFUSED}source contains a null byte", line_at(source, nul)
     try:
         # Invalid escape sequences warn while parsing (on stderr, from 3.12); under
         # ``-W error`` the warning would turn into a SyntaxError.
@@ -67,26 +67,32 @@ def _parse(source: bytes) -> ast.Module | tuple[str, int | None]:
             warnings.simplefilter("ignore", SyntaxWarning)
             warnings.simplefilter("ignore", DeprecationWarning)
             return ast.parse(source)
-    except SyntaxError as error:
-        return f"{_REFUSED}{_first_line(error.msg, 'invalid syntax')}", error.lineno or None
-    except (RecursionError, MemoryError):
-        # CPython's parser reports very deep nesting as MemoryError or RecursionError.
-        return f"{_REFUSED}nests too deeply", None
-    except (
-        ValueError
-    ) as error:  # some CPython releases fail building the AST of valid-looking input
-        return f"{_REFUSED}{_first_line(str(error), 'invalid source')}", None
+    except REFUSALS as error:
+        return refusal(error)
 
 
-_REFUSED = "does not parse as Python: "
+REFUSED = "does not parse as Python: "
+# Every way ast.parse refuses a source. CPython's parser reports very deep nesting as
+# MemoryError or RecursionError; some releases raise ValueError building the AST of odd
+# input (and for a null byte before 3.11).
+REFUSALS = (SyntaxError, ValueError, RecursionError, MemoryError)
+
+
+def refusal(error: BaseException) -> tuple[str, int | None]:
+    """The one-line message for an error of ``REFUSALS`` from ``ast.parse``, and its line
+    (None when the error names none)."""
+    if isinstance(error, SyntaxError):
+        return f"{REFUSED}{_first_line(error.msg, 'invalid syntax')}", error.lineno or None
+    if isinstance(error, RecursionError | MemoryError):
+        return f"{REFUSED}nests too deeply", None
+    return f"{REFUSED}{_first_line(str(error), 'invalid source')}", None
 
 
 def _first_line(text: str | None, default: str) -> str:
-    lines = (text or "").strip().splitlines()
-    return lines[0] if lines else default
+    return (text or default).splitlines()[0]
 
 
-def _line_at(data: bytes, offset: int) -> int:
+def line_at(data: bytes, offset: int) -> int:
     """1-based line of a byte offset; ``\\r\\n``, ``\\n`` and a lone ``\\r`` each end a line."""
     head = data[:offset]
     return head.count(b"\n") + head.count(b"\r") - head.count(b"\r\n") + 1
