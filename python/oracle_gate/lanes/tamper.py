@@ -935,7 +935,7 @@ def _parsed(data: bytes | None) -> ast.AST | None:
     try:
         return parse_python(data, "<source>")
     except SurfaceError:
-        return None  # Python cannot import it either: the rows' runs judge it, not its marks
+        return None  # Python cannot import it either: no marks or values are read from it
 
 
 def added_marks(
