@@ -28,7 +28,7 @@ STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("config", ("config",)),
     ("bazel", ("bazel",)),
     ("repo", ("repo", "repo.git", "repo.diff", "repo.trees", "repo.merge_queue")),
-    ("core", ("backend", "_fallback", "surface")),
+    ("core", ("backend", "_fallback", "surface", "pysource")),
     ("report", ("report", "formats")),
     # runtime.limits: what a child may use, read by config (settings) and runtime alike
     (

@@ -30,6 +30,7 @@ from functools import partial
 from typing import Any
 
 from oracle_gate.errors import SurfaceError
+from oracle_gate.pysource.parse import REFUSALS, line_at, refusal
 
 __all__ = [
     "MAX_DEPTH",
@@ -190,10 +191,10 @@ def _decode(source: bytes, path: str) -> str:
         text = source.decode(encoding)
     except UnicodeDecodeError as e:
         label = "UTF-8" if encoding == "utf-8" else encoding
-        raise SurfaceError(f"is not valid {label}", path, _line_at(source, e.start)) from None
+        raise SurfaceError(f"is not valid {label}", path, line_at(source, e.start)) from None
     nul = text.find("\0")
     if nul >= 0:
-        line = _line_at(text[:nul].encode("utf-8"), nul)
+        line = line_at(text[:nul].encode("utf-8"), nul)
         raise SurfaceError("does not parse as Python: source contains a null byte", path, line)
     return text
 
@@ -210,28 +211,17 @@ def utf8_source(source: bytes, path: str) -> bytes:
     return _decode(source, path).encode("utf-8", "surrogatepass")
 
 
-def _line_at(data: bytes, offset: int) -> int:
-    """1-based line of a byte offset; ``\\r\\n``, ``\\n`` and a lone ``\\r`` each end a line."""
-    head = data[:offset]
-    return head.count(b"\n") + head.count(b"\r") - head.count(b"\r\n") + 1
-
-
 def _parse(text: str, path: str) -> ast.Module:
+    # Not parse_python: the text is decoded by the rules above, not by a coding cookie.
     try:
         # Invalid escape sequences warn while parsing; under ``-W error`` the
         # warning would turn into a SyntaxError on some Python versions.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return ast.parse(text, filename=path)
-    except SyntaxError as e:
-        reason = (e.msg or "invalid syntax").splitlines()[0]
-        raise SurfaceError(f"does not parse as Python: {reason}", path, e.lineno or 1) from None
-    except (RecursionError, MemoryError):
-        # CPython's parser reports very deep nesting as MemoryError or RecursionError.
-        raise SurfaceError("does not parse as Python: nests too deeply", path, 1) from None
-    except ValueError as e:  # some CPython releases fail building the AST of valid-looking input
-        reason = (str(e) or "invalid source").splitlines()[0]
-        raise SurfaceError(f"does not parse as Python: {reason}", path, 1) from None
+    except REFUSALS as error:
+        message, line = refusal(error)
+        raise SurfaceError(message, path, line or 1) from None
 
 
 # ------------------------------------------------------------------------- printer

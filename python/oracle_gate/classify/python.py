@@ -11,6 +11,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Iterator
 
+from oracle_gate.errors import SurfaceError
+from oracle_gate.pysource.parse import parse_python
 from oracle_gate.surface import target_names
 
 __all__ = [
@@ -84,9 +86,9 @@ _INERT_DUNDERS = frozenset({"__name__", "__file__", "__doc__", "__qualname__", "
 def _parse(source: bytes) -> ast.Module | None:
     """The module's tree, or None when Python could not import it either."""
     try:
-        return ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+        return parse_python(source, "<source>")
+    except SurfaceError:
+        return None  # Python cannot import it either: each caller says what that means
 
 
 def is_literal(node: ast.expr) -> bool:

@@ -4,9 +4,12 @@ may move without it being harness (a version, classifiers, install_requires, ...
 from __future__ import annotations
 
 import ast
+import copy
 
 from oracle_gate.classify.python import is_literal
 from oracle_gate.classify.sections import ENTRY_GROUP, Effect, ini_sections
+from oracle_gate.errors import SurfaceError
+from oracle_gate.pysource.parse import parse_python
 
 __all__ = ["setup_py_effect"]
 
@@ -88,10 +91,11 @@ class _Blanked(ast.NodeTransformer):
 
 def _setup_meaning(text: bytes) -> str | None:
     try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    return ast.dump(_Blanked().visit(tree))
+        tree = parse_python(text, "setup.py")
+    except SurfaceError:
+        return None  # nothing can be read from it: the caller judges setup.py as a whole
+    # _Blanked rewrites the tree it visits, and parse_python's tree is every caller's
+    return ast.dump(_Blanked().visit(copy.deepcopy(tree)))
 
 
 def setup_py_effect(before: bytes | None, after: bytes | None) -> Effect:

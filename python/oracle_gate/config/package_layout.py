@@ -15,7 +15,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from oracle_gate.config.public_api import Function, module_functions
+from oracle_gate.errors import SurfaceError
 from oracle_gate.globs import matches_any
+from oracle_gate.pysource.parse import parse_python
 from oracle_gate.repo.layout import SRC, src_dir
 
 __all__ = ["PROPS_FILE", "Layout", "SourceUnit", "read_layout"]
@@ -101,9 +103,9 @@ def _imported_tops(files: Sequence[str], read: Mapping[str, bytes]) -> set[str]:
         if not _TEST_FILE.fullmatch(posixpath.basename(path)) or path not in read:
             continue
         try:
-            tree = ast.parse(read[path])
-        except (SyntaxError, ValueError):
-            continue
+            tree = parse_python(read[path], path)
+        except SurfaceError:
+            continue  # pytest cannot import it either, so it imports nothing
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 names.update(alias.name.split(".")[0] for alias in node.names)

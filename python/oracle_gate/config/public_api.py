@@ -15,7 +15,8 @@ import posixpath
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from oracle_gate.errors import ConfigError
+from oracle_gate.errors import ConfigError, SurfaceError
+from oracle_gate.pysource.parse import parse_python
 
 __all__ = ["Function", "module_functions", "module_name", "public_functions"]
 
@@ -36,11 +37,10 @@ class Function:
 
 def _parse(source: bytes, path: str) -> ast.Module:
     try:
-        return ast.parse(source, filename=path)
-    except (SyntaxError, ValueError) as error:
-        line = getattr(error, "lineno", None)
-        detail = getattr(error, "msg", str(error))
-        raise ConfigError(f"does not parse as Python: {detail}", path, line) from None
+        return parse_python(source, path)
+    except SurfaceError as error:
+        # the public API of a module that does not parse is unknown: the config is wrong
+        raise ConfigError(error.message, path, error.line) from None
 
 
 def _literal_all(tree: ast.Module) -> set[str] | None:
@@ -112,13 +112,14 @@ def _iterates(node: ast.FunctionDef | ast.AsyncFunctionDef, stub: ast.AST | None
 
 def _stub_returns(sources: Mapping[str, bytes], path: str) -> dict[str, ast.AST]:
     """Return annotations of the ``.pyi`` stub beside ``path``, by function name."""
-    stub = sources.get(path[: -len(".py")] + ".pyi")
+    stub_path = path[: -len(".py")] + ".pyi"
+    stub = sources.get(stub_path)
     if stub is None:
         return {}
     try:
-        tree = ast.parse(stub)
-    except (SyntaxError, ValueError):
-        return {}
+        tree = parse_python(stub, stub_path)
+    except SurfaceError:
+        return {}  # a stub that does not parse tells nothing; the module's own code decides
     return {
         node.name: node.returns
         for node in tree.body

@@ -15,9 +15,11 @@ import re
 from collections import Counter
 
 from oracle_gate.classify.harness import PYTEST_CONFIGS
+from oracle_gate.errors import SurfaceError
 from oracle_gate.facts import Facts, LanedPath
 from oracle_gate.lanes.common import oracle_move, summarize
 from oracle_gate.model import ChangeKind, Finding, Package
+from oracle_gate.pysource.parse import parse_python
 from oracle_gate.repo.trees import GitTree
 
 __all__ = ["collects_doctests", "judge", "judge_text"]
@@ -294,9 +296,10 @@ def _keeps_docstring(decorator: ast.expr, imported: dict[str, str], bound: set[s
 
 def _parsed(source: bytes | None) -> ast.Module:
     try:
-        return ast.parse(source or b"")
-    except (SyntaxError, ValueError):
-        # the production lane's other judges see a module Python refuses
+        return parse_python(source or b"", "<source>")
+    except SurfaceError:
+        # no doctest runs from a module Python refuses; the production lane's other
+        # judges see it
         return ast.Module(body=[], type_ignores=[])
 
 

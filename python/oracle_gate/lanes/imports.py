@@ -35,7 +35,9 @@ from oracle_gate.classify.python import (
     imports_in,
     module_effects,
 )
+from oracle_gate.errors import SurfaceError
 from oracle_gate.globs import matches_any
+from oracle_gate.pysource.parse import parse_python
 
 __all__ = [
     "Reach",
@@ -103,9 +105,9 @@ class Reach:
         if path not in self._parsed:
             data = self._tree.read_optional(path)
             try:
-                self._parsed[path] = None if data is None else ast.parse(data)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                self._parsed[path] = None  # Python cannot import it either
+                self._parsed[path] = None if data is None else parse_python(data, path)
+            except SurfaceError:
+                self._parsed[path] = None  # Python cannot import it either, so it runs nothing
         return self._parsed[path]
 
     def imported(self, importer: str, node: ast.Import | ast.ImportFrom) -> list[str]:
@@ -374,7 +376,7 @@ def already_imported(reach: Reach, sources: Mapping[str, bytes]) -> frozenset[st
     conftests (``sources``, path -> the parent's bytes) are imported, and what those
     modules import in the tree ``reach`` reads."""
     seen: set[str] = set()
-    stack: list[tuple[str, ast.Module | None]] = [(p, _parsed(s)) for p, s in sources.items()]
+    stack: list[tuple[str, ast.Module | None]] = [(p, _parsed(p, s)) for p, s in sources.items()]
     while stack and len(seen) < 10 * _MAX_VISITS:
         path, tree = stack.pop()
         for node in imports_in([tree], at_import=True) if tree is not None else []:
@@ -412,11 +414,11 @@ def reach_of(tree: SourceTree, package_roots: tuple[str, ...]) -> Reach:
     return Reach(tree, package_roots)
 
 
-def _parsed(source: bytes) -> ast.Module | None:
+def _parsed(path: str, source: bytes) -> ast.Module | None:
     try:
-        return ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+        return parse_python(source, path)
+    except SurfaceError:
+        return None  # Python cannot import it either, so it runs nothing
 
 
 def _first(effects: list[str]) -> str:

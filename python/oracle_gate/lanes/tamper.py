@@ -42,13 +42,14 @@ from oracle_gate.config.ledgers import (
     parse_seeds,
 )
 from oracle_gate.config.lockfile import LOCK_FILE
-from oracle_gate.errors import GateError
+from oracle_gate.errors import GateError, SurfaceError
 from oracle_gate.facts import Facts, LanedPath
 from oracle_gate.globs import matches_any
 from oracle_gate.lanes.common import oracle_move, summarize
 from oracle_gate.lanes.recorded import Recorded
 from oracle_gate.lanes.spellings import NOTHING, Folder, names_bound_once
 from oracle_gate.model import ChangeKind, Finding, Package
+from oracle_gate.pysource.parse import parse_python
 from oracle_gate.repo.trees import GitTree
 
 __all__ = ["judge"]
@@ -932,9 +933,9 @@ def _parsed(data: bytes | None) -> ast.AST | None:
     if data is None:
         return None
     try:
-        return ast.parse(data)
-    except (SyntaxError, ValueError):
-        return None
+        return parse_python(data, "<source>")
+    except SurfaceError:
+        return None  # Python cannot import it either: no marks or values are read from it
 
 
 def added_marks(

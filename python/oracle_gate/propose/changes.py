@@ -13,10 +13,12 @@ import ast
 import difflib
 from dataclasses import dataclass
 
+from oracle_gate.errors import SurfaceError
 from oracle_gate.model import Package
+from oracle_gate.pysource.parse import parse_python
 from oracle_gate.vet.mutants import functions
 
-__all__ = ["Changed", "DiffLines", "changed_functions", "diff_lines", "module_of"]
+__all__ = ["Changed", "DiffLines", "changed_functions", "diff_lines", "module_of", "parse_text"]
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -74,24 +76,26 @@ def module_of(package: Package, path: str) -> str | None:
     return ".".join(parts)
 
 
-def _parse(text: str | None) -> ast.Module | None:
+def parse_text(text: str | None, path: str) -> ast.Module | None:
+    """The module of a file's text as propose reads it (its bytes decoded as UTF-8), or
+    None when there is no text or it does not parse."""
     if text is None:
         return None
     try:
-        return ast.parse(text)
-    except (SyntaxError, ValueError):
-        return None
+        return parse_python(text.encode("utf-8"), path)
+    except SurfaceError:
+        return None  # Python cannot import it either: no function of it is proposed for
 
 
 def changed_functions(
     package: Package, path: str, parent_text: str | None, head_text: str
 ) -> list[Changed]:
     """The functions of ``path`` the patch adds or changes (none when the head does not parse)."""
-    head_file = _parse(head_text)
+    head_file = parse_text(head_text, path)
     module = module_of(package, path)
     if head_file is None or module is None:
         return []
-    parent_file = _parse(parent_text)
+    parent_file = parse_text(parent_text, path)
     before = dict(functions(parent_file)) if parent_file else {}
     lines = diff_lines(parent_text or "", head_text)
     found = []

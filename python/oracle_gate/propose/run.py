@@ -12,7 +12,6 @@ added again, so running propose twice adds nothing.
 
 from __future__ import annotations
 
-import ast
 import re
 import shlex
 import subprocess
@@ -39,6 +38,7 @@ from oracle_gate.propose.changes import (
     changed_functions,
     diff_lines,
     module_of,
+    parse_text,
 )
 from oracle_gate.propose.rules import RULES
 from oracle_gate.repo.diff import read_diff
@@ -101,10 +101,9 @@ def _symbols(patch: _Patch) -> Symbols:
         module = module_of(package, path)
         if module is None or not production_file(package, package.relative(path)):
             continue
-        try:
-            tree = ast.parse(_text(patch.head, path) or "")
-        except (SyntaxError, ValueError):
-            continue  # nothing it defines can be resolved
+        tree = parse_text(_text(patch.head, path) or "", path)
+        if tree is None:
+            continue  # Python cannot import it either: nothing it defines can be resolved
         modules[module] = (package.path, top_level_names(tree))
     return Symbols(modules)
 

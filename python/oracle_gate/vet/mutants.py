@@ -15,6 +15,8 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from oracle_gate.errors import SurfaceError
+from oracle_gate.pysource.parse import parse_python
 from oracle_gate.vet.operators import Edit, Site, sites
 
 __all__ = ["Mutant", "file_mutants", "functions"]
@@ -102,9 +104,9 @@ def _mutant(path: str, function: str, site: Site, source: bytes, starts: list[in
 def _valid(mutant: Mutant, original: str) -> bool:
     """It compiles, and it is not the original program again."""
     try:
-        changed = ast.parse(mutant.source)
-    except (SyntaxError, ValueError):
-        return False
+        changed = parse_python(mutant.source, mutant.path)
+    except SurfaceError:
+        return False  # Python cannot import it, so no test could tell it from the original
     return ast.dump(changed) != original
 
 
@@ -112,9 +114,10 @@ def file_mutants(path: str, source: bytes, per_function: int, seed: int) -> list
     """At most ``per_function`` mutants of each function in ``source``, in source order.
 
     Raises:
-        SyntaxError: ``source`` does not parse (the caller reports the file).
+        oracle_gate.errors.SurfaceError: ``source`` does not parse (the caller reports
+            the file).
     """
-    module = ast.parse(source)
+    module = parse_python(source, path)
     original = ast.dump(module)
     starts = _offsets(source)
     found: list[Mutant] = []

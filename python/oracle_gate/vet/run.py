@@ -19,7 +19,7 @@ from oracle_gate import progress
 from oracle_gate.config.ledgers import ASSUMPTIONS_FILE, FREEZE_FILE, SEEDS_FILE
 from oracle_gate.config.lockfile import LOCK_FILE
 from oracle_gate.config.settings import read_settings
-from oracle_gate.errors import ConfigError
+from oracle_gate.errors import ConfigError, SurfaceError
 from oracle_gate.gate import hash_base_of, hidden_paths, sandbox_runner
 from oracle_gate.globs import matches_any
 from oracle_gate.graph import PackageGraph, load_packages
@@ -115,9 +115,9 @@ def _plan(
         source = tree.read(path)
         try:
             found = file_mutants(path, source, options.per_function, options.seed)
-        except (SyntaxError, ValueError) as error:
-            line = getattr(error, "lineno", None)
-            notes.append(f"{path}:{line or 1}: does not parse, so it has no mutants")
+        except SurfaceError as error:
+            # a row whose file Python cannot import fails as it is: mutants add nothing
+            notes.append(f"{path}:{error.line or 1}: does not parse, so it has no mutants")
             continue
         originals[path] = source
         mutants += [m for m in found if not options.functions or m.function in options.functions]
