@@ -43,7 +43,7 @@ from pathlib import Path
 import oracle_gate
 from common import commit_id, median_seconds
 from oracle_gate import __version__, backend
-from oracle_gate.bazel.buildfile import cache_info, clear_cache
+from oracle_gate.bazel.read import cache_info, clear_cache
 from oracle_gate.classify import classify
 from oracle_gate.facts import gather_facts
 from oracle_gate.graph import PackageGraph, derive_graph, load_graph

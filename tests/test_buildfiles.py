@@ -9,7 +9,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from backends import _native, needs_native
-from oracle_gate.bazel.buildfile import (
+from oracle_gate.bazel.glob import evaluate_glob, package_files
+from oracle_gate.bazel.labels import Label, parse_label
+from oracle_gate.bazel.read import (
     Glob,
     cache_info,
     clear_cache,
@@ -17,8 +19,6 @@ from oracle_gate.bazel.buildfile import (
     parse_build,
     parse_build_cached,
 )
-from oracle_gate.bazel.glob import evaluate_glob, package_files
-from oracle_gate.bazel.labels import Label, parse_label
 from oracle_gate.config.matrix import gate_matrix
 from oracle_gate.errors import ConfigError
 from oracle_gate.model import Budget, Matrix
@@ -199,7 +199,7 @@ def test_parse_cache_reuses_a_blob_and_reads_only_misses() -> None:
         reads.append(paths)
         return dict.fromkeys(paths, text)
 
-    from oracle_gate.bazel.buildfile import blob_id
+    from oracle_gate.bazel.read import blob_id
 
     first = parse_build_cached([("a/BUILD", None)], read)
     second = parse_build_cached([("b/BUILD", blob_id(text)), ("c/BUILD", "0" * 40)], read)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from oracle_gate.bazel.buildfile import parse_build
+from oracle_gate.bazel.read import parse_build
 from oracle_gate.config.matrix import gate_matrix, parse_matrix
 from oracle_gate.errors import ConfigError
 

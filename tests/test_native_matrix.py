@@ -21,8 +21,8 @@ from backends import _native, needs_native
 from gitrepo import GitRepo
 from oracle_gate import backend
 from oracle_gate.bazel import starlark
-from oracle_gate.bazel.buildfile import parse_build
 from oracle_gate.bazel.glob import package_files
+from oracle_gate.bazel.read import parse_build
 from oracle_gate.config.matrix import gate_matrix, native_gate_matrix
 from oracle_gate.errors import ConfigError
 from oracle_gate.graph import load_graph

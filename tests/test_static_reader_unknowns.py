@@ -16,7 +16,7 @@ import pytest
 
 from gitrepo import GitRepo
 from oracle_gate.bazel import starlark
-from oracle_gate.bazel.buildfile import parse_build
+from oracle_gate.bazel.read import parse_build
 from oracle_gate.graph import PackageGraph, load_graph
 from oracle_gate.repo.trees import GitTree
 

@@ -177,7 +177,7 @@ class NativeGates:
     """A BUILD file's gate calls, made Python values only on ``read()``."""
 
     def read(self) -> tuple[list[tuple[object, ...]], list[str]]:
-        """``(calls, invariant names)``; ``buildfile.gates_from_native`` says the encoding."""
+        """``(calls, invariant names)``; ``bazel/read/native.py`` says the encoding."""
 
     def __len__(self) -> int:
         """The number of top-level gate calls."""
@@ -271,7 +271,7 @@ def evaluate_build_files(
         ``(calls, invariant names)`` when every top-level ``oracle_gate(...)``
         call is written plainly enough to read without the static reader, else
         None, held as a ``NativeGates``: ``len()`` counts the calls and ``read()``
-        makes them Python values (``bazel/buildfile.py``'s ``gates_from_native``
+        makes them Python values (``bazel/read/native.py``'s ``gates_from_native``
         says the encoding), for the few files that need them.
         ``owned`` are the package's files when the file calls a gate and
         ``files`` is given (package-relative, sorted, the files of subpackages

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from backends import _native
-from oracle_gate.bazel.buildfile import BuildFile, gates_from_native, parse_build
+from oracle_gate.bazel.read import BuildFile, gates_from_native, parse_build
 from oracle_gate.config.matrix import gate_matrix, parse_matrix
 from oracle_gate.errors import ConfigError
 from webdav import free_port, webdav_server

@@ -1,6 +1,6 @@
 """What the static reader knows of ``.bzl`` files: the labels they name, and what they load.
 
-The static reader (``buildfile.py``) never runs a macro, so a dependency a
+The static reader (``bazel/read/``) never runs a macro, so a dependency a
 loaded macro adds (``deps = deps + ["//helpers"]``), a loaded constant
 (``deps = COMMON_DEPS``) or a rule's private attribute default
 (``attr.label(default = "//tools:stamper")``) is invisible in the BUILD file.

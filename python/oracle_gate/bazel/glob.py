@@ -5,7 +5,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterable, Sequence, Set
 
-from oracle_gate.bazel.buildfile import Glob
+from oracle_gate.bazel.read import Glob
 from oracle_gate.errors import ConfigError
 from oracle_gate.globs import compile_glob, validate_glob
 from oracle_gate.repo.directories import starting_with

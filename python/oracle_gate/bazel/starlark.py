@@ -8,7 +8,7 @@ from repositories that are not in the tree are opaque: a call to one records
 every label-like string it is given, marked with the symbol, so the graph
 over-approximates there and says so. A file the core
 cannot evaluate comes back with an error, and the caller reads it with the
-static reader (``buildfile.py``) instead. The pure-Python backend has no
+static reader (``bazel/read/``) instead. The pure-Python backend has no
 evaluator: ``graph/`` uses the static reader throughout.
 """
 
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Protocol, cast
 
 from oracle_gate import backend
-from oracle_gate.bazel.buildfile import BuildFile, gates_from_native
+from oracle_gate.bazel.read import BuildFile, gates_from_native
 from oracle_gate.frozen import quick_init
 
 __all__ = [

@@ -9,9 +9,9 @@ from typing import cast
 
 import yaml
 
-from oracle_gate.bazel.buildfile import BuildFile, Call, Glob, Unknown, Value
 from oracle_gate.bazel.glob import evaluate_glob
 from oracle_gate.bazel.labels import parse_label
+from oracle_gate.bazel.read import BuildFile, Call, Glob, Unknown, Value
 from oracle_gate.config.documents import NodeReader, compose_yaml
 from oracle_gate.config.schema import (
     GATE_FILES,

@@ -3,7 +3,7 @@
 Nodes are directories: every Bazel package (a directory with a BUILD file, gate
 or not, so dependencies through ungated packages still count) and every
 package that declares a matrix. An edge A -> B means A depends on B. Edges come
-from (1) labels in BUILD files, read statically (``bazel/buildfile.py``), (2) ``deps``
+from (1) labels in BUILD files, read statically (``bazel/read/``), (2) ``deps``
 in invariants.yaml and in ``oracle_gate(...)``, and (3) ``bazel query`` when the
 ``bazel`` graph is asked for.
 

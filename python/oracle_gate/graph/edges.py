@@ -9,9 +9,9 @@ from collections.abc import Mapping, Set
 
 from oracle_gate.bazel import limits
 from oracle_gate.bazel.bazelrc import RcFlags
-from oracle_gate.bazel.buildfile import BuildFile, Dep, parse_build
 from oracle_gate.bazel.bzl import BzlFile, scan_bzl
 from oracle_gate.bazel.labels import parse_label
+from oracle_gate.bazel.read import BuildFile, Dep, parse_build
 from oracle_gate.bazel.workspace.links import link_end_in
 from oracle_gate.bazel.workspace.repositories import Repositories, loaded_path, written_repo
 from oracle_gate.errors import ConfigError

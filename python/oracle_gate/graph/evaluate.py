@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable, Mapping
 
 from oracle_gate.bazel import limits, starlark
-from oracle_gate.bazel.buildfile import GATE_FUNCTION
+from oracle_gate.bazel.read import GATE_FUNCTION
 from oracle_gate.bazel.starlark import Evaluated
 from oracle_gate.bazel.workspace.repositories import Repositories
 from oracle_gate.graph.edges import label_targets

@@ -8,7 +8,7 @@ from collections.abc import Iterator, KeysView, Mapping
 from dataclasses import dataclass
 from typing import TypeVar, overload
 
-from oracle_gate.bazel.buildfile import BuildFile
+from oracle_gate.bazel.read import BuildFile
 from oracle_gate.bazel.starlark import Evaluated
 from oracle_gate.config.matrix import gate_matrix, native_gate_deps, native_gate_matrix
 from oracle_gate.frozen import quick_init
@@ -120,8 +120,6 @@ class Packages(Mapping[str, Package]):
 # Gate matrices by (BUILD blob id, directory, workspace, the package's files):
 # everything a matrix depends on, so a hit is exact. Cleared with the parse cache's size.
 _GATES: dict[tuple[str, str, str, tuple[str, ...]], Package] = {}
-
-
 _GATES_LIMIT = 200_000
 
 

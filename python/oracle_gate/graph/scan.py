@@ -6,9 +6,9 @@ import posixpath
 from collections.abc import Mapping
 
 from oracle_gate.bazel.bazelrc import rc_flags
-from oracle_gate.bazel.buildfile import parse_build_cached
 from oracle_gate.bazel.glob import package_files
 from oracle_gate.bazel.labels import BUILD_NAMES, WORKSPACE_MARKERS
+from oracle_gate.bazel.read import parse_build_cached
 from oracle_gate.bazel.starlark import Evaluated
 from oracle_gate.bazel.workspace.ignore import bazel_ignored
 from oracle_gate.bazel.workspace.links import drop_linked_away

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import posixpath
 
-from oracle_gate.bazel.buildfile import Value, parse_build
 from oracle_gate.bazel.glob import package_files
 from oracle_gate.bazel.labels import BUILD_NAMES
+from oracle_gate.bazel.read import Value, parse_build
 from oracle_gate.classify import lane_in
 from oracle_gate.errors import ConfigError
 from oracle_gate.facts import Facts, LanedPath

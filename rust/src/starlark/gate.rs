@@ -1,6 +1,6 @@
 //! The `oracle_gate(...)` calls of a BUILD file, read as the static reader reads them.
 //!
-//! `python/oracle_gate/bazel/buildfile.py` reads a gate call symbolically, and
+//! `python/oracle_gate/bazel/read/` reads a gate call symbolically, and
 //! `config/matrix.py` turns it into a matrix, with messages that name lines. This
 //! module gives the same values for the calls written plainly (literals, lists,
 //! dicts, `+`, `glob()`, `invariant(...)` calls), so the Python side need not parse

@@ -317,7 +317,7 @@ pub struct NativeGates {
 
 #[pymethods]
 impl NativeGates {
-    /// `(calls, invariant names)`; `buildfile.gates_from_native` makes them `Call`s.
+    /// `(calls, invariant names)`; `bazel.read.native.gates_from_native` makes them `Call`s.
     fn read<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         gates_to_py(py, &self.gates)
     }
@@ -328,7 +328,7 @@ impl NativeGates {
     }
 }
 
-/// `(calls, invariant names)`; `buildfile.gates_from_native` makes them `Call`s.
+/// `(calls, invariant names)`; `bazel.read.native.gates_from_native` makes them `Call`s.
 fn gates_to_py<'py>(py: Python<'py>, gates: &Gates) -> PyResult<Bound<'py, PyAny>> {
     let calls = gates
         .calls

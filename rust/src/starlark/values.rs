@@ -374,7 +374,7 @@ fn record_call<'v>(
 
 /// The builtins that look at what they are given only on its surface (its type, its
 /// length, its items one by one): they need no walk of it (`checked::check_walk`).
-/// `_SHALLOW` in bazel/buildfile.py.
+/// `_SHALLOW` in bazel/read/evaluator.py.
 const SHALLOW: [&str; 16] = [
     "len",
     "type",

@@ -10,8 +10,8 @@ import posixpath
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from oracle_gate.bazel.buildfile import BuildFile, Call, parse_build, strings_of
 from oracle_gate.bazel.labels import label_ref, parse_label
+from oracle_gate.bazel.read import BuildFile, Call, parse_build, strings_of
 from oracle_gate.bazel.workspace.links import LinkFollower
 from oracle_gate.repo.directories import enclosing, joined, outermost, outside_tree
 from oracle_gate.repo.trees import Tree
@@ -279,8 +279,6 @@ _REGISTER_CALLS = frozenset({"register_toolchains", "register_execution_platform
 _LOCAL_REPOSITORY_CALLS = frozenset(
     {"local_repository", "new_local_repository", "local_path_override"}
 )
-
-
 # Calls of a root WORKSPACE or MODULE.bazel that fetch no repository of their own.
 _NOT_REPOSITORY_CALLS = frozenset(
     {"workspace", "module", "bind", "load", "bazel_dep", "use_extension", "use_repo"}

@@ -20,13 +20,9 @@ SANDBOX_TMP = "/tmp"
 
 
 _SANDBOX_SHM = "/dev/shm"
-
-
 # The host's runtime sockets (a user's session bus, the Docker daemon's) are no child's
 # business: connecting to a socket needs no write access to the file system it is on.
 _HOST_ONLY = ("/run",)
-
-
 # A tmpfs that only hides what lies beneath it holds nothing but mount points.
 _EMPTY_TMPFS = 64 << 10
 

@@ -22,8 +22,6 @@ UNSANDBOXED_ROOT = "ORACLE_GATE_UNSANDBOXED_ROOT"
 
 
 _said_no_sandbox: list[bool] = []
-
-
 # bubblewrap binaries whose probe child confined itself, in this process.
 _sandbox_works: set[str] = set()
 

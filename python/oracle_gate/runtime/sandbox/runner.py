@@ -48,13 +48,8 @@ __all__ = [
     "top_level_modules",
 ]
 
-
 DEFAULT_TIMEOUT = 60.0
-
-
 DEFAULT_TIMEOUT_FLOOR = 5.0
-
-
 # Not resolved: under Bazel the driver is a runfiles symlink tree, and the
 # child must import the same files, from inside the sandbox.
 _DRIVER_PATH = os.path.abspath(
@@ -75,14 +70,10 @@ _BOOTSTRAP = (
     "from oracle_gate.runtime.confine import enter; enter(sys.argv[4]); "
     "from oracle_gate.runtime.child import main; main(int(sys.argv[2]), int(sys.argv[3]))"
 )
-
-
 _PROBE = (
     "import sys; sys.path[:] = [sys.argv[1]] + [p for p in sys.path if p]; "
     "from oracle_gate.runtime.confine import enter; enter(sys.argv[2])"
 )
-
-
 _PROBE_SECONDS = 60.0
 
 

@@ -1,481 +1,59 @@
-"""Bazel BUILD files read statically: Starlark parsed as Python syntax, never executed.
-
-A BUILD file is parsed with ``ast`` and its top level is *evaluated symbolically*:
-literals, lists, dicts, ``+``, variables, conditionals, comprehensions, subscripts,
-list and dict changes, ``glob()``/``select()`` calls and the string operations a label
-can be made with (``%``, slices, ``format``, ``join``, ``lower``...) become values.
-What the reader cannot compute becomes an ``Unknown`` that keeps every string it may
-hold and the known start of every string it could not finish, so label scanning
-over-approximates rather than misses a dependency: ``"//libs/" + n`` names every
-package under ``libs/``, and a string whose start is unknown (``"%s/lib:l" % X``,
-``X + "/lib:l"``) may be any label: it names every package.
-
-What a BUILD file says depends on its bytes only (labels are resolved later,
-against the package's location), so ``parse_build`` results are cached in
-memory by git blob id. See ``docs/selection.md`` for why the cache is not on disk.
-"""
+"""The symbolic evaluator: a BUILD file's statements to values, never executed, with
+the limits the native evaluator keeps (``bazel/limits.py``)."""
 
 from __future__ import annotations
 
 import ast
-import hashlib
-import io
 import json
 import operator
 import re
-import tokenize
-import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, TypeAlias, cast
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, cast
 
 from oracle_gate.bazel import limits
-from oracle_gate.bazel.labels import (
-    FORMAT_MARKER,
-    PACKAGE_NAME,
-    REPO_NAME,
-    label_ref,
-    visible_to_a_target,
+from oracle_gate.bazel.read.operations import (
+    BOUNDED,
+    CONTAINERS,
+    LONGEST,
+    MISSING,
+    MUTATORS,
+    concat,
+    from_json,
+    holds_sequence,
+    holds_text,
+    is_known,
+    is_opaque,
+    is_tuple_display,
+    length_of,
+    may_be_str,
+    membership,
+    possible_texts,
+    replace,
+    truth_of,
+    type_name,
+    unknown_from,
 )
-from oracle_gate.errors import ConfigError
+from oracle_gate.bazel.read.tables import BUILTINS, CASES, PREDICATES, SPLITS, STRING_METHODS
+from oracle_gate.bazel.read.values import (
+    RELATIVE,
+    Call,
+    Glob,
+    Texts,
+    Unknown,
+    Value,
+    as_start,
+    starts_of,
+    strings_of,
+)
 
-__all__ = [
-    "GATE_FUNCTION",
-    "BuildFile",
-    "Call",
-    "Dep",
-    "Glob",
-    "Unknown",
-    "Value",
-    "blob_id",
-    "cache_info",
-    "clear_cache",
-    "gates_from_native",
-    "parse_build",
-    "parse_build_cached",
-    "strings_of",
-]
+__all__ = ["Evaluator", "check_depth", "function_name"]
 
-GATE_FUNCTION = "oracle_gate"
-INVARIANT_FUNCTION = "invariant"
 
-# Attributes whose strings are not dependencies (bazel query does not follow them).
-_NOT_DEPS = frozenset({"name", "tags", "licenses"})
-# Attributes whose strings are a visibility: only a package group's label is followed.
-_VISIBILITY = frozenset({"visibility", "default_visibility"})
-# A computed label that may name any package of its workspace: what a string the
-# reader cannot compute becomes (``label_ref`` reads it as every package under //).
-ANY_PACKAGE = "//"
-# The string methods the reader computes: Starlark's and Python's agree on them.
-_STRING_METHODS: dict[str, Callable[..., object]] = {
-    "format": str.format,
-    "join": str.join,
-    "lower": str.lower,
-    "lstrip": str.lstrip,
-    "removeprefix": str.removeprefix,
-    "removesuffix": str.removesuffix,
-    "replace": str.replace,
-    "rstrip": str.rstrip,
-    "strip": str.strip,
-    "upper": str.upper,
-}
 # A %-template the reader computes: only %s, %d and %% (Starlark's %r quotes otherwise).
 _SIMPLE_PERCENT = re.compile(r"(?:[^%]|%[sd%])*", re.DOTALL)
-# Calls that declare no rule: of their arguments only ``_ARGUMENTS_OF_NON_RULES`` count.
-_NOT_RULES = frozenset({"load", "package", "package_group", "licenses", "workspace"})
-# Those that name dependencies: a package's default visibility and the groups a package
-# group includes (bazel query reports both), and the labels a package gives each of its
-# rules (Bazel 4.2.3's query leaves these out; its build checks the constraints, and Bazel
-# 6+ adds the licenses and metadata as dependencies of every rule).
-_ARGUMENTS_OF_NON_RULES = frozenset(
-    {
-        ("package", "default_visibility"),
-        ("package_group", "includes"),
-        ("package", "default_applicable_licenses"),
-        ("package", "default_package_metadata"),
-        ("package", "default_compatible_with"),
-        ("package", "default_restricted_to"),
-    }
-)
 
 
-# --- symbolic values ---------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Glob:
-    """A ``glob()`` call, evaluated later against the tree (``evaluate_glob``)."""
-
-    include: tuple[str, ...]
-    exclude: tuple[str, ...]
-    exclude_directories: bool
-    line: int
-
-
-@dataclass(frozen=True)
-class Unknown:
-    """A value the static reader cannot compute, summarised by the strings it may hold.
-
-    ``strings`` are strings the value may be or hold, whole. Every other string it may
-    be or hold (one the reader could not finish) starts with one of ``starts``: ``""``
-    when nothing is known of it, ``"//libs/"`` for ``"//libs/" + n``, ``"."`` (a start
-    neither ``/`` nor ``@``) when it can be no absolute label. ``maybe_str`` is False for
-    a value that is surely no string (a list, a dict, a number): adding it makes no new
-    string. ``opaque`` marks a value whose labels are counted elsewhere (a loaded
-    ``.bzl`` file's, which the graph takes) or that names no package by itself
-    (``package_name()``): any string made from it may be any label. ``length`` is the
-    number of items of a list the reader knows the length of but does not list (a long
-    ``range()``), so the limits on what a file builds (``limits.py``) still hold.
-    """
-
-    line: int
-    text: str
-    strings: tuple[str, ...]
-    starts: tuple[str, ...] = ()
-    maybe_str: bool = True
-    opaque: bool = False
-    length: int | None = None
-
-
-@dataclass(frozen=True)
-class Call:
-    """A function call: a rule, a macro, ``invariant()``, ``struct()``..."""
-
-    function: str
-    line: int
-    args: tuple[Value, ...]
-    kwargs: tuple[tuple[str, Value], ...]
-    kwarg_lines: tuple[tuple[str, int], ...] = ()
-
-    def get(self, key: str) -> Value | None:
-        for name, value in self.kwargs:
-            if name == key:
-                return value
-        return None
-
-    def line_of(self, key: str) -> int:
-        for name, line in self.kwarg_lines:
-            if name == key:
-                return line
-        return self.line
-
-
-# A value is a str, int, float, bool, None, a tuple (a Starlark list; a Glob inside a
-# tuple splices its matches in), a dict, a Call or an Unknown.
-Value: TypeAlias = (
-    str
-    | int
-    | float
-    | bool
-    | tuple["Value", ...]
-    | dict[str, "Value"]
-    | Glob
-    | Call
-    | Unknown
-    | None
-)
-
-
-# The start of a string that can be no absolute label (it starts neither with "/" nor
-# "@"), whatever follows: a file glob() finds, "lib_" + x, type(x).
-_RELATIVE = "."
-# The most strings a computed value lists whole before only their starts are kept.
-_MOST_STRINGS = 256
-# The longest range() the reader lists; a longer one is an Unknown of its length.
-_LONGEST = 100_000
-# List and dict methods that change their receiver.
-_MUTATORS = frozenset(
-    {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem"}
-)
-# String methods whose result is a bool or an int: no string.
-_PREDICATES = frozenset(
-    {
-        "startswith",
-        "endswith",
-        "find",
-        "rfind",
-        "index",
-        "rindex",
-        "count",
-        "isalnum",
-        "isalpha",
-        "isdigit",
-        "islower",
-        "isspace",
-        "istitle",
-        "isupper",
-    }
-)
-# The predicates that take a start and an end after what they look for.
-_BOUNDED = frozenset({"startswith", "endswith", "find", "rfind", "index", "rindex", "count"})
-# String methods that return a list of pieces of the receiver.
-_SPLITS = frozenset({"split", "rsplit", "partition", "rpartition", "splitlines", "elems"})
-# String methods that change case: "/" and "@" stay, no other character becomes one.
-_CASES = frozenset({"capitalize", "title", "swapcase"})
-# Built-in functions whose result holds only strings of their arguments.
-_CONTAINERS = frozenset({"depset", "struct", "Label", "existing_rule", "existing_rules"})
-_MISSING = object()
-
-
-def strings_of(value: Value) -> Iterator[str]:
-    """Every string in ``value``, recursively (dict keys included: select() conditions),
-    but in a call's arguments that name no dependency (``_dependency_arguments``)."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, tuple):
-        for item in value:
-            yield from strings_of(item)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield key
-            yield from strings_of(item)
-    elif isinstance(value, Call):
-        for argument, item in _dependency_arguments(value):
-            strings = strings_of(item)
-            # of a visibility (``_VISIBILITY``) only a target's package group counts
-            visibility = argument in _VISIBILITY
-            yield from filter(visible_to_a_target, strings) if visibility else strings
-    elif isinstance(value, Unknown):
-        yield from value.strings
-
-
-def _counts(function: str, key: str | None) -> bool:
-    """Whether argument ``key`` (None: a positional one) of a call of ``function`` may
-    name dependencies: not a ``name``, ``tags``... (``_NOT_DEPS``), nor most arguments
-    of ``package()``, ``load()``... (``_NOT_RULES``). ``rust/src/starlark/values.rs``'s
-    ``argument_role`` says the same."""
-    kind = function.rsplit(".", 1)[-1]
-    if kind in _NOT_RULES:
-        return (kind, key) in _ARGUMENTS_OF_NON_RULES
-    return key not in _NOT_DEPS
-
-
-def _dependency_arguments(call: Call, macro: bool = False) -> Iterator[tuple[str | None, Value]]:
-    """The arguments of ``call`` that may name dependencies (``_counts``; every argument
-    of a ``macro``), each with its keyword (None: a positional one)."""
-    for item in call.args:
-        if macro or _counts(call.function, None):
-            yield None, item
-    for key, item in call.kwargs:
-        if macro or _counts(call.function, key):
-            yield key, item
-
-
-def _starts_of(value: Value) -> Iterator[str]:
-    """The starts (``Unknown.starts``) of the strings in ``value`` the reader could not finish."""
-    if isinstance(value, Unknown):
-        yield from value.starts
-    elif isinstance(value, Glob):
-        yield _RELATIVE  # the files it finds: package-relative paths
-    elif isinstance(value, tuple):
-        for item in value:
-            yield from _starts_of(item)
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _starts_of(item)
-    elif isinstance(value, Call):
-        for _, item in _dependency_arguments(value):
-            yield from _starts_of(item)
-
-
-def _maybe_str(value: Value) -> bool:
-    """Whether ``value`` may be a string (a call's result may be anything)."""
-    return isinstance(value, (str, Call)) or (isinstance(value, Unknown) and value.maybe_str)
-
-
-def _opaque(value: Value) -> bool:
-    """Whether ``value`` holds something the reader does not know (``Unknown.opaque``)."""
-    if isinstance(value, Call):
-        return True
-    if isinstance(value, Unknown):
-        return value.opaque
-    if isinstance(value, tuple):
-        return any(_opaque(item) for item in value)
-    if isinstance(value, dict):
-        return any(_opaque(item) for item in value.values())
-    return False
-
-
-def _known_part(start: str) -> str:
-    """What a start surely begins with: up to its first format marker (``"//libs/%s"``
-    starts a string ``"%s" % x`` made, whose ``x`` is unknown)."""
-    marker = FORMAT_MARKER.search(start)
-    return start[: marker.start()] if marker else start
-
-
-def _start(text: str) -> str:
-    """``text`` as the start of an unfinished string: the same, or ``_RELATIVE`` when no
-    string starting so can be an absolute label."""
-    known = _known_part(text)
-    if known in ("", "/") or known.startswith(("//", "@")):
-        return text
-    return _RELATIVE
-
-
-def _extend(known: str, start: str) -> str:
-    """The start of ``known`` followed by a string that starts with ``start``."""
-    if start == _RELATIVE and _known_part(known).startswith(("//", "@")):
-        return known
-    return _start(known + start)
-
-
-Texts: TypeAlias = tuple[frozenset[str], frozenset[str]]
-
-
-def _texts(value: Value) -> Texts | None:
-    """The strings ``value`` may be, whole, and the starts of the others; None when it
-    cannot be a string."""
-    if isinstance(value, str):
-        return frozenset({value}), frozenset()
-    if isinstance(value, Call):
-        return frozenset(), frozenset({""})
-    if isinstance(value, Unknown) and value.maybe_str:
-        starts = frozenset(value.starts) | (frozenset({""}) if value.opaque else frozenset())
-        return frozenset(value.strings), starts
-    return None
-
-
-def _concat(left: Texts, right: Texts) -> Texts:
-    """The strings ``left + right`` may be: whole when both are, else their starts."""
-    (left_whole, left_starts), (right_whole, right_starts) = left, right
-    whole: set[str] = set()
-    starts = set(left_starts)
-    if len(left_whole) * max(len(right_whole), len(right_starts)) > _MOST_STRINGS:
-        starts |= {_start(text) for text in left_whole}
-    else:
-        whole = {a + b for a in left_whole for b in right_whole}
-        starts |= {_extend(a, b) for a in left_whole for b in right_starts}
-    return frozenset(whole), frozenset(starts)
-
-
-def _unknown(
-    line: int,
-    text: str,
-    strings: Sequence[str],
-    starts: Sequence[str],
-    maybe_str: bool,
-    opaque: bool,
-) -> Unknown:
-    kept = {_start(start) for start in starts}
-    if "" in kept or len(kept) > _MOST_STRINGS:
-        kept = {""}
-    return Unknown(
-        line=line,
-        text=text,
-        strings=tuple(dict.fromkeys(strings)),
-        starts=tuple(sorted(kept)),
-        maybe_str=maybe_str,
-        opaque=opaque,
-    )
-
-
-def _replace(value: Value, old: Value, new: Value) -> Value:
-    """``value`` with ``old`` (the very object, a mutated list or dict) put as ``new``."""
-    if value is old:
-        return new
-    if isinstance(value, tuple):
-        items = tuple(_replace(item, old, new) for item in value)
-        changed = any(a is not b for a, b in zip(items, value, strict=True))
-        return items if changed else value
-    if isinstance(value, dict):
-        entries = {key: _replace(item, old, new) for key, item in value.items()}
-        return entries if any(entries[k] is not value[k] for k in value) else value
-    if isinstance(value, Call):
-        args = tuple(_replace(item, old, new) for item in value.args)
-        kwargs = tuple((key, _replace(item, old, new)) for key, item in value.kwargs)
-        if any(a is not b for a, b in zip(args, value.args, strict=True)) or any(
-            a[1] is not b[1] for a, b in zip(kwargs, value.kwargs, strict=True)
-        ):
-            return Call(value.function, value.line, args, kwargs, value.kwarg_lines)
-    return value
-
-
-def _length(value: Value) -> tuple[str, int] | None:
-    """What ``value`` is and its length, for the limits on what a file builds: a string,
-    a list (a tuple here) or a dict, or a list of known length (``Unknown.length``)."""
-    if isinstance(value, str):
-        return "string", len(value)
-    if isinstance(value, tuple):
-        return "list", len(value)
-    if isinstance(value, dict):
-        return "dict", len(value)
-    if isinstance(value, Unknown) and value.length is not None:
-        return "list", value.length
-    return None
-
-
-def _holds_text(value: Value) -> bool:
-    """Whether ``value`` is or holds a string."""
-    if _texts(value) is not None:
-        return True
-    return any(True for _ in strings_of(value)) or any(True for _ in _starts_of(value))
-
-
-def _truth(value: Value) -> bool | None:
-    """Starlark's truth of ``value``, or None when the reader does not know it."""
-    if isinstance(value, (Unknown, Call)):
-        return None
-    if isinstance(value, tuple) and any(isinstance(item, Glob) for item in value):
-        return None  # a glob may find nothing
-    return bool(value)
-
-
-def _known(value: Value) -> bool:
-    """Whether ``value`` is fully known: no Unknown, call or glob anywhere in it."""
-    if isinstance(value, (Unknown, Call, Glob)):
-        return False
-    if isinstance(value, tuple):
-        return all(_known(item) for item in value)
-    if isinstance(value, dict):
-        return all(_known(item) for item in value.values())
-    return True
-
-
-def _from_json(found: object) -> Value:
-    if isinstance(found, list):
-        return tuple(_from_json(item) for item in found)
-    if isinstance(found, dict):
-        return {str(key): _from_json(item) for key, item in found.items()}
-    return cast(Value, found)
-
-
-def _member(item: Value, container: Value) -> bool | None:
-    """``item in container`` as Starlark has it, or None when unknown here: equal means of
-    one type (``True in [1]`` is False, where Python says True), and a list and a tuple
-    are told apart only by Bazel."""
-    if isinstance(container, str):
-        return item in container if isinstance(item, str) else None
-    if not isinstance(container, (tuple, dict)):
-        return None
-    members = list(container)
-    if _holds_sequence(item) or any(map(_holds_sequence, members)):
-        return None
-    return any(type(member) is type(item) and member == item for member in members)
-
-
-def _holds_sequence(value: Value) -> bool:
-    """Whether ``value`` is or holds a tuple here: a Starlark list or tuple, unknown which."""
-    if isinstance(value, tuple):
-        return True
-    return isinstance(value, dict) and any(map(_holds_sequence, value.values()))
-
-
-def _is_tuple_display(node: ast.AST) -> bool:
-    """Whether ``node`` is ``template % (a, b)`` (or ``x %= (a, b)``): a tuple written as one."""
-    right = node.right if isinstance(node, ast.BinOp) else getattr(node, "value", None)
-    return isinstance(right, ast.Tuple)
-
-
-def _type_name(value: Value) -> str | None:
-    """``type(value)`` as Bazel says it, None if unknown: a tuple here stands for a
-    Starlark list, tuple or range alike."""
-    names = {str: "string", bool: "bool", int: "int", float: "float", dict: "dict"}
-    if value is None:
-        return "NoneType"
-    return names.get(type(value))
-
-
-class _Evaluator:
+class Evaluator:
     """Evaluates the top level of one BUILD file without running anything.
 
     Every expression becomes a value; what the reader cannot compute becomes an
@@ -506,9 +84,9 @@ class _Evaluator:
         strings = [text for part in parts for text in strings_of(part)]
         found = [*starts]
         if own_starts:
-            found.extend(start for part in parts for start in _starts_of(part))
-        opaque = opaque or any(_opaque(part) for part in parts)
-        return _unknown(self.line(node), self.text(node), strings, found, maybe_str, opaque)
+            found.extend(start for part in parts for start in starts_of(part))
+        opaque = opaque or any(is_opaque(part) for part in parts)
+        return unknown_from(self.line(node), self.text(node), strings, found, maybe_str, opaque)
 
     def anything(self, node: ast.AST, *parts: Value) -> Unknown:
         """A value that may be any string: ``parts`` made it in a way the reader does not follow."""
@@ -518,7 +96,7 @@ class _Evaluator:
         """One of ``values``: the value itself when there is one."""
         if len(values) == 1:
             return values[0]
-        return self.unknown(node, *values, maybe_str=any(_maybe_str(v) for v in values))
+        return self.unknown(node, *values, maybe_str=any(may_be_str(v) for v in values))
 
     def element(self, node: ast.AST, value: Value) -> Value:
         """An item of ``value`` (a list, a dict's keys, a depset...): one the reader knows
@@ -531,13 +109,13 @@ class _Evaluator:
             return self.unknown(
                 node,
                 *items,
-                starts=(_RELATIVE,) if globs else (),
-                maybe_str=bool(globs) or any(_maybe_str(item) for item in items),
+                starts=(RELATIVE,) if globs else (),
+                maybe_str=bool(globs) or any(may_be_str(item) for item in items),
             )
         if isinstance(value, dict):
             return self.union(node, *value) if value else self.unknown(node, maybe_str=False)
         if isinstance(value, (Unknown, Call)):
-            return self.unknown(node, value, opaque=_opaque(value))
+            return self.unknown(node, value, opaque=is_opaque(value))
         return self.unknown(node, maybe_str=False)  # not iterable: Bazel fails
 
     @staticmethod
@@ -561,7 +139,7 @@ class _Evaluator:
                 strings.append(child.value)
             elif isinstance(child, ast.Name) and child.id in self.env:
                 strings.extend(strings_of(self.env[child.id]))
-        return _unknown(self.line(node), self.text(node), strings, ("",), True, False)
+        return unknown_from(self.line(node), self.text(node), strings, ("",), True, False)
 
     # --- expressions
 
@@ -603,7 +181,7 @@ class _Evaluator:
             return self.env[node.id]
         # A loaded .bzl file's value: the graph takes every label that file names. (Any
         # other name is undefined, and Bazel refuses the file: no label at all.)
-        return _unknown(node.lineno, node.id, (), (), True, True)
+        return unknown_from(node.lineno, node.id, (), (), True, True)
 
     def dict_display(self, node: ast.Dict) -> Value:
         result: dict[str, Value] = {}
@@ -676,11 +254,11 @@ class _Evaluator:
         if type(left) is int and type(right) is int:
             limits.check_digits(limits.digits(left + right), self.line(node))
             return left + right
-        left_texts, right_texts = _texts(left), _texts(right)
+        left_texts, right_texts = possible_texts(left), possible_texts(right)
         if left_texts is None or right_texts is None:
             # A list (or dict, or number) is added: its items, no new string.
             return self.unknown(node, left, right, maybe_str=False)
-        whole, starts = _concat(left_texts, right_texts)
+        whole, starts = concat(left_texts, right_texts)
         if isinstance(left, str) or isinstance(right, str):  # a string: its pieces are not
             return self.unknown(node, *sorted(whole), starts=tuple(starts))
         # Either side may be a list (select() + select()): its strings stay scanned.
@@ -702,7 +280,7 @@ class _Evaluator:
             if isinstance(left, tuple):
                 limits.check_length("list", len(left) * max(right, 0), line)
                 return tuple(list(left) * right)
-        texts = _texts(left) if not isinstance(left, tuple) else None
+        texts = possible_texts(left) if not isinstance(left, tuple) else None
         if texts is not None:  # a string repeated: it starts as the string does, or is ""
             whole, starts = texts
             return self.unknown(node, "", starts=(*whole, *starts))
@@ -712,12 +290,12 @@ class _Evaluator:
         """``template % values``: computed when both are known and the template holds
         only ``%s``, ``%d`` and ``%%``; else the string starts as the template does."""
         arguments = values if isinstance(values, tuple) else (values,)
-        if isinstance(template, str) and _known(values):
+        if isinstance(template, str) and is_known(values):
             printed = limits.printed_length([values])
             limits.check_length("string", len(template) + printed, self.line(node))
         simple = isinstance(template, str) and _SIMPLE_PERCENT.fullmatch(template) is not None
         # A list here is a tuple too: only a tuple written as one is surely a tuple.
-        written = not isinstance(values, tuple) or _is_tuple_display(node)
+        written = not isinstance(values, tuple) or is_tuple_display(node)
         if isinstance(template, str) and simple and written and all(map(_is_scalar, arguments)):
             try:
                 formatted = template % arguments
@@ -726,7 +304,7 @@ class _Evaluator:
             else:
                 limits.check_length("string", len(formatted), self.line(node))
                 return formatted
-        texts = _texts(template)
+        texts = possible_texts(template)
         if texts is None:
             return self.unknown(node, template, values, maybe_str=False)
         whole, starts = texts
@@ -737,7 +315,7 @@ class _Evaluator:
         """``a or b`` is one of its operands: the one the reader knows is picked, or any."""
         results: list[Value] = []
         for index, operand in enumerate(node.values):
-            if results and _truth(results[-1]) is None:
+            if results and truth_of(results[-1]) is None:
                 self.uncertain += 1
                 try:
                     rest = [self.value(item) for item in node.values[index:]]
@@ -745,7 +323,7 @@ class _Evaluator:
                     self.uncertain -= 1
                 return self.union(node, *results, *rest)
             value = self.value(operand)
-            truth = _truth(value)
+            truth = truth_of(value)
             if truth is not None and truth is isinstance(node.op, ast.Or):
                 return value  # decides the result
             results = [value] if truth is not None else [*results, value]
@@ -754,7 +332,7 @@ class _Evaluator:
     def unaryop(self, node: ast.UnaryOp) -> Value:
         operand = self.value(node.operand)
         if isinstance(node.op, ast.Not):
-            truth = _truth(operand)
+            truth = truth_of(operand)
             return self.unknown(node, maybe_str=False) if truth is None else not truth
         if type(operand) is int:
             if isinstance(node.op, ast.USub):
@@ -768,18 +346,18 @@ class _Evaluator:
 
     def compare(self, node: ast.Compare) -> Value:
         values = [self.value(node.left), *(self.value(item) for item in node.comparators)]
-        if not all(_known(value) for value in values):
+        if not all(is_known(value) for value in values):
             return self.unknown(node, maybe_str=False)
         result = True
         for op, left, right in zip(node.ops, values, values[1:], strict=False):
             try:
                 if isinstance(op, (ast.Eq, ast.NotEq)):
                     same = type(left) is type(right) and left == right
-                    if same and _holds_sequence(left):
+                    if same and holds_sequence(left):
                         return self.unknown(node, maybe_str=False)  # [] == () is False
                     holds = same is isinstance(op, ast.Eq)
                 elif isinstance(op, (ast.In, ast.NotIn)):
-                    found = _member(left, right)
+                    found = membership(left, right)
                     if found is None:
                         return self.unknown(node, maybe_str=False)
                     holds = found is isinstance(op, ast.In)
@@ -793,7 +371,7 @@ class _Evaluator:
         return result
 
     def conditional(self, node: ast.IfExp) -> Value:
-        truth = _truth(self.value(node.test))
+        truth = truth_of(self.value(node.test))
         if truth is not None:
             return self.value(node.body if truth else node.orelse)
         self.uncertain += 1
@@ -825,7 +403,7 @@ class _Evaluator:
                 return value[key] if -len(value) <= key < len(value) else self.unknown(node)
             return self.unknown(node, *sorted(set(value)))  # one of its characters
         if isinstance(value, (tuple, Unknown, Call)):
-            texts = _texts(value)
+            texts = possible_texts(value)
             chars = {char for text in texts[0] for char in text} if texts else set()
             # An item (its strings, their starts), or a character of a string the reader
             # could not finish: any character.
@@ -839,13 +417,13 @@ class _Evaluator:
             if bounds is not None and value.isascii():
                 return value[bounds[0] : bounds[1] : bounds[2]]
             # A piece of a known string: it starts with one of its characters, or is "".
-            starts = {char if char in "/@" else _RELATIVE for char in value}
+            starts = {char if char in "/@" else RELATIVE for char in value}
             return self.unknown(node, "", starts=tuple(starts))
         if isinstance(value, tuple):
             if bounds is not None:
                 return tuple(list(value)[bounds[0] : bounds[1] : bounds[2]])
             return self.unknown(node, value, maybe_str=False)
-        texts = _texts(value)
+        texts = possible_texts(value)
         if texts is None or not (texts[0] or texts[1]):
             return self.unknown(node, value, maybe_str=False)  # a list: no new string
         return self.anything(node, value)
@@ -856,7 +434,7 @@ class _Evaluator:
             root = root.value
         if isinstance(root, ast.Name) and root.id not in self.env:
             if root.id in self.loaded:  # a member of a loaded struct
-                return _unknown(node.lineno, self.text(node), (), (), True, True)
+                return unknown_from(node.lineno, self.text(node), (), (), True, True)
             return self.syntax(node)
         owner = self.value(node.value)
         if isinstance(owner, Call) and owner.function == "struct" and owner.get(node.attr):
@@ -873,7 +451,7 @@ class _Evaluator:
             for child in ast.walk(generator.target)
             if isinstance(child, ast.Name)
         }
-        saved: dict[str, object] = {name: self.env.get(name, _MISSING) for name in names}
+        saved: dict[str, object] = {name: self.env.get(name, MISSING) for name in names}
         self.frames.append(saved)
         self.uncertain += 1
         self.looping += 1
@@ -881,7 +459,7 @@ class _Evaluator:
             lengths: list[int | None] = []
             for generator in node.generators:
                 iterated = self.value(generator.iter)
-                known = _length(iterated)
+                known = length_of(iterated)
                 lengths.append(None if known is None else known[1])
                 self.assign(generator.target, self.element(generator.iter, iterated))
                 for condition in generator.ifs:
@@ -896,7 +474,7 @@ class _Evaluator:
             self.looping -= 1
             self.frames.pop()
             for name, before in saved.items():
-                if before is _MISSING:
+                if before is MISSING:
                     self.env.pop(name, None)
                 else:
                     self.env[name] = cast(Value, before)
@@ -945,7 +523,7 @@ class _Evaluator:
             owner = self.value(func.value)  # a method of a value: "//a".lower(), L.append
             args, kwargs, _, unknown = self.arguments(node)
             return self.method(node, func.value, owner, func.attr, args, dict(kwargs), unknown)
-        function = _function_name(func)
+        function = function_name(func)
         if function is None or function.split(".")[0] in self.env:
             # A function the file computes (a lambda, an alias): its result may be anything.
             callee = self.value(func)
@@ -954,7 +532,7 @@ class _Evaluator:
         args, kwargs, lines, unknown = self.arguments(node)
         if function.split(".")[0] not in self.loaded:
             builtin = self.builtin(node, function.removeprefix("native."), args, kwargs, unknown)
-            if builtin is not _MISSING:
+            if builtin is not MISSING:
                 return cast(Value, builtin)
         every = (*args, *unknown)  # an unknown *args or **kwargs is still scanned
         return Call(function, node.lineno, every, tuple(kwargs), tuple(lines))
@@ -967,7 +545,7 @@ class _Evaluator:
         kwargs: list[tuple[str, Value]],
         unknown: list[Value],
     ) -> object:
-        """A Starlark built-in function's result, or ``_MISSING`` for a rule or a macro."""
+        """A Starlark built-in function's result, or ``MISSING`` for a rule or a macro."""
         named = dict(kwargs)
         parts = (*args, *named.values(), *unknown)
         first: Value = args[0] if args else None
@@ -977,13 +555,13 @@ class _Evaluator:
             return self.glob(node, tuple(args), named) if not unknown else self.globbed(node, parts)
         if function == "select":
             branches = first if isinstance(first, dict) else None
-            maybe = any(map(_maybe_str, branches.values())) if branches is not None else True
+            maybe = any(map(may_be_str, branches.values())) if branches is not None else True
             return self.unknown(node, *parts, maybe_str=maybe)
-        if unknown and function in _BUILTINS:
+        if unknown and function in BUILTINS:
             return self.anything(node, *parts)
         if function in ("package_name", "repository_name"):
             # The package is known only where the file sits; it names no other package.
-            return _unknown(node.lineno, self.text(node), (), (), True, True)
+            return unknown_from(node.lineno, self.text(node), (), (), True, True)
         if function == "str" and len(args) == 1:
             if isinstance(first, (str, int)) or first is None:
                 return str(first)
@@ -999,15 +577,15 @@ class _Evaluator:
         if function == "len":
             # Bazel's strings are Latin-1 bytes: len("é") is 2 there.
             countable = isinstance(first, dict) or (isinstance(first, str) and first.isascii())
-            countable = countable or (isinstance(first, tuple) and _known(first))
+            countable = countable or (isinstance(first, tuple) and is_known(first))
             if len(args) == 1 and countable:
                 return len(cast("str | dict[str, Value] | tuple[Value, ...]", first))
             return self.unknown(node, maybe_str=False)
         if function == "type" and len(args) == 1:
-            name = _type_name(first)
-            return name if name is not None else self.unknown(node, starts=(_RELATIVE,))
+            name = type_name(first)
+            return name if name is not None else self.unknown(node, starts=(RELATIVE,))
         if function in ("list", "tuple") and len(args) == 1:
-            if isinstance(first, tuple) and _known(first):
+            if isinstance(first, tuple) and is_known(first):
                 return tuple(list(first))
             if isinstance(first, dict):
                 return tuple(first)
@@ -1016,14 +594,19 @@ class _Evaluator:
             if first is None or isinstance(first, dict):
                 return {**(first or {}), **named}
             return self.unknown(node, *parts, maybe_str=False)
-        if function == "reversed" and len(args) == 1 and isinstance(first, tuple) and _known(first):
+        if (
+            function == "reversed"
+            and len(args) == 1
+            and isinstance(first, tuple)
+            and is_known(first)
+        ):
             return tuple(reversed(first))
         if function == "range" and all(type(a) is int for a in args) and 1 <= len(args) <= 3:
             try:
                 numbers = range(*cast("list[int]", args))
             except ValueError:
                 return self.unknown(node, maybe_str=False)
-            if len(numbers) <= _LONGEST:
+            if len(numbers) <= LONGEST:
                 return tuple(numbers)
             return Unknown(node.lineno, self.text(node), (), maybe_str=False, length=len(numbers))
         if function in ("min", "max", "sorted", "reversed", "enumerate", "zip", "list", "tuple"):
@@ -1042,27 +625,27 @@ class _Evaluator:
         if function in ("print", "fail"):
             return None
         if function in ("int", "bool", "hash", "hasattr", "any", "all", "float"):
-            if function == "bool" and len(args) == 1 and _truth(first) is not None:
-                return _truth(first)
+            if function == "bool" and len(args) == 1 and truth_of(first) is not None:
+                return truth_of(first)
             if function == "int" and len(args) == 1 and type(first) is int:
                 return first
             return self.unknown(node, maybe_str=False)
         if function == "dir":
-            return self.unknown(node, starts=(_RELATIVE,), maybe_str=False)
+            return self.unknown(node, starts=(RELATIVE,), maybe_str=False)
         if function == "json.decode" and len(args) == 1 and isinstance(first, str):
             try:
-                return _from_json(json.loads(first))
+                return from_json(json.loads(first))
             except ValueError:
                 return self.unknown(node)
-        if function in _CONTAINERS:
-            return _MISSING  # a Call, whose arguments are scanned
-        if function in _BUILTINS:
+        if function in CONTAINERS:
+            return MISSING  # a Call, whose arguments are scanned
+        if function in BUILTINS:
             return self.anything(node, *parts)  # json.encode(), ...: any string
-        return _MISSING
+        return MISSING
 
     def globbed(self, node: ast.AST, parts: Sequence[Value]) -> Value:
         """A glob() the reader cannot read: package-relative paths, no label."""
-        return self.unknown(node, *parts, starts=(_RELATIVE,), maybe_str=False, own_starts=False)
+        return self.unknown(node, *parts, starts=(RELATIVE,), maybe_str=False, own_starts=False)
 
     def glob(self, node: ast.Call, args: tuple[Value, ...], kwargs: dict[str, Value]) -> Value:
         include = args[0] if args else kwargs.get("include", ())
@@ -1094,18 +677,18 @@ class _Evaluator:
             return self.string_method(node, owner, name, args, kwargs, unknown)
         if isinstance(owner, (tuple, dict)) and not unknown:
             return self.container_method(node, owner_node, owner, name, args, kwargs)
-        if name in _MUTATORS:
+        if name in MUTATORS:
             self.mutate(node, owner_node, owner, self.unknown(node, owner, *parts), parts)
             return self.element(node, owner) if name in ("pop", "popitem", "setdefault") else None
         if isinstance(owner, Call) and owner.function.split(".")[0] in self.loaded:
             return self.unknown(node, owner, *parts, opaque=True)  # a loaded struct's function
-        if name in _PREDICATES:
+        if name in PREDICATES:
             return self.unknown(node, maybe_str=False)
         if name in ("get", "keys", "values", "items") and not (
             isinstance(owner, Unknown) and owner.maybe_str
         ):
             return self.unknown(node, owner, *parts, maybe_str=name == "get")
-        texts = _texts(owner)
+        texts = possible_texts(owner)
         if texts is not None and name in ("lower", "upper") and not parts:
             whole, starts = texts
             change = str.lower if name == "lower" else str.upper
@@ -1130,12 +713,12 @@ class _Evaluator:
         parts = (*args, *kwargs.values(), *unknown)
         if not receiver.isascii() or not all(text.isascii() for text in strings_of(parts)):
             # Bazel's strings are Latin-1 bytes: outside ASCII, its methods differ.
-            if name in _PREDICATES:
+            if name in PREDICATES:
                 return self.unknown(node, maybe_str=False)
             return self.anything(node, *parts)
-        if name in _PREDICATES:
+        if name in PREDICATES:
             # A start past the end is the end in Bazel ("abc".find("", 5) is 3), not here.
-            bounded = name in _BOUNDED and len(args) + len(kwargs) > 1
+            bounded = name in BOUNDED and len(args) + len(kwargs) > 1
             if not unknown and not bounded and all(_is_scalar(a) or _is_strings(a) for a in parts):
                 method = getattr(receiver, name)
                 try:
@@ -1144,11 +727,11 @@ class _Evaluator:
                     return self.unknown(node, maybe_str=False)
                 return cast(Value, found)
             return self.unknown(node, maybe_str=False)
-        if name in _CASES:
+        if name in CASES:
             if not receiver:
                 return ""
-            return self.unknown(node, starts=(_start(receiver[0]),))
-        if not unknown and name in _SPLITS and all(_is_scalar(a) for a in parts):
+            return self.unknown(node, starts=(as_start(receiver[0]),))
+        if not unknown and name in SPLITS and all(_is_scalar(a) for a in parts):
             try:
                 if name == "elems":
                     return tuple(receiver) if not parts else self.unknown(node)
@@ -1156,14 +739,14 @@ class _Evaluator:
             except (TypeError, ValueError):
                 return self.unknown(node)
             return tuple(pieces)
-        method = _STRING_METHODS.get(name)
+        method = STRING_METHODS.get(name)
         # Only join takes a list: Python and Starlark write a list inside a string apart.
         known = not unknown and (
             len(args) == 1 and not kwargs and _is_strings(args[0])
             if name == "join"
             else all(_is_scalar(value) for value in parts)
         )
-        if not unknown and all(map(_known, parts)):
+        if not unknown and all(map(is_known, parts)):
             _check_string_method(node, receiver, name, args, parts)
         if method is not None and known:
             try:
@@ -1178,7 +761,7 @@ class _Evaluator:
         if name == "format":
             # "{}/lib:l".format(x): the known text up to the first field.
             return self.unknown(node, starts=(receiver,))
-        if name in _SPLITS:
+        if name in SPLITS:
             return self.unknown(node, *parts, starts=("",), maybe_str=False)
         return self.anything(node, *parts)
 
@@ -1187,16 +770,16 @@ class _Evaluator:
         if isinstance(items, tuple) and not any(isinstance(i, Glob) for i in items):
             texts: Texts = (frozenset({""}), frozenset())
             for index, item in enumerate(items):
-                item_texts = _texts(item)
+                item_texts = possible_texts(item)
                 if item_texts is None:
                     return self.unknown(node, items)  # Bazel fails
                 if index:
-                    texts = _concat(texts, (frozenset({separator}), frozenset()))
-                texts = _concat(texts, item_texts)
+                    texts = concat(texts, (frozenset({separator}), frozenset()))
+                texts = concat(texts, item_texts)
             whole, starts = texts
             return self.unknown(node, *sorted(whole), starts=tuple(starts))
         element = self.element(node, items)
-        texts_of = _texts(element)
+        texts_of = possible_texts(element)
         whole, starts = texts_of if texts_of is not None else (frozenset(), frozenset())
         return self.unknown(node, "", starts=(*whole, *starts))
 
@@ -1229,11 +812,11 @@ class _Evaluator:
                 result = items.pop(index)
             elif name == "clear" and not args:
                 items.clear()
-            elif name == "remove" and len(args) == 1 and _known(owner) and first in items:
+            elif name == "remove" and len(args) == 1 and is_known(owner) and first in items:
                 items.remove(first)
             elif name == "index":
                 return self.unknown(node, maybe_str=False)
-            elif name in _MUTATORS:
+            elif name in MUTATORS:
                 new = self.unknown(node, owner, *parts, maybe_str=False)
                 self.mutate(node, owner_node, owner, new, parts)
                 return self.element(node, owner) if name == "pop" else None
@@ -1262,7 +845,7 @@ class _Evaluator:
             result = entries.pop(key, args[1] if len(args) == 2 else None)
         elif name == "clear" and not args:
             entries.clear()
-        elif name in _MUTATORS:
+        elif name in MUTATORS:
             new = self.unknown(node, owner, *parts, maybe_str=False)
             self.mutate(node, owner_node, owner, new, parts)
             return self.unknown(node, owner, *parts)
@@ -1284,9 +867,9 @@ class _Evaluator:
         added: Sequence[Value],
     ) -> None:
         """``old`` (a list or dict) became ``new``: every variable holding it sees it."""
-        if self.looping and any(_holds_text(value) for value in added):
+        if self.looping and any(holds_text(value) for value in added):
             # Run any number of times, each run building on the last: any string.
-            new = self.unknown(node, old, new, *added, starts=("",), maybe_str=_maybe_str(old))
+            new = self.unknown(node, old, new, *added, starts=("",), maybe_str=may_be_str(old))
         elif self.uncertain:
             new = self.union(node, old, new)
         direct = owner_node.id if isinstance(owner_node, ast.Name) else None
@@ -1296,18 +879,18 @@ class _Evaluator:
         scopes = [cast("dict[str, object]", self.env), *self.frames]
         for scope in scopes:
             for key, value in list(scope.items()):
-                if value is _MISSING:
+                if value is MISSING:
                     continue
                 current = cast(Value, value)
                 if key == direct and scope is self.env:
                     scope[key] = new
                     continue
-                replaced = _replace(current, old, shared)
+                replaced = replace(current, old, shared)
                 if replaced is not current:
                     scope[key] = replaced
                 elif isinstance(current, Unknown) and not current.opaque:
                     # A summary may hold the changed list: it holds what was added too.
-                    scope[key] = _unknown(
+                    scope[key] = unknown_from(
                         current.line,
                         current.text,
                         (*current.strings, *extra.strings),
@@ -1395,41 +978,7 @@ _ORDERS: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
     ast.GtE: operator.ge,
 }
 _STRING_NAMES = frozenset(
-    {*_STRING_METHODS, *_PREDICATES, *_SPLITS, *_CASES, "codepoints", "elem_ords", "format"}
-)
-# Built-in functions a BUILD file may call: any other name is a rule (or fails).
-_BUILTINS = frozenset(
-    {
-        "all",
-        "any",
-        "bool",
-        "dict",
-        "dir",
-        "enumerate",
-        "fail",
-        "float",
-        "getattr",
-        "hasattr",
-        "hash",
-        "int",
-        "json.decode",
-        "json.encode",
-        "json.encode_indent",
-        "json.indent",
-        "len",
-        "list",
-        "max",
-        "min",
-        "print",
-        "range",
-        "repr",
-        "reversed",
-        "sorted",
-        "str",
-        "tuple",
-        "type",
-        "zip",
-    }
+    {*STRING_METHODS, *PREDICATES, *SPLITS, *CASES, "codepoints", "elem_ords", "format"}
 )
 
 
@@ -1463,7 +1012,7 @@ def _check_string_method(
 
 
 # The builtins that look at what they are given only on its surface: the native
-# evaluator walks what every other one is given (``_check_depth``). ``SHALLOW`` in
+# evaluator walks what every other one is given (``check_depth``). ``SHALLOW`` in
 # rust/src/starlark/values.rs.
 _SHALLOW = frozenset(
     {
@@ -1489,8 +1038,8 @@ def _check_builtin(
     """
     line = cast(int, getattr(node, "lineno", 0))
     if function not in _SHALLOW:
-        _check_depth(Call(function, line, tuple(args), tuple(named.items())))
-    sizes = [_length(arg) for arg in args]
+        check_depth(Call(function, line, tuple(args), tuple(named.items())))
+    sizes = [length_of(arg) for arg in args]
     first = sizes[0] if sizes else None
     if function in _LISTING and first is not None:
         limits.check_length("list", first[1], line)
@@ -1498,13 +1047,13 @@ def _check_builtin(
         limits.check_length("list", min(size[1] for size in sizes if size is not None), line)
     elif function == "dict" and (first is not None or not args):
         limits.check_length("dict", (first[1] if first else 0) + len(named), line)
-    elif function in _PRINTING and all(map(_known, (*args, *named.values()))):
+    elif function in _PRINTING and all(map(is_known, (*args, *named.values()))):
         limits.check_length("string", limits.printed_length([*args, *named.values()]), line)
     elif function == "int" and args and isinstance(args[0], str):
         limits.check_digits(sum(1 for char in args[0] if "0" <= char <= "9"), line)
 
 
-def _check_depth(value: Value) -> None:
+def check_depth(value: Value) -> None:
     """Stops the reading when the call ``value`` (or a call in its arguments) is given a
     value nested more than ``MAX_DEPTH`` levels deep, counted as the native evaluator
     counts what a builtin or rule is given (``check_walk`` in rust/src/starlark/checked.rs):
@@ -1518,8 +1067,8 @@ def _check_depth(value: Value) -> None:
         call = calls.pop()
         levels = [iter((*call.args, *(item for _, item in call.kwargs)))]
         while levels:
-            item = next(levels[-1], _MISSING)
-            if item is _MISSING:
+            item = next(levels[-1], MISSING)
+            if item is MISSING:
                 levels.pop()
             elif isinstance(item, Call):
                 calls.append(item)
@@ -1576,404 +1125,10 @@ def _is_scalar(value: Value) -> bool:
     return isinstance(value, (str, int))  # bool is an int
 
 
-def _function_name(node: ast.expr) -> str | None:
+def function_name(node: ast.expr) -> str | None:
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
-        base = _function_name(node.value)
+        base = function_name(node.value)
         return f"{base}.{node.attr}" if base else None
     return None
-
-
-# --- one parsed BUILD file ------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Dep:
-    """An absolute label in a BUILD file: a dependency on another package."""
-
-    package: str  # workspace-relative package of the label (a prefix when ``prefix``)
-    label: str  # as written
-    line: int
-    # The repository as written: "" is the main one; the graph resolves the main
-    # repository's own name (``@<workspace name>//pkg``), which a BUILD file cannot know.
-    repo: str = ""
-    # A computed label's literal part (``"//libs/%s" % n``): any package under ``package``.
-    prefix: bool = False
-
-
-@dataclass(frozen=True)
-class BuildFile:
-    """What one BUILD file declares, independent of where it sits in the tree."""
-
-    calls: tuple[Call, ...]
-    # load("label", local = "exported") -> (label as written, {local: exported})
-    loads: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
-    # Labels with '//' naming other packages of the same repository.
-    deps: tuple[Dep, ...]
-    # The oracle_gate(...) calls (one is allowed; matrix.py says so if there are more).
-    gates: tuple[Call, ...] = ()
-    invariant_names: frozenset[str] = field(default_factory=lambda: frozenset({"invariant"}))
-    # Labels of a named repository (``@name//pkg``): the main one when it is its own name.
-    named_repo_deps: tuple[Dep, ...] = ()
-
-
-def _loads(call: ast.Call) -> tuple[str, tuple[tuple[str, str], ...]] | None:
-    if not call.args or not isinstance(call.args[0], ast.Constant):
-        return None
-    label = call.args[0].value
-    if not isinstance(label, str):
-        return None
-    symbols: list[tuple[str, str]] = []
-    for arg in call.args[1:]:
-        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-            symbols.append((arg.value, arg.value))
-    for keyword in call.keywords:
-        if (
-            keyword.arg
-            and isinstance(keyword.value, ast.Constant)
-            and isinstance(keyword.value.value, str)
-        ):
-            symbols.append((keyword.arg, keyword.value.value))
-    return label, tuple(symbols)
-
-
-def _top_level_values(module: ast.Module, evaluator: _Evaluator, path: str) -> Iterator[Value]:
-    """Each top-level statement's value, binding variables as it goes.
-
-    Raises:
-        ConfigError: a statement builds more than a file may (``limits.py``).
-    """
-    for statement in module.body:
-        try:
-            try:
-                values = list(evaluator.statement(statement))
-            except (ArithmeticError, RecursionError, MemoryError, ValueError, TypeError):
-                values = [evaluator.syntax(statement)]  # too deep or big to follow: any label
-            for value in values:
-                _check_depth(value)
-        except limits.Stop as stop:
-            raise limits.stopped(stop.reason(path), path, stop.line) from None
-        yield from values
-
-
-def _pieces(value: Value, line: int) -> Iterator[tuple[str, int, bool]]:
-    for text in strings_of(value):
-        yield text, line, False
-    for start in _starts_of(value):
-        yield start, line, True
-
-
-def _dep_strings(
-    value: Value, loaded: frozenset[str] = frozenset()
-) -> Iterator[tuple[str, int, bool]]:
-    """(string, line, is a start) triples that may be labels of other packages, in
-    ``value``: the whole strings, and the starts of those the reader could not finish.
-    A call of a ``loaded`` name may be a macro, which can pass any argument on as a
-    dependency (``tags = ["//lib:l"]`` into ``srcs``): all of its arguments count."""
-    if isinstance(value, Call):
-        macro = value.function in loaded
-        for key, item in _dependency_arguments(value, macro):
-            pieces = _pieces(item, value.line if key is None else value.line_of(key))
-            if key in _VISIBILITY and not macro:
-                pieces = (p for p in pieces if p[2] or visible_to_a_target(p[0]))
-            yield from pieces
-    elif isinstance(value, Unknown):
-        yield from _pieces(value, value.line)
-    elif isinstance(value, tuple):
-        for item in value:
-            yield from _dep_strings(item, loaded)
-
-
-def _start_dep(start: str, line: int) -> Dep | None:
-    """The packages a string starting with ``start`` may name: those under the known
-    part's package prefix (``"//libs/"``), one package (``"//lib:"``), every package of
-    the workspace (``""``, ``"/"``, ``"@"``: the label's package is not known at all),
-    or None (it can be no absolute label)."""
-    known = _known_part(start)
-    if known == "/":
-        return Dep("", ANY_PACKAGE, line, "", prefix=True)
-    if known == "" or (known.startswith("@") and "//" not in known):
-        # Perhaps another repository's label: every package of every repository of the
-        # tree (``@//`` is the main one, whose packages hold the others' directories).
-        return Dep("", f"@{ANY_PACKAGE}", line, "", prefix=True)
-    if not known.startswith(("//", "@")):
-        return None
-    repo, _, rest = known.lstrip("@").partition("//") if known[0] == "@" else ("", "", known[2:])
-    package, colon, _ = rest.partition(":")
-    if REPO_NAME.fullmatch(repo) is None or PACKAGE_NAME.fullmatch(package) is None:
-        return None
-    label = start if start != known or known.endswith((":", "/")) else f"{start}..."
-    return Dep(package, label, line, repo, prefix=not colon)
-
-
-# Python's keywords that Bazel 4.2.3's Starlark takes as plain names (``await = ...``).
-_PYTHON_ONLY_KEYWORDS = frozenset({"async", "await"})
-
-
-def _parse(source: str, path: str) -> ast.Module:
-    # An escape Python does not know ("\\q") warns, on stderr from Python 3.12 on.
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return ast.parse(source, filename=path)
-
-
-def _python_keywords_renamed(source: str) -> str:
-    """``source`` with each name in ``_PYTHON_ONLY_KEYWORDS`` renamed (``await_``), as a
-    name, not inside a string; lines stay where they were."""
-    try:
-        ends = [
-            token.end
-            for token in tokenize.generate_tokens(io.StringIO(source).readline)
-            if token.type == tokenize.NAME and token.string in _PYTHON_ONLY_KEYWORDS
-        ]
-    except (tokenize.TokenError, SyntaxError):
-        return source
-    lines = source.splitlines(keepends=True)
-    for row, column in sorted(ends, reverse=True):
-        lines[row - 1] = f"{lines[row - 1][:column]}_{lines[row - 1][column:]}"
-    return "".join(lines)
-
-
-def _syntax_tree(text: bytes, path: str) -> ast.Module:
-    """The syntax tree of a BUILD file's bytes.
-
-    Bazel reads a BUILD file as bytes, so one that is not UTF-8 (a Latin-1 comment)
-    loads: it is parsed as Latin-1 here, and each string that is not ASCII is read
-    back as the bytes it was, decoded as git paths are (UTF-8, ``surrogateescape``).
-
-    Raises:
-        ConfigError: not valid syntax, or nested deeper than ``limits.nesting_problem``
-            allows (or Python's parser follows).
-    """
-    try:
-        source, latin1 = text.decode("utf-8"), False
-    except UnicodeDecodeError:
-        source, latin1 = text.decode("latin-1"), True
-    deep = limits.nesting_problem(source)
-    if deep is not None:
-        raise ConfigError(deep.message("BUILD file"), path, deep.line)
-    try:
-        try:
-            module = _parse(source, path)
-        except SyntaxError as error:
-            renamed = _python_keywords_renamed(source)
-            if renamed == source:
-                raise
-            try:
-                module = _parse(renamed, path)
-            except SyntaxError:
-                raise error from None
-    except SyntaxError as error:
-        raise ConfigError(
-            f"BUILD file does not parse as Starlark: {error.msg}", path, error.lineno
-        ) from None
-    except (RecursionError, MemoryError):
-        raise ConfigError(
-            "BUILD file is nested too deeply for the pure-Python reader "
-            "(the native core reads it: ORACLE_GATE_IMPL=native)",
-            path,
-        ) from None
-    if latin1:
-        for node in ast.walk(module):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                raw = node.value.encode("latin-1")
-                node.value = raw.decode("utf-8", "surrogateescape")
-    return module
-
-
-def parse_build(text: bytes, path: str) -> BuildFile:
-    """Parse one BUILD file's bytes (``path`` is used in messages only).
-
-    Raises:
-        ConfigError: the file is not valid Python syntax or nested too deeply
-            (``_syntax_tree``), or it builds more than a file may (``limits.py``); the
-            error names ``path`` and the 1-based line.
-    """
-    module = _syntax_tree(text, path)
-    calls: list[Call] = []
-    loads: list[tuple[str, tuple[tuple[str, str], ...]]] = []
-    deps: dict[str, Dep] = {}
-    for statement in module.body:
-        if (
-            isinstance(statement, ast.Expr)
-            and isinstance(statement.value, ast.Call)
-            and _function_name(statement.value.func) == "load"
-        ):
-            loaded = _loads(statement.value)
-            if loaded is not None:
-                loads.append(loaded)
-    bound = frozenset(local for _, symbols in loads for local, _ in symbols)
-    evaluator = _Evaluator(bound)
-    for value in _top_level_values(module, evaluator, path):
-        if isinstance(value, Call):
-            calls.append(value)
-        for string, line, start in _dep_strings(value, bound):
-            if start:
-                dep = _start_dep(string, line)
-                if dep is not None and dep.label not in deps:
-                    deps[dep.label] = dep
-                continue
-            if not string.startswith(("//", "@")) or string in deps:
-                continue
-            ref = label_ref(string)
-            if ref is not None:
-                deps[string] = Dep(ref.package, string, line, ref.repo, ref.prefix)
-    gate_names = {GATE_FUNCTION}
-    invariant_names = {INVARIANT_FUNCTION}
-    for _, symbols in loads:
-        for local, exported in symbols:
-            if exported == GATE_FUNCTION:
-                gate_names.add(local)
-            if exported == INVARIANT_FUNCTION:
-                invariant_names.add(local)
-    gates = [call for call in calls if call.function in gate_names]
-    return BuildFile(
-        calls=tuple(calls),
-        loads=tuple(loads),
-        deps=tuple(deps[key] for key in sorted(deps) if not deps[key].repo),
-        named_repo_deps=tuple(deps[key] for key in sorted(deps) if deps[key].repo),
-        gates=tuple(gates),
-        invariant_names=frozenset(invariant_names),
-    )
-
-
-def gates_from_native(found: object) -> BuildFile:
-    """The gates the native core read (``rust/src/starlark/gate.rs``) as ``parse_build`` gives.
-
-    ``found`` is ``(calls, invariant names)``. In it a Starlark list is a Python
-    list, a call ``("c", function, line, args, [(name, value, line)])`` and a
-    ``glob()`` ``("g", include, exclude, exclude_directories, line)``.
-    Only ``gates`` and ``invariant_names`` are set: the file's rules were evaluated.
-    """
-    calls, invariant_names = cast("tuple[list[tuple[object, ...]], list[str]]", found)
-    gates = tuple(_native_call(call) for call in calls)
-    return BuildFile(
-        calls=gates, loads=(), deps=(), gates=gates, invariant_names=frozenset(invariant_names)
-    )
-
-
-def _native_call(found: tuple[object, ...]) -> Call:
-    _, function, line, args, kwargs = found
-    named = cast("list[tuple[str, object, int]]", kwargs)
-    return Call(
-        function=str(function),
-        line=cast(int, line),
-        args=tuple(_native_value(arg) for arg in cast("list[object]", args)),
-        kwargs=tuple((name, _native_value(value)) for name, value, _ in named),
-        kwarg_lines=tuple((name, at) for name, _, at in named),
-    )
-
-
-def _native_value(found: object) -> Value:
-    if isinstance(found, list):
-        return tuple(_native_value(item) for item in found)
-    if isinstance(found, dict):
-        return {key: _native_value(item) for key, item in found.items()}
-    if isinstance(found, tuple):
-        if found[0] == "c":
-            return _native_call(found)
-        _, include, exclude, directories, line = found
-        return Glob(tuple(include), tuple(exclude), bool(directories), line)
-    return cast(Value, found)
-
-
-# --- the cache ---------------------------------------------------------------------
-
-_CACHE: dict[str, BuildFile] = {}
-_CACHE_LIMIT = 500_000
-_STATS = {"hits": 0, "misses": 0}
-
-
-def blob_id(content: bytes) -> str:
-    """The git blob id of ``content``: the same key for a commit and a working tree."""
-    return hashlib.sha1(b"blob %d\0" % len(content) + content, usedforsecurity=False).hexdigest()
-
-
-def _gates_only(text: bytes, path: str, rule_lines: Sequence[tuple[int, int]]) -> BuildFile:
-    """``text`` parsed without ``rule_lines``, for its gates; the whole file if that fails.
-
-    The lines are blanked, not removed, so every line number stays. They come from
-    the Starlark parser, whose only line break is ``\\n``: a file with another
-    one (``\\r``, which Python also breaks at) is parsed whole.
-    """
-    if not rule_lines or b"\r" in text:
-        return parse_build(text, path)
-    lines = text.split(b"\n")
-    for first, last in rule_lines:
-        lines[first - 1 : last] = [b""] * len(lines[first - 1 : last])
-    try:
-        return parse_build(b"\n".join(lines), path)
-    except ConfigError:
-        return parse_build(text, path)  # the parsers split statements differently here
-
-
-def parse_build_cached(
-    items: Sequence[tuple[str, str | None]],
-    read: Callable[[list[str]], Mapping[str, bytes]],
-    linked: set[str] | None = None,
-    rule_lines: Mapping[str, Sequence[tuple[int, int]]] | None = None,
-) -> dict[str, BuildFile]:
-    """Parse several BUILD files, reusing any already parsed with the same blob id.
-
-    Args:
-        items: (path, blob id or None when unknown) pairs.
-        read: reads the bytes of the paths it is given (one batch for all misses);
-            what it returns holds them, and maybe more.
-        linked: collects the paths whose content is not the blob they are listed
-            with (symlinks, read through the link).
-        rule_lines: for a path read only for its gate (its rules were evaluated
-            as Starlark), the line ranges holding only other rule calls
-            (``starlark.Evaluated.rule_lines``): they are skipped, so that
-            file's ``calls`` and ``deps`` are incomplete and its ``gates`` whole.
-
-    Raises:
-        ConfigError: a BUILD file does not parse (see ``parse_build``).
-    """
-    rule_lines = rule_lines or {}
-    parsed: dict[str, BuildFile] = {}
-    missing: list[str] = []
-    keys = {path: key and _cache_key(key, path in rule_lines) for path, key in items}
-    for path, key in keys.items():
-        hit = _CACHE.get(key) if key else None
-        if hit is not None:
-            parsed[path] = hit
-        else:
-            missing.append(path)
-    _STATS["hits"] += len(parsed)
-    _STATS["misses"] += len(missing)
-    if missing:
-        contents = read(missing)
-        if len(_CACHE) + len(missing) > _CACHE_LIMIT:
-            _CACHE.clear()
-        for path in missing:
-            skipped = rule_lines.get(path)
-            build = (
-                parse_build(contents[path], path)
-                if skipped is None
-                else _gates_only(contents[path], path, skipped)
-            )
-            parsed[path] = build
-            # Stored under the content's own id: a symlinked BUILD file is listed
-            # with the link's id, never matches, and so is always read afresh.
-            content_id = _cache_key(blob_id(contents[path]), skipped is not None)
-            _CACHE[content_id] = build
-            if linked is not None and keys.get(path) not in (None, content_id):
-                linked.add(path)
-    return parsed
-
-
-def _cache_key(blob: str, gates_only: bool) -> str:
-    """A file read for its gates only is cached apart from the same file read whole."""
-    return f"{blob}:gates" if gates_only else blob
-
-
-def clear_cache() -> None:
-    """Forget every parsed BUILD file (benchmarks measure a cold start with it)."""
-    _CACHE.clear()
-    _STATS.update(hits=0, misses=0)
-
-
-def cache_info() -> dict[str, int]:
-    """Hits, misses and entries of the parse cache since the last ``clear_cache``."""
-    return {**_STATS, "entries": len(_CACHE)}
