@@ -12,6 +12,7 @@ use std::collections::HashSet;
 use std::ops::Deref;
 
 use super::gate::{GateCall, GateValue, Gates};
+use super::tables::{BUDGET_KEYS, DEFAULT_EXAMPLES, DEFAULT_SECONDS, GATE_FILES, ROW_KEYS};
 
 /// A row of the matrix, as `oracle_gate.model.Row` holds it.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,29 +39,10 @@ pub struct GateMatrix {
     pub rows: Vec<MatrixRow>,
 }
 
-// The schema's names and character sets (`config/schema.py`).
-const ROW_KEYS: [&str; 7] = [
-    "id",
-    "globs",
-    "properties",
-    "partitions",
-    "relations",
-    "fixtures",
-    "budget",
-];
-const BUDGET_KEYS: [&str; 2] = ["examples", "seconds"];
-const DEFAULT_EXAMPLES: i64 = 100;
-const DEFAULT_SECONDS: f64 = 20.0;
-/// The lock and ledgers a gate may name: each only as the package's own file.
-const GATE_FILES: [(&str, &str); 4] = [
-    ("lock", "oracle_gate.lock"),
-    ("seeds", "seeds.jsonl"),
-    ("freeze", "flake_freeze.yaml"),
-    ("assumptions", "assumptions.yaml"),
-];
 /// Integers above this are not all exactly floats; leave them to Python's `float()`.
 const EXACT_FLOAT: i64 = 1 << 53;
 
+// The schema's character sets (`config/schema.py`); its names are in `tables.rs`.
 fn is_id_first(c: char) -> bool {
     c.is_ascii_alphanumeric()
 }

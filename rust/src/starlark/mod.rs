@@ -11,6 +11,7 @@ mod guess;
 mod limits;
 mod matrix;
 mod plain;
+mod tables;
 mod values;
 
 use std::collections::HashMap;

@@ -30,24 +30,7 @@ use starlark::values::{
 use super::checked::{check_builtin, check_result, check_walk};
 use super::guess::guessed;
 use super::matrix::{expand_glob, glob_touches, package_files};
-
-/// Attributes whose strings are not dependencies (bazel query does not follow them).
-const NOT_DEPS: [&str; 3] = ["name", "tags", "licenses"];
-/// Calls that declare no rule; of their arguments only `ARGUMENTS_OF_NON_RULES` count.
-pub const NOT_RULES: [&str; 5] = ["package", "package_group", "licenses", "workspace", "load"];
-/// The arguments of a `NOT_RULES` call that name dependencies: a package's default
-/// visibility and the groups a package group includes (bazel query reports both), and
-/// the labels a package gives each of its rules (Bazel 4.2.3's query leaves these out;
-/// its build checks the constraints, and Bazel 6+ adds the licenses and metadata as
-/// dependencies of every rule).
-const ARGUMENTS_OF_NON_RULES: [(&str, &str); 6] = [
-    ("package", "default_visibility"),
-    ("package_group", "includes"),
-    ("package", "default_applicable_licenses"),
-    ("package", "default_package_metadata"),
-    ("package", "default_compatible_with"),
-    ("package", "default_restricted_to"),
-];
+use super::tables::{ARGUMENTS_OF_NON_RULES, NOT_DEPS, NOT_RULES};
 
 /// How the strings of argument `key` of a call of the rule or function `kind` count:
 /// whether they may name dependencies, and whether they are a visibility.
