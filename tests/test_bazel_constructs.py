@@ -26,8 +26,8 @@ from oracle_gate import backend
 from oracle_gate.bazel import starlark
 from oracle_gate.bazel.query import bazel_query_edges
 from oracle_gate.graph import PackageGraph, load_graph
+from oracle_gate.pipeline import Request, stage
 from oracle_gate.repo.trees import GitTree
-from oracle_gate.select import select_diff
 
 FG = 'filegroup(name = "{name}", srcs = {srcs})\n'
 
@@ -1246,7 +1246,7 @@ _VENDORED = {
 
 
 def _affected(repo: GitRepo, base: str, head: str) -> set[str]:
-    return set(select_diff(repo.path, base, head, datetime.date(2026, 12, 1)).affected)
+    return set(stage(Request(repo.path, base, head, datetime.date(2026, 12, 1))).selection.affected)
 
 
 # A toolchain package the root registers, a gate that uses no label of it, and a tool
@@ -1302,7 +1302,7 @@ def test_a_change_to_a_package_that_configures_every_rule_reaches_every_package(
     base = _commit(repo, {**_TOOLCHAINS, marker: f"{text}\n"})
     repo.write("tc/cc/compiler.sh", 'cc -O2 "$@"\n')
     toolchain = repo.commit("the compiler wrapper changes")
-    selection = select_diff(repo.path, base, toolchain, datetime.date(2026, 12, 1))
+    selection = stage(Request(repo.path, base, toolchain, datetime.date(2026, 12, 1))).selection
     assert [s.package for s in selection.rows] == ["app"]
     assert selection.rows[0].reason == f"{why}, and tc/cc is affected"
     repo.write("tools/lint.sh", "false\n")
@@ -1325,7 +1325,7 @@ def test_a_toolchain_the_workspace_registers_through_its_macros_reaches_every_pa
     base = _commit(repo, files)
     repo.write("tc/cc/compiler.sh", 'cc -O2 "$@"\n')
     head = repo.commit("the compiler wrapper changes")
-    selection = select_diff(repo.path, base, head, datetime.date(2026, 12, 1))
+    selection = stage(Request(repo.path, base, head, datetime.date(2026, 12, 1))).selection
     if not registers:
         assert set(selection.affected) == {"tc/cc"}
         return

@@ -21,7 +21,7 @@ STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("cli", ("cli",)),
     # vet and propose orchestrate a command as gate does (vet runs rows in checkouts with
     # gate's sandbox set-up; gate reads vet results for --require-vetted)
-    ("gate", ("gate", "vet", "propose")),
+    ("gate", ("gate", "pipeline", "vet", "propose")),
     ("judges", ("select", "lanes", "runtime")),
     ("classify", ("classify", "facts")),
     ("graph", ("graph", "locks")),

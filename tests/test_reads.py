@@ -3,13 +3,16 @@ their package, so a patch that changes only that file is replayed and its rows r
 
 from __future__ import annotations
 
+import datetime
 import json
 from pathlib import Path
 
 import pytest
 
 from gitrepo import GitRepo
+from oracle_gate.cli import main
 from oracle_gate.model import Lane, Verdict
+from oracle_gate.pipeline import Request, stage
 from oracle_gate.repo.cache import cache_dir
 from oracle_gate.report import Report
 from oracle_gate.runtime.reads import READS_FILE, load_reads
@@ -99,6 +102,36 @@ def test_a_read_docs_file_whose_change_the_tests_accept_merges(repo: GitRepo) ->
         f.reason.startswith("replay: the parent's 1 passing test(s) also pass")
         for f in report.findings
     )
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "selected"),
+    [
+        ("docs/limits.json", '{"limit": 4}\n', ["pkg"]),  # the tests read it: selected
+        ("pkg/README.md", "# pkg\n\nMore words.\n", []),  # no test reads it: quiet
+    ],
+)
+def test_select_selects_what_check_runs_for_a_file_read_at_run_time(
+    repo: GitRepo,
+    capsys: pytest.CaptureFixture[str],
+    path: str,
+    text: str,
+    selected: list[str],
+) -> None:
+    """``oracle-gate select`` and ``check`` share one pipeline: a docs file the parent's
+    tests read is selected by both (select once left the hint out and printed nothing)."""
+    base = _package(repo)
+    _recorded(repo, base)
+    repo.git("checkout", "-q", "-b", "select", base)
+    repo.write(path, text)
+    head = repo.commit("select")
+    staged = stage(Request(repo.path, base, head, datetime.date(2026, 12, 1)))
+    assert [package.path for package in staged.selection.packages] == selected
+    capsys.readouterr()
+    assert main(["select", "--repo", str(repo.path), "--base", base, "--head", head]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith(f"selected {len(selected)} package(s)"), printed
+    assert ("pkg  r" in printed) == bool(selected), printed
 
 
 def test_an_unreadable_hint_selects_nothing_more_and_says_so(

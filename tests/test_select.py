@@ -18,8 +18,9 @@ from oracle_gate.config.settings import Settings
 from oracle_gate.facts import Facts, LanedPath
 from oracle_gate.graph import PackageGraph, load_graph
 from oracle_gate.model import Change, ChangeKind, Diff, Lane
+from oracle_gate.pipeline import Request, stage
 from oracle_gate.repo.trees import GitTree
-from oracle_gate.select import Selection, describe_chain, select, select_diff
+from oracle_gate.select import Selection, describe_chain, select
 
 LOAD = 'load("@oracle_gate//rules:defs.bzl", "invariant", "oracle_gate")\n'
 
@@ -188,7 +189,7 @@ def test_cycle_in_the_graph_selects_each_package_once(repo: GitRepo) -> None:
         {"libs/a": (["libs/b"], ["all", "a"]), "libs/b": (["libs/a"], ["a"]), "libs/c": ([], [])},
     )
     repo.write("libs/b/src/b.py", "def g():\n    return 3\n")
-    selection = select_diff(repo.path, base, repo.commit("edit b"), TODAY)
+    selection = stage(Request(repo.path, base, repo.commit("edit b"), TODAY)).selection
     # b's own change matches no row of b (only src/a.py is guarded), but b depends on a,
     # which depends on b: around the cycle b depends on itself, so all its rows run.
     assert _rows(selection) == {("libs/a", "all"), ("libs/a", "a"), ("libs/b", "a")}
@@ -207,7 +208,7 @@ def test_dependents_through_a_package_without_a_gate_are_selected(repo: GitRepo)
         },
     )
     repo.write("libs/core/src/a.py", "def f():\n    return 5\n")
-    selection = select_diff(repo.path, base, repo.commit("edit core"), TODAY)
+    selection = stage(Request(repo.path, base, repo.commit("edit core"), TODAY)).selection
     assert _rows(selection) == {("apps/web", "all"), ("libs/core", "a")}
     assert selection.affected == ("apps/web", "libs/core", "libs/mid")
     (web,) = [s for s in selection.rows if s.package == "apps/web"]
@@ -222,7 +223,7 @@ def test_dependents_through_a_package_without_a_gate_are_selected(repo: GitRepo)
 def test_package_deleted_by_the_diff_still_selects_what_names_it(repo: GitRepo) -> None:
     base = _bazel_repo(repo, {"apps/web": (["libs/gone"], ["all"]), "libs/gone": ([], ["all"])})
     repo.remove("libs/gone")
-    selection = select_diff(repo.path, base, repo.commit("delete libs/gone"), TODAY)
+    selection = stage(Request(repo.path, base, repo.commit("delete libs/gone"), TODAY)).selection
     # apps/web still names //libs/gone:lib (Bazel would now fail to build it): it is selected.
     assert _rows(selection) == {("apps/web", "all")}
     assert [p.path for p in selection.packages] == ["apps/web"]
@@ -237,7 +238,7 @@ def test_a_gate_naming_a_package_through_a_linked_directory_is_selected(
     (repo.path / "libs" / "alias").symlink_to("real")
     base = repo.commit("libs/alias is libs/real")
     repo.write("libs/real/src/a.py", "def f():\n    return 2\n")
-    selection = select_diff(repo.path, base, repo.commit("edit the original"), TODAY)
+    selection = stage(Request(repo.path, base, repo.commit("edit the original"), TODAY)).selection
     assert _rows(selection) == {("apps/web", "all")}
     assert {"libs/real", "libs/alias", "apps/web"} <= set(selection.affected)
 
@@ -246,7 +247,9 @@ def test_a_link_added_by_the_diff_is_followed_in_the_head(repo: GitRepo) -> None
     base = _bazel_repo(repo, {"apps/web": (["libs/alias"], ["all"]), "libs/real": ([], [])})
     (repo.path / "libs" / "alias").symlink_to("real")
     repo.write("libs/real/src/a.py", "def f():\n    return 2\n")
-    selection = select_diff(repo.path, base, repo.commit("link, and edit the original"), TODAY)
+    selection = stage(
+        Request(repo.path, base, repo.commit("link, and edit the original"), TODAY)
+    ).selection
     assert _rows(selection) == {("apps/web", "all")}
 
 
@@ -255,14 +258,14 @@ def test_a_link_out_of_the_repository_adds_no_dependency(repo: GitRepo) -> None:
     (repo.path / "apps" / "web" / "hosts").symlink_to("/etc/hosts")
     base = repo.commit("a link out")
     repo.write("libs/real/src/a.py", "def f():\n    return 2\n")
-    selection = select_diff(repo.path, base, repo.commit("edit libs/real"), TODAY)
+    selection = stage(Request(repo.path, base, repo.commit("edit libs/real"), TODAY)).selection
     assert _rows(selection) == set()
 
 
 def test_file_moved_between_packages_selects_both(repo: GitRepo) -> None:
     base = _bazel_repo(repo, {"libs/a": ([], ["a"]), "libs/b": ([], ["all"]), "libs/c": ([], [])})
     repo.git("mv", "libs/a/src/a.py", "libs/b/src/moved.py")
-    selection = select_diff(repo.path, base, repo.commit("move a.py to b"), TODAY)
+    selection = stage(Request(repo.path, base, repo.commit("move a.py to b"), TODAY)).selection
     assert _rows(selection) == {("libs/a", "a"), ("libs/b", "all")}
     (moved_out,) = [s for s in selection.rows if s.package == "libs/a"]
     assert moved_out.reason == "libs/a/src/a.py moved out of this package"
@@ -278,7 +281,7 @@ def test_test_only_change_selects_no_rows_of_its_package_but_its_bazel_dependent
     repo.write("libs/a/tests/test_a.py", "def test_a():\n    assert True\n")
     base = repo.commit("add a test")
     repo.write("libs/a/tests/test_a.py", "def test_a():\n    assert 1 == 1\n")
-    selection = select_diff(repo.path, base, repo.commit("edit the test"), TODAY)
+    selection = stage(Request(repo.path, base, repo.commit("edit the test"), TODAY)).selection
     assert [p.path for p in selection.packages] == ["apps/web", "libs/a"]
     assert _rows(selection) == {("apps/web", "all")}
     assert selection.rows[0].reason == "depends on libs/a, where test path changed"
@@ -291,7 +294,7 @@ def test_changed_bzl_selects_the_packages_that_load_it(repo: GitRepo) -> None:
     repo.write("tools/macros.bzl", "def m():\n    pass\n")
     base = repo.commit("macros")
     repo.write("tools/macros.bzl", "def m():\n    return None\n")
-    selection = select_diff(repo.path, base, repo.commit("edit the macro"), TODAY)
+    selection = stage(Request(repo.path, base, repo.commit("edit the macro"), TODAY)).selection
     assert _rows(selection) == {("apps/web", "all")}
 
 
@@ -316,7 +319,7 @@ def test_oracle_changes_select_their_own_rows_and_ripple_only_when_dependents_ca
         repo.append(path, "\n")
     else:
         repo.write(path, "def test_extra():\n    assert 1\n" if path.endswith(".py") else "[]\n")
-    selection = select_diff(repo.path, base, repo.commit("oracle change"), TODAY)
+    selection = stage(Request(repo.path, base, repo.commit("oracle change"), TODAY)).selection
     assert _rows(selection) - {("services/scheduler", "busy_windows")} == rows
     # services/scheduler depends on libs/intervals.
     assert (("services/scheduler", "busy_windows") in _rows(selection)) is ripples
@@ -328,7 +331,7 @@ def test_invariants_yaml_packages_select_through_deps(example_repo: tuple[GitRep
     repo.replace("libs/intervals/invariants.yaml", "rows:", 'deps: ["../codec"]\nrows:')
     base = repo.commit("intervals depends on codec")
     repo.append("libs/codec/codec/__init__.py", "\n# tweak\n")
-    selection = select_diff(repo.path, base, repo.commit("touch codec"), TODAY)
+    selection = stage(Request(repo.path, base, repo.commit("touch codec"), TODAY)).selection
     packages = {s.package: s for s in selection.why_packages}
     assert set(packages) == {"libs/codec", "libs/intervals", "services/scheduler"}
     assert packages["libs/intervals"].chain == ("libs/intervals", "libs/codec")
@@ -438,7 +441,7 @@ def test_any_file_of_a_bazel_package_ripples_to_its_dependents(repo: GitRepo, pa
     repo.write(path, "one\n")
     base = repo.commit("add the file")
     repo.write(path, "two\n")
-    selection = select_diff(repo.path, base, repo.commit("edit it"), TODAY)
+    selection = stage(Request(repo.path, base, repo.commit("edit it"), TODAY)).selection
     assert _rows(selection) == {("apps/web", "all")}
     (web,) = selection.rows
     assert web.chain == ("apps/web", "libs/asm")
@@ -450,9 +453,9 @@ def test_a_doc_inside_a_bazel_package_ripples_but_a_doc_outside_does_not(repo: G
     repo.write("docs/guide.md", "one\n")
     base = repo.commit("docs")
     repo.write("docs/guide.md", "two\n")
-    assert select_diff(repo.path, base, repo.commit("outside"), TODAY).rows == ()
+    assert stage(Request(repo.path, base, repo.commit("outside"), TODAY)).selection.rows == ()
     repo.write("libs/a/notes.md", "two\n")  # may be some rule's data
-    selection = select_diff(repo.path, base, repo.commit("inside"), TODAY)
+    selection = stage(Request(repo.path, base, repo.commit("inside"), TODAY)).selection
     assert _rows(selection) == {("apps/web", "all")}
 
 
@@ -468,7 +471,7 @@ def test_a_gate_around_an_affected_bazel_subpackage_is_selected(repo: GitRepo) -
         },
     )
     repo.write("libs/core/src/a.py", "def f():\n    return 9\n")
-    selection = select_diff(repo.path, base, repo.commit("edit core"), TODAY)
+    selection = stage(Request(repo.path, base, repo.commit("edit core"), TODAY)).selection
     assert _rows(selection) == {("jaxlib", "all")}
     (gate,) = selection.rows
     assert gate.chain == ("jaxlib", "jaxlib/tools", "libs/core")
@@ -488,7 +491,7 @@ def test_a_gate_is_not_selected_by_a_sibling_or_a_subpackage_of_another(repo: Gi
         },
     )
     repo.write("libs/core/src/a.py", "def f():\n    return 9\n")
-    selection = select_diff(repo.path, base, repo.commit("edit core"), TODAY)
+    selection = stage(Request(repo.path, base, repo.commit("edit core"), TODAY)).selection
     assert _rows(selection) == set()
     assert "jaxlibs/tools" in selection.affected
 
@@ -511,7 +514,7 @@ def _globbing_repo(repo: GitRepo, extra: dict[str, str] | None = None) -> str:
 
 
 def _selected(repo: GitRepo, base: str, message: str) -> set[tuple[str, str]]:
-    return _rows(select_diff(repo.path, base, repo.commit(message), TODAY))
+    return _rows(stage(Request(repo.path, base, repo.commit(message), TODAY)).selection)
 
 
 def test_a_build_file_added_below_a_glob_selects_the_users_of_the_package_it_shrinks(
@@ -834,7 +837,7 @@ def _select_after_editing_v(repo: GitRepo, workspace: str) -> Selection:
         repo.write(path, text)
     base = repo.commit("a names @v, b @rules_x")
     repo.write("third_party/v/f.txt", "2\n")
-    return select_diff(repo.path, base, repo.commit("edit @v"), TODAY)
+    return stage(Request(repo.path, base, repo.commit("edit @v"), TODAY)).selection
 
 
 HIDDEN_V = {

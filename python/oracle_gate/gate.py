@@ -9,17 +9,16 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from oracle_gate import backend, progress
-from oracle_gate.classify import classify
 from oracle_gate.config.ledgers import ASSUMPTIONS_FILE, FREEZE_FILE, SEEDS_FILE
 from oracle_gate.config.lockfile import LOCK_FILE
 from oracle_gate.errors import ConfigError
-from oracle_gate.facts import Facts, LanedPath, gather_facts
+from oracle_gate.facts import Facts, LanedPath
 from oracle_gate.globs import matches_any
 from oracle_gate.graph import PackageGraph
 from oracle_gate.lanes import judge_packages, judge_paths
 from oracle_gate.lanes.common import note_problem
 from oracle_gate.model import ORACLE_LANES, Finding, Package, Row
-from oracle_gate.repo.cache import cache_dir
+from oracle_gate.pipeline import Request, stage
 from oracle_gate.repo.git import repository_dirs
 from oracle_gate.repo.layout import import_dirs
 from oracle_gate.repo.trees import GitTree
@@ -28,7 +27,6 @@ from oracle_gate.runtime.baseline import BaselineCache
 from oracle_gate.runtime.health import append_health
 from oracle_gate.runtime.judge import RowEnv, RuntimeStats, judge_rows
 from oracle_gate.runtime.limits import Limits
-from oracle_gate.runtime.reads import READS_FILE, load_reads, readers
 from oracle_gate.runtime.replay import (
     CONFIG_NAMES,
     ReplayOptions,
@@ -37,7 +35,7 @@ from oracle_gate.runtime.replay import (
 )
 from oracle_gate.runtime.sandbox import Runner, find_bwrap, library_paths, top_level_modules
 from oracle_gate.runtime.sandbox.checkouts import checkouts, hide, prune_abandoned
-from oracle_gate.select import Selection, is_quiet, select
+from oracle_gate.select import Selection, is_quiet
 from oracle_gate.vet.require import vetted_findings
 
 __all__ = ["check", "hidden_paths", "sandbox_runner"]
@@ -177,15 +175,6 @@ def _head_config(laned: Iterable[LanedPath]) -> frozenset[str]:
     )
 
 
-def _read_at_run_time(laned: Iterable[LanedPath], reads_file: Path) -> dict[str, tuple[str, ...]]:
-    """Each changed quiet path the parent's tests read at run time, with the packages
-    whose tests read it (as their last baseline saw it)."""
-    quiet = [lp for lp in laned if is_quiet(lp)]
-    reads = load_reads(reads_file) if quiet else {}
-    found = {lp.path: readers(reads, lp.change) for lp in quiet}
-    return {path: packages for path, packages in found.items() if packages}
-
-
 def _import_after(facts: Facts, package: Package) -> tuple[str, ...]:
     """What goes on the import path after the package's directory: its ``src/`` (the src
     layout), then its dependencies, each followed by its own ``src/``."""
@@ -240,18 +229,20 @@ def check(
             file in either tree is invalid, so no verdict can be reached.
     """
     prune_abandoned(repo)  # what a check killed outright left behind
-    with progress.stage("reading both trees and package graphs"):
-        facts = gather_facts(repo, base, head, today, graph, approvals=approvals)
+    staged = stage(Request(repo, base, head, today, graph, approvals))
+    facts, laned, selection, reads_file = (
+        staged.facts,
+        staged.laned,
+        staged.selection,
+        staged.reads_file,
+    )
     if not (allow_empty or facts.parent_graph.packages or facts.head_graph.packages):
         raise ConfigError(
             "no package in the parent or the head (no invariants.yaml, no BUILD file calling "
             "oracle_gate), so nothing would be judged; pass --allow-empty if that is intended",
             str(repo),
         )
-    laned = classify(facts)
     findings = judge_paths(laned, facts)
-    reads_file = cache_dir(repo) / READS_FILE
-    selection = select(laned, facts, _read_at_run_time(laned, reads_file))
     # A doc inside a Bazel package can still be some rule's input: select says so.
     docs_only = not selection.packages and all(is_quiet(lp) for lp in laned)
     stats = RuntimeStats()

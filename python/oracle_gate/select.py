@@ -21,16 +21,13 @@ script path: ``select`` is also a standard library module.
 from __future__ import annotations
 
 import dataclasses
-import datetime
 import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
-from oracle_gate.classify import classify
 from oracle_gate.classify.harness import harness_scope, same_meaning
 from oracle_gate.config.notes import CHANGELOG_FILE
-from oracle_gate.facts import Facts, LanedPath, gather_facts, rows_guarding
+from oracle_gate.facts import Facts, LanedPath, rows_guarding
 from oracle_gate.frozen import quick_init
 from oracle_gate.globs import matches_any
 from oracle_gate.graph.moves import bazel_boundary_moves, boundary_moves
@@ -42,7 +39,6 @@ __all__ = [
     "describe_chain",
     "is_quiet",
     "select",
-    "select_diff",
 ]
 
 # Lanes whose changes alone never need a row to run (SPEC §4, last row).
@@ -390,18 +386,6 @@ def select(
     if selector.toolchains_affected(affected):
         affected = selector.dependents()
     return selector.result(affected)
-
-
-def select_diff(
-    repo: Path, base: str, head: str, today: datetime.date, graph: str = "static"
-) -> Selection:
-    """``select`` for the patch from ``base`` to ``head`` (what ``oracle-gate select`` prints).
-
-    Raises:
-        GitError, ConfigError, GateError: as ``gather_facts``.
-    """
-    facts = gather_facts(repo, base, head, today, graph)
-    return select(classify(facts), facts)
 
 
 def describe_chain(selected: Selected) -> str:

@@ -6,7 +6,7 @@ import pytest
 
 from gitrepo import TODAY, GitRepo
 from oracle_gate.model import Lane, Verdict
-from oracle_gate.select import select_diff
+from oracle_gate.pipeline import Request, stage
 
 PKG = "libs/intervals"
 MATRIX = f"{PKG}/invariants.yaml"
@@ -24,7 +24,9 @@ def test_new_nested_matrix_narrows_the_outer_package(
     assert report.verdict_of(MATRIX) is Verdict.REJECT
     reasons = " ".join(f.reason for f in report.findings if f.path == MATRIX)
     assert f"now belong to {PKG}/{folder}" in reasons
-    rows = {(s.package, s.row_id) for s in select_diff(repo.path, base, head, TODAY).rows}
+    rows = {
+        (s.package, s.row_id) for s in stage(Request(repo.path, base, head, TODAY)).selection.rows
+    }
     assert (PKG, "merge_ranges_contract") in rows  # the outer rows still run
 
 

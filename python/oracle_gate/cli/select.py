@@ -8,13 +8,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from oracle_gate.bazel.labels import WORKSPACE_MARKERS
-from oracle_gate.classify import classify
 from oracle_gate.cli.common import keep_until_exit, repo_root, today
 from oracle_gate.errors import ConfigError
-from oracle_gate.facts import gather_facts
 from oracle_gate.model import ExitCode
+from oracle_gate.pipeline import Request, stage
 from oracle_gate.repo.merge_queue import base_from_environment
-from oracle_gate.select import Selected, Selection, describe_chain, select
+from oracle_gate.select import Selected, Selection, describe_chain
 
 __all__ = ["cmd_select"]
 
@@ -67,9 +66,9 @@ def _selection_lines(repo: Path, selection: Selection, explain: bool) -> Iterato
 def cmd_select(args: argparse.Namespace) -> int:
     repo = repo_root(args.repo)
     base = args.base or base_from_environment(os.environ)
-    facts = gather_facts(repo, base, args.head, today(None), args.graph)
-    keep_until_exit(facts)
-    selection = select(classify(facts), facts)
+    staged = stage(Request(repo, base, args.head, today(None), args.graph))
+    keep_until_exit(staged.facts)
+    selection = staged.selection
     _print_selection(repo, selection, explain=args.explain)
     if args.bazel_targets:
         targets = selection.targets
