@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable, Mapping
 
 from oracle_gate.bazel import limits, starlark
 from oracle_gate.bazel.read import GATE_FUNCTION
 from oracle_gate.bazel.starlark import Evaluated
-from oracle_gate.bazel.workspace.repositories import Repositories
 from oracle_gate.graph.edges import label_targets
-from oracle_gate.graph.reading import Scan, is_utf8, read_files
-from oracle_gate.repo.trees import GitTree, Tree
+from oracle_gate.graph.reading import Listing, Scan, is_utf8, read_files
+from oracle_gate.repo.trees import GitTree
 
 __all__ = ["add_computed", "evaluate"]
 
@@ -21,16 +19,7 @@ _GATE_CALL = re.compile(rb"\b%s\s*\(|=\s*[\"']%s[\"']" % ((GATE_FUNCTION.encode(
 
 
 def evaluate(
-    scan: Scan,
-    tree: Tree,
-    read_builds: Callable[[list[str]], Mapping[str, bytes]],
-    files: tuple[str, ...],
-    bzl_files: list[str],
-    not_utf8: frozenset[str],
-    builds: Mapping[str, str],
-    workspace_of: Mapping[str, str],
-    repositories: Repositories,
-    linked: set[str],
+    scan: Scan, listing: Listing, linked: set[str]
 ) -> tuple[dict[str, Evaluated], set[str], list[tuple[str, str, str, str]]]:
     """BUILD files evaluated by the native core, by path, those that may declare a gate,
     and the computed labels they name: (BUILD path, package prefix, why, repository root).
@@ -39,18 +28,20 @@ def evaluate(
     backend: the static reader reads every file then. Paths in ``not_utf8`` never
     reach the core (no ``load()`` can name one).
     """
+    tree, files, builds = listing.tree, listing.files, listing.builds
+    not_utf8, repositories = listing.not_utf8, listing.repositories
     if not starlark.available():
         return {}, set(), []
     if isinstance(tree, GitTree):
         linked |= {p for p in tree.links() if builds.get(posixpath.dirname(p)) == p}
     seen = [path for path in files if path not in not_utf8] if not_utf8 else list(files)
     paths = [path for path in builds.values() if path not in not_utf8]
-    contents = read_builds(paths)
-    bzl_paths = [path for path in bzl_files if path not in not_utf8]
+    contents = listing.read(paths)
+    bzl_paths = [path for path in listing.bzl_files if path not in not_utf8]
     inputs = []
     for directory, path in builds.items():
         if path not in not_utf8:
-            workspace = workspace_of[directory]
+            workspace = listing.workspace_of[directory]
             package = directory[len(workspace) + 1 :] if workspace else directory
             inputs.append((path, package, workspace, contents[path]))
     names = repositories.names.items()

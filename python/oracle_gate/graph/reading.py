@@ -1,14 +1,16 @@
-"""What one tree declares while it is read (``Scan``), and the reads of its files."""
+"""What one tree declares while it is read (``Scan``), what was listed before any
+BUILD file was evaluated (``Listing``), and the reads of its files."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from oracle_gate.bazel.workspace.repositories import Repositories
 from oracle_gate.graph.gates import GateSource, Packages
 from oracle_gate.repo.trees import GitTree, Tree
 
-__all__ = ["Reads", "Scan", "is_utf8", "read_files"]
+__all__ = ["Listing", "Reads", "Scan", "is_utf8", "read_files"]
 
 
 @dataclass
@@ -72,3 +74,19 @@ def is_utf8(path: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+@dataclass(frozen=True)
+class Listing:
+    """What a scan found of a tree before any BUILD file is evaluated: its files, which
+    are BUILD files (by directory) and ``.bzl`` files, which names are not UTF-8, and the
+    repository each package is in."""
+
+    tree: Tree
+    read: Callable[[list[str]], Mapping[str, bytes]]
+    files: tuple[str, ...]
+    bzl_files: list[str]
+    not_utf8: frozenset[str]
+    builds: Mapping[str, str]
+    workspace_of: Mapping[str, str]
+    repositories: Repositories

@@ -27,7 +27,7 @@ from oracle_gate.graph.edges import (
 )
 from oracle_gate.graph.evaluate import add_computed, evaluate
 from oracle_gate.graph.gates import GateSource, has_gate
-from oracle_gate.graph.reading import Reads, Scan, is_utf8, read_files
+from oracle_gate.graph.reading import Listing, Reads, Scan, is_utf8, read_files
 from oracle_gate.model import Package
 from oracle_gate.repo.directories import enclosing, listed
 from oracle_gate.repo.trees import GitTree, Tree
@@ -78,18 +78,10 @@ def scan_tree(tree: Tree) -> Scan:
     scan = Scan(nodes=set(builds), ignored=ignored, repositories=dict(repositories.named))
     build_dirs = frozenset(builds)
     sorted_dirs = sorted(build_dirs)
-    evaluated, gate_files, computed = evaluate(
-        scan,
-        tree,
-        read_builds,
-        files,
-        bzl_files,
-        not_utf8,
-        builds,
-        workspace_of,
-        repositories,
-        linked,
+    listing = Listing(
+        tree, read_builds, files, bzl_files, not_utf8, builds, workspace_of, repositories
     )
+    evaluated, gate_files, computed = evaluate(scan, listing, linked)
     add_computed(scan, computed, sorted_dirs)
     flags = rc_flags(lambda path: tree.read(path) if listed(files, path) else None)
     add_rc_flags(scan, flags, build_dirs, sorted_dirs)
