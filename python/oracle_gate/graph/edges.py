@@ -15,6 +15,7 @@ from oracle_gate.bazel.read import BuildFile, Dep, parse_build
 from oracle_gate.bazel.workspace.links import link_end_in
 from oracle_gate.bazel.workspace.repositories import Repositories, loaded_path, written_repo
 from oracle_gate.errors import ConfigError
+from oracle_gate.graph.model import reachable
 from oracle_gate.graph.reading import Scan, read_files
 from oracle_gate.repo.directories import at_or_under, enclosing, joined, listed, starting_with
 from oracle_gate.repo.trees import Tree
@@ -199,23 +200,11 @@ def add_bzl_labels(
         pending = sorted((found & present) - set(scanned))
     for start in sorted(set(scan.read_loads) & present):
         loaders = scan.read_loads[start]
-        for path in _reachable(start, loads):
-            if path != start:
-                scan.loads.setdefault(path, set()).update(loaders)
-                scan.read_loads.setdefault(path, set()).update(loaders)
+        for path in reachable(start, loads):
+            scan.loads.setdefault(path, set()).update(loaders)
+            scan.read_loads.setdefault(path, set()).update(loaders)
     for path in sorted(scanned):
         _bzl_edges(scan, path, scanned[path], repositories, sorted_dirs)
-
-
-def _reachable(start: str, loads: Mapping[str, set[str]]) -> set[str]:
-    seen = {start}
-    stack = [start]
-    while stack:
-        for path in loads.get(stack.pop(), ()):
-            if path not in seen:
-                seen.add(path)
-                stack.append(path)
-    return seen
 
 
 def _bzl_package(path: str, workspace: str, sorted_dirs: list[str]) -> str:

@@ -16,7 +16,7 @@ from oracle_gate.graph.gates import GateSource, Packages
 from oracle_gate.model import Matrix, Package
 from oracle_gate.repo.directories import at_or_under, enclosing
 
-__all__ = ["PackageGraph"]
+__all__ = ["PackageGraph", "reachable"]
 
 
 def _resolve_dep(directory: str, dep: str) -> str:
@@ -26,6 +26,21 @@ def _resolve_dep(directory: str, dep: str) -> str:
         return dep[2:].split(":", 1)[0].strip("/")
     joined = posixpath.normpath(posixpath.join(directory or ".", dep))
     return "" if joined == "." else joined
+
+
+def reachable(node: str, adjacency: Mapping[str, Iterable[str]]) -> set[str]:
+    """Every node one or more steps from ``node`` in ``adjacency``, ``node`` left out:
+    the one walk the graph's dependents, its dependencies and the loads of ``.bzl``
+    files take."""
+    seen: set[str] = set()
+    stack = [node]
+    while stack:
+        for dependent in adjacency.get(stack.pop(), ()):
+            if dependent not in seen:
+                seen.add(dependent)
+                stack.append(dependent)
+    seen.discard(node)
+    return seen
 
 
 class PackageGraph:
@@ -165,7 +180,7 @@ class PackageGraph:
 
     def dependencies(self, package: str) -> tuple[str, ...]:
         """Every node ``package`` depends on, transitively, in sorted order."""
-        return tuple(sorted(self._reachable(package, self._dependencies_of)))
+        return tuple(sorted(reachable(package, self._dependencies_of)))
 
     @functools.cached_property
     def _dependencies_of(self) -> dict[str, set[str]]:
@@ -178,20 +193,7 @@ class PackageGraph:
 
     def _ancestors(self, node: str) -> set[str]:
         """Every node with a path of one or more edges to ``node``, ``node`` left out."""
-        return self._reachable(node, self._dependents_of)
-
-    @staticmethod
-    def _reachable(node: str, adjacency: Mapping[str, Iterable[str]]) -> set[str]:
-        """Every node one or more steps from ``node`` in ``adjacency``, ``node`` left out."""
-        seen: set[str] = set()
-        stack = [node]
-        while stack:
-            for dependent in adjacency.get(stack.pop(), ()):
-                if dependent not in seen:
-                    seen.add(dependent)
-                    stack.append(dependent)
-        seen.discard(node)
-        return seen
+        return reachable(node, self._dependents_of)
 
     def dependency_chains(self, sources: Iterable[str]) -> dict[str, tuple[str, ...]]:
         """For each node that depends on one of ``sources`` through at least one edge: a
