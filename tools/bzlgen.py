@@ -34,9 +34,14 @@ from oracle_gate.config import schema  # noqa: E402
 from oracle_gate.model import Budget  # noqa: E402
 
 
+def _quoted(text: str) -> str:
+    """``text`` as a string literal, written alike in Starlark and in Rust."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def _starlark(value: object) -> str:
     if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return _quoted(value)
     if isinstance(value, tuple):
         return "(" + ", ".join(_starlark(item) for item in value) + ",)"
     if isinstance(value, dict):
@@ -72,7 +77,7 @@ def schema_bzl() -> str:
 
 def _rust(value: object) -> str:
     if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return _quoted(value)
     if isinstance(value, tuple):
         return "(" + ", ".join(_rust(item) for item in value) + ")"
     raise TypeError(value)
