@@ -142,3 +142,17 @@ def test_an_unreadable_hint_selects_nothing_more_and_says_so(
     assert load_reads(target) == {}
     assert f"{target} is ignored" in caplog.text
     assert load_reads(tmp_path / "absent.json") == {}
+
+
+def test_select_selects_the_package_whose_tests_read_a_file_the_patch_moves_away(
+    repo: GitRepo,
+) -> None:
+    """A way around the hint: move the read file instead of editing it (production then
+    reads nothing). Its old path is what the tests opened, so the package is selected."""
+    base = _package(repo)
+    _recorded(repo, base)
+    repo.git("checkout", "-q", "-b", "move", base)
+    repo.git("mv", "docs/limits.json", "docs/old-limits.json")
+    head = repo.commit("move the limits away")
+    staged = stage(Request(repo.path, base, head, datetime.date(2026, 12, 1)))
+    assert [package.path for package in staged.selection.packages] == ["pkg"]
