@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Iterator
 
+from oracle_gate.classify.import_time import evaluated, statements
 from oracle_gate.errors import SurfaceError
 from oracle_gate.pysource.parse import parse_python
 from oracle_gate.surface import target_names
@@ -113,61 +114,6 @@ def same_code(before: bytes | None, after: bytes | None) -> bool:
     return ast.dump(old) == ast.dump(new)
 
 
-def _statements(body: list[ast.stmt], into_classes: bool) -> Iterator[ast.stmt]:
-    """Statements that run when the module is imported: not function bodies.
-
-    Compound statements are entered (their bodies run at import too); class
-    bodies only when ``into_classes`` (they run, but bind class attributes).
-    """
-    for node in body:
-        yield node
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        if isinstance(node, ast.ClassDef) and not into_classes:
-            continue
-        for field in ("body", "orelse", "finalbody"):
-            yield from _statements(getattr(node, field, []), into_classes)
-        for handler in getattr(node, "handlers", []):
-            yield from _statements(handler.body, into_classes)
-        for case in getattr(node, "cases", []):
-            yield from _statements(case.body, into_classes)
-
-
-def _own_expressions(node: ast.stmt) -> Iterator[ast.AST]:
-    """The expressions a statement evaluates itself (a def: decorators, defaults, annotations)."""
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        yield from node.decorator_list
-        yield node.args
-        if node.returns is not None:
-            yield node.returns
-        return
-    if isinstance(node, ast.ClassDef):
-        yield from (*node.decorator_list, *node.bases, *node.keywords)
-        return
-    for child in ast.iter_child_nodes(node):
-        if isinstance(child, ast.ExceptHandler):
-            if child.type is not None:
-                yield child.type
-        elif isinstance(child, ast.match_case):
-            yield child.pattern
-            if child.guard is not None:
-                yield child.guard
-        elif not isinstance(child, ast.stmt):
-            yield child
-
-
-def _evaluated(node: ast.stmt) -> Iterator[ast.AST]:
-    """Every node the statement evaluates when it runs; lambda bodies run later."""
-    stack = list(_own_expressions(node))
-    while stack:
-        current = stack.pop()
-        yield current
-        if isinstance(current, ast.Lambda):
-            stack.append(current.args)
-            continue
-        stack.extend(ast.iter_child_nodes(current))
-
-
 def _bound_names(node: ast.stmt) -> Iterator[str]:
     """Module-level names a statement binds (assignments, defs, imports, loop targets, walrus)."""
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -176,7 +122,7 @@ def _bound_names(node: ast.stmt) -> Iterator[str]:
         # ``import pytest_mock`` binds a module, which pytest never calls as a hook;
         # ``from plugin import pytest_runtest_call`` binds a function, which it does.
         yield from (alias.asname or alias.name for alias in node.names)
-    for child in _evaluated(node):
+    for child in evaluated(node):
         if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
             yield child.id
     for handler in getattr(node, "handlers", []):
@@ -191,7 +137,7 @@ def hook_names(source: bytes) -> frozenset[str]:
         return frozenset()
     return frozenset(
         name
-        for node in _statements(tree.body, into_classes=False)
+        for node in statements(tree.body, into_classes=False)
         for name in _bound_names(node)
         if name.startswith(HOOK_PREFIX)
     )
@@ -245,11 +191,11 @@ def import_time_effects(source: bytes) -> list[str]:
 def module_effects(tree: ast.Module) -> list[tuple[int, str]]:
     """``import_time_effects`` of a parsed module, ``(line, what)`` each."""
     found: list[tuple[int, str]] = []
-    for statement in _statements(tree.body, into_classes=True):
+    for statement in statements(tree.body, into_classes=True):
         if isinstance(statement, ast.Expr) and not isinstance(statement.value, ast.Constant):
             found.append((statement.lineno, f"runs {ast.unparse(statement.value)[:60]}"))
             continue
-        for node in _evaluated(statement):
+        for node in evaluated(statement):
             effect = _effect(node)
             if effect is not None:
                 found.append((statement.lineno, effect))
@@ -309,7 +255,7 @@ def import_time_calls(tree: ast.Module) -> Iterator[tuple[int, ast.expr, str]]:
     ``how`` is ``"call"`` (a call or a decorator applied), ``"subclass"`` (a base class,
     whose ``__init_subclass__`` runs) or ``"metaclass"``.
     """
-    for statement in _statements(tree.body, into_classes=True):
+    for statement in statements(tree.body, into_classes=True):
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             for decorator in statement.decorator_list:
                 if not isinstance(decorator, ast.Call):
@@ -320,7 +266,7 @@ def import_time_calls(tree: ast.Module) -> Iterator[tuple[int, ast.expr, str]]:
             for keyword in statement.keywords:
                 if keyword.arg == "metaclass":
                     yield keyword.value.lineno, keyword.value, "metaclass"
-        for node in _evaluated(statement):
+        for node in evaluated(statement):
             if isinstance(node, ast.Call):
                 yield from ((node.lineno, f, "call") for f in _callables(node))
 
@@ -342,8 +288,8 @@ def imports_in(nodes: Iterable[ast.AST], at_import: bool) -> Iterator[ast.Import
     for node in nodes:
         found: Iterable[ast.AST] = ast.walk(node)
         if at_import and isinstance(node, ast.Module):
-            statements = list(_statements(node.body, into_classes=True))
-            found = [*statements, *(sub for s in statements for sub in _evaluated(s))]
+            run = list(statements(node.body, into_classes=True))
+            found = [*run, *(sub for s in run for sub in evaluated(s))]
         for sub in found:
             if isinstance(sub, ast.Import | ast.ImportFrom):
                 yield sub
