@@ -142,6 +142,7 @@ def test_pytest11_entry_point_in_pyproject_is_harness(example_repo: tuple[GitRep
         "def pytest_collection_modifyitems(items):\n    items.clear()\n",
         "import intervals\n\nintervals.merge_ranges = lambda ranges: ranges\n",
         "import sys\n\nsys.path.insert(0, '/tmp/evil')\n",
+        "import sys\n\nPATHS = sys.path\nPATHS.append('/tmp/evil')\n",
         "import intervals\n\n_ = setattr(intervals, 'merge_ranges', sorted)\n",
         "import builtins\n\nbuiltins.all = lambda values: True\n",
         "import random\n\nrandom.seed(0)\n",
@@ -203,6 +204,9 @@ from intervals import merge_ranges
 
 CASES = [([], []), ([[0, 1]], [[0, 1]])]
 pytestmark = pytest.mark.slow
+IDS = []
+for given, _ in CASES:
+    IDS.append(repr(given))
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ import ast
 from collections.abc import Iterable, Iterator
 
 from oracle_gate.classify.import_time import evaluated, statements
+from oracle_gate.classify.module_names import ModuleNames, module_names
 from oracle_gate.errors import SurfaceError
 from oracle_gate.pysource.parse import parse_python
 from oracle_gate.surface import target_names
@@ -82,6 +83,19 @@ _MUTATING_CALLS = frozenset(
 # Dunder attributes that are plain data; any other one reaches into an object's
 # namespace, code or class (``__dict__``, ``__globals__``, ``__code__``, ...).
 _INERT_DUNDERS = frozenset({"__name__", "__file__", "__doc__", "__qualname__", "__module__"})
+# Module names the import system reads: a package's ``__path__`` says where its
+# submodules (the existing tests, under a new ``tests/__init__.py``) are found.
+_IMPORT_STATE = frozenset({"__path__", "__spec__", "__loader__"})
+# Methods that change only the container they are called on.
+_CONTAINER_METHODS = frozenset(
+    {"append", "extend", "insert", "remove", "discard", "add", "update", "setdefault"}
+    | {"pop", "popitem", "clear", "sort", "reverse"}
+)
+# Functions of a standard module that build a new object and change nothing, though
+# their name is one ``_MUTATING_CALLS`` lists (the builtin ``compile`` makes code a
+# later call runs). ``re`` is imported before any test module (pytest uses it), so
+# ``import re`` is the standard one even beside a repository's ``re.py``.
+_BUILDS: dict[str, frozenset[str]] = {"re": frozenset({"compile"})}
 
 
 def _parse(source: bytes) -> ast.Module | None:
@@ -151,8 +165,10 @@ def _callee(node: ast.Call) -> str | None:
     return None
 
 
-def _effect(node: ast.AST) -> str | None:
+def _effect(node: ast.AST, names: ModuleNames) -> str | None:
     """What ``node`` changes outside its own module when evaluated, or None."""
+    if _changes_only_its_own(node, names):
+        return None
     if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(
         node.ctx, (ast.Store, ast.Del)
     ):
@@ -168,7 +184,24 @@ def _effect(node: ast.AST) -> str | None:
         return f"reaches {node.attr}"
     if isinstance(node, ast.Name) and node.id == "__builtins__":
         return "reaches __builtins__"
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id in _IMPORT_STATE:
+        return f"binds {node.id}"
     return None
+
+
+def _changes_only_its_own(node: ast.AST, names: ModuleNames) -> bool:
+    """A store into, or a container method of, a container the module made itself
+    (``CASES["a"] = ...``, ``_expected.append(...)``), or a call that builds a new object
+    (``re.compile``): nothing another module sees. Only the name itself: ``CASES[0]``
+    may be an object that lives elsewhere."""
+    if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
+        return names.is_fresh(node.value)
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return False
+    method, owner = node.func.attr, node.func.value
+    if method in _CONTAINER_METHODS and names.is_fresh(owner):
+        return True
+    return method in _BUILDS.get(names.module_of(owner) or "", ())
 
 
 def import_time_effects(source: bytes) -> list[str]:
@@ -190,13 +223,19 @@ def import_time_effects(source: bytes) -> list[str]:
 
 def module_effects(tree: ast.Module) -> list[tuple[int, str]]:
     """``import_time_effects`` of a parsed module, ``(line, what)`` each."""
+    run = list(statements(tree.body, into_classes=True))
+    names = module_names(tree, run)
     found: list[tuple[int, str]] = []
-    for statement in statements(tree.body, into_classes=True):
-        if isinstance(statement, ast.Expr) and not isinstance(statement.value, ast.Constant):
-            found.append((statement.lineno, f"runs {ast.unparse(statement.value)[:60]}"))
+    for statement in run:
+        value = statement.value if isinstance(statement, ast.Expr) else None
+        if value is not None and not isinstance(value, ast.Constant | ast.Call):
+            found.append((statement.lineno, f"runs {ast.unparse(value)[:60]}"))
+            continue
+        if isinstance(value, ast.Call) and not _changes_only_its_own(value, names):
+            found.append((statement.lineno, f"runs {ast.unparse(value)[:60]}"))
             continue
         for node in evaluated(statement):
-            effect = _effect(node)
+            effect = _effect(node, names)
             if effect is not None:
                 found.append((statement.lineno, effect))
                 break
