@@ -68,6 +68,7 @@ LOCK = "oracle_gate.lock"
 # The gate's files the bench adds; every upstream commit is applied around them.
 GATE_FILES = (
     "invariants.yaml",
+    "oracle-gate.toml",
     "props.py",
     LOCK,
     "ORACLE_CHANGELOG.md",
@@ -90,6 +91,9 @@ class Library:
     releases: str  # consecutive PyPI releases, oldest first, separated by spaces
     matrix: str  # invariants.yaml at the repository root
     props: str  # props.py beside it
+    # the root settings' tooling globs: the library's build and release helpers, which
+    # neither ship nor run in its tests (docs/classification.md, rule 6)
+    tooling: tuple[str, ...] = ()
 
 
 MORE_ITERTOOLS = Library(
@@ -135,6 +139,7 @@ def prop_ilen(items):
 
 prop_ilen.strategy = st.lists(st.integers())
 """,
+    tooling=("docs/conf.py",),
 )
 
 TOMLI = Library(
@@ -194,6 +199,7 @@ def prop_duplicate_key(key):
 
 prop_duplicate_key.strategy = KEYS
 """,
+    tooling=("benchmark/**",),
 )
 
 TOOLZ = Library(
@@ -252,6 +258,7 @@ def prop_topk(sample):
 
 prop_topk.strategy = st.tuples(st.integers(1, 5), st.lists(st.integers()))
 """,
+    tooling=("versioneer.py",),
 )
 
 LIBRARIES = {library.name: library for library in (TOMLI, TOOLZ, MORE_ITERTOOLS)}
@@ -471,6 +478,9 @@ def set_up(repo: Path, upstream: Path, start: str, library: Library) -> str:
     git(repo, "commit", "-q", "-C", start)
     (repo / "invariants.yaml").write_text(library.matrix)
     (repo / "props.py").write_text(library.props)
+    if library.tooling:
+        globs = ", ".join(f'"{glob}"' for glob in library.tooling)
+        (repo / "oracle-gate.toml").write_text(f"tooling = [{globs}]\n")
     human(repo, "lock", "--write", ".")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", f"oracle-gate: gate {library.name}")
