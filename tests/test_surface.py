@@ -646,9 +646,18 @@ def test_invalid_utf8_is_a_surface_error_at_the_line_of_the_bad_byte() -> None:
     assert (info.value.message, info.value.line) == ("is not valid UTF-8", 3)
 
 
-def test_a_null_byte_is_a_surface_error_at_its_line() -> None:
+@pytest.mark.parametrize(
+    "source",
+    [
+        b"x = 1\ny = 2\0\n",
+        # characters of more than one byte before it: the line is still the second
+        "x = '\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9'\ny = 2\0\n".encode(),
+        b"# -*- coding: latin-1 -*-\nx = '\xe9'\0\n",
+    ],
+)
+def test_a_null_byte_is_a_surface_error_at_its_line(source: bytes) -> None:
     with pytest.raises(SurfaceError, match="null byte") as info:
-        extract_units(b"x = 1\ny = 2\0\n", "t.py")
+        extract_units(source, "t.py")
     assert info.value.line == 2
 
 

@@ -194,7 +194,9 @@ def _decode(source: bytes, path: str) -> str:
         raise SurfaceError(f"is not valid {label}", path, line_at(source, e.start)) from None
     nul = text.find("\0")
     if nul >= 0:
-        line = line_at(text[:nul].encode("utf-8"), nul)
+        # counted in the decoded text: ``nul`` is a character offset, not a byte one
+        before = text[:nul].encode("utf-8")
+        line = line_at(before, len(before))
         raise SurfaceError("does not parse as Python: source contains a null byte", path, line)
     return text
 
