@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,12 @@ CHEATS = {
         "import time\n\n\ndef double(x):\n"
         "    return 2 * x if time.strftime('%Y-%m') < '2027-06' else 2 * x + 1\n"
     ),
+    # How the run was launched: the usual one looks like ``python -m pytest``, the shifted
+    # one like the pytest script, and production runs either way.
+    "launch": (
+        "import sys\n\n\ndef double(x):\n"
+        "    return 2 * x + (not sys.argv[0].endswith('__main__.py'))\n"
+    ),
     # The names are the static lane's ("sandbox tell 'SHLVL'"); not spelled, they are not.
     "shell variables": (
         "import os\n\n\ndef double(x):\n"
@@ -70,6 +77,33 @@ CHEATS = {
         "    return 2 * x + shell\n"
     ),
 }
+
+
+# Each doubles correctly only where a child looks like no plain test run: ``__main__``
+# without a file, or holding the gate's own bootstrap names, ``-c`` as the program.
+GATE_LOOKS = {
+    "no __main__ file": (
+        "import sys\n\n\ndef double(x):\n"
+        "    return 2 * x + hasattr(sys.modules['__main__'], '__file__')\n"
+    ),
+    "bootstrap names": (
+        "import sys\n\n\ndef double(x):\n"
+        "    return 2 * x + (not hasattr(sys.modules['__main__'], 'main'))\n"
+    ),
+    "argv -c": "import sys\n\n\ndef double(x):\n    return 2 * x + (sys.argv[0] != '-c')\n",
+}
+
+
+@pytest.mark.parametrize("code", GATE_LOOKS.values(), ids=GATE_LOOKS.keys())
+def test_head_code_that_only_works_where_no_plain_run_is_fails_the_replay(
+    repo: GitRepo, code: str
+) -> None:
+    """The gate's children look launched as a plain test run in both environments, so
+    code that works only in the gate's own look breaks the parent's test."""
+    base = _package(repo)
+    verdict, reasons = _reasons(repo, base, code)
+    assert "replay regress: tests/test_mod.py::test_double" in reasons, reasons
+    assert verdict is Verdict.REJECT
 
 
 @needs_faketime
@@ -91,6 +125,11 @@ HONEST = {
     ),
     "environment read": (
         "import os\n\n\ndef double(x):\n    return int(os.environ.get('DOUBLE_FACTOR', '2')) * x\n"
+    ),
+    # the command line read as argparse reads it: the same arguments in both
+    "arguments read": (
+        "import argparse\n\n\ndef double(x):\n"
+        "    argparse.ArgumentParser().parse_known_args()\n    return 2 * x\n"
     ),
 }
 
@@ -138,7 +177,7 @@ def test_a_time_bomb_beside_a_dated_test_is_still_rejected(repo: GitRepo) -> Non
     assert verdict is Verdict.REJECT
 
 
-PROBE = """import json, os, socket, time
+PROBE = """import json, os, socket, sys, time
 
 
 def run(x):
@@ -149,6 +188,10 @@ def run(x):
         "clock": sorted(k for k in os.environ if "FAKE" in k or k == "LD_PRELOAD"),
         "seed": os.environ["PYTHONHASHSEED"],
         "cwd": os.environ.get("PWD") == os.getcwd(),
+        "main": os.path.basename(getattr(sys.modules["__main__"], "__file__", "")),
+        "argv0": os.path.basename(sys.argv[0]),
+        "orig_argv": sys.orig_argv[1:3],
+        "names": sorted(n for n in vars(sys.modules["__main__"]) if not n.startswith("__")),
     })
 """
 
@@ -181,6 +224,19 @@ def test_the_shifted_environment_differs_in_clock_host_shell_and_seed(
     assert usual["clock"] == shifted["clock"] == []
     assert usual["seed"] != shifted["seed"]
     assert (usual["host"] != shifted["host"]) is (bwrap is not None)
+    # python -m pytest, then the pytest script: neither with the bootstrap's names
+    assert (usual["main"], usual["argv0"], usual["orig_argv"]) == (
+        "__main__.py",
+        "__main__.py",
+        ["-m", "pytest"],
+    )
+    script = os.path.join(sysconfig.get_path("scripts"), "pytest")
+    assert (shifted["main"], shifted["argv0"], shifted["orig_argv"]) == (
+        "pytest",
+        "pytest",
+        [script],
+    )
+    assert usual["names"] == shifted["names"] == []
 
 
 def test_the_report_says_what_the_shifted_environment_changes(
@@ -192,7 +248,7 @@ def test_the_report_says_what_the_shifted_environment_changes(
     monkeypatch.setenv(variants.LIBRARY_SETTING, str(library))
     assert SHIFTED.described(variants.clock_library(), True) == (
         "the clock 400 days ahead, another host name, a shell's PWD, SHLVL and _, "
-        "another PYTHONHASHSEED"
+        "another PYTHONHASHSEED, launched as the pytest script"
     )
     monkeypatch.setenv(variants.LIBRARY_SETTING, str(tmp_path / "missing.so"))
     assert variants.clock_library() is None

@@ -52,6 +52,7 @@ from oracle_gate.runtime.canonical import (
 )
 from oracle_gate.runtime.confine import reached
 from oracle_gate.runtime.frames import read_frame, write_frame
+from oracle_gate.runtime.launch import look_launched
 from oracle_gate.runtime.proxy import Link, TestSide, install, module_names
 
 _MODULE_COUNTER = [0]
@@ -884,6 +885,7 @@ def main(request_fd: int, result_fd: int) -> None:
     request = read_frame(request_fd)
     os.close(request_fd)
     _set_path(request)
+    look_launched(request["launch"], request.get("files", ()))
     _site_builtins()
     if request["role"] == "serve":
         os.close(result_fd)  # it answers the oracle child only

@@ -13,7 +13,9 @@ environment is the sandbox as ``sandbox.Runner`` makes it; the shifted one has:
 - the variables a shell gives every command (``PWD``, ``SHLVL``, ``_``), as in a
   plain ``python -m pytest`` from a terminal, so the environment's size and
   names differ;
-- another ``PYTHONHASHSEED``.
+- another ``PYTHONHASHSEED``;
+- another launch: the ``pytest`` script rather than ``python -m pytest``
+  (``runtime/launch.py``: ``__main__``, ``sys.argv``, ``sys.orig_argv``).
 
 A deterministic result that differs between the two on the head's code, where
 the parent's code gives the same in both, is a reject: behaviour depends on how
@@ -26,6 +28,8 @@ from __future__ import annotations
 import contextlib
 import os
 from dataclasses import dataclass
+
+from oracle_gate.runtime.launch import MODULE, SCRIPT, pytest_script
 
 __all__ = [
     "CLOCK_VARIABLES",
@@ -60,6 +64,7 @@ class Variant:
         other_host: under bubblewrap, the children get a host name of their own.
         shell_variables: the children get ``PWD``, ``SHLVL`` and ``_``.
         hash_shift: added to the child's hash seed, so ``PYTHONHASHSEED`` differs.
+        launch: how the children look launched (``launch.MODULE`` or ``launch.SCRIPT``).
     """
 
     name: str
@@ -67,6 +72,7 @@ class Variant:
     other_host: bool = False
     shell_variables: bool = False
     hash_shift: int = 0
+    launch: str = MODULE
 
     def clock(self, library: str | None) -> dict[str, str]:
         """The variables that move a child's clock (none for the real clock, or without
@@ -105,12 +111,16 @@ class Variant:
             parts.append("a shell's PWD, SHLVL and _")
         if self.hash_shift:
             parts.append("another PYTHONHASHSEED")
+        if self.launch == SCRIPT and pytest_script() is not None:
+            parts.append("launched as the pytest script")
         return ", ".join(parts)
 
 
 USUAL = Variant("usual")
 # Four hundred days: any date a bomb compares with in the coming year lies behind it.
-SHIFTED = Variant("shifted", clock_days=400, other_host=True, shell_variables=True, hash_shift=1)
+SHIFTED = Variant(
+    "shifted", clock_days=400, other_host=True, shell_variables=True, hash_shift=1, launch=SCRIPT
+)
 
 
 def clock_library() -> str | None:

@@ -286,6 +286,7 @@ class Runner:
             "library": list(self.library),
             "checkout": str(checkout or package_dir),
             "repo_modules": list(self.repo_modules),
+            "launch": self.variant.launch,
         }
 
     def _command(
