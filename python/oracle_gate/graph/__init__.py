@@ -9,9 +9,9 @@ in invariants.yaml and in ``oracle_gate(...)``, and (3) ``bazel query`` when the
 
 Everything else asks ``PackageGraph``; its edges are plain dicts of sets. The modules:
 ``scan`` reads a tree (``reading`` holds what it found, ``evaluate`` runs the native
-evaluator, ``edges`` turns declarations into edges, ``gates`` builds Bazel gates),
-``model`` is the graph, ``load`` and ``derive`` give a tree's graph. The workspace's
-own files are read in ``bazel/workspace/``.
+evaluator, ``edges`` turns declarations into edges, one Bazel construct a module,
+``gates`` builds Bazel gates), ``model`` is the graph, ``load`` and ``derive`` give a
+tree's graph. The workspace's own files are read in ``bazel/workspace/``.
 """
 
 from oracle_gate.graph.derive import derive_graph
