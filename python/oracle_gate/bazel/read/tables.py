@@ -100,63 +100,28 @@ SPLITS = frozenset({"split", "rsplit", "partition", "rpartition", "splitlines", 
 CASES = frozenset({"capitalize", "title", "swapcase"})
 
 
-# Every method of the native interpreter's strings (starlark-rust's; Bazel 4.2.3 lacks
-# some, `codepoints` and `removeprefix` among them). The native reader checks each call
-# of one (rust/src/starlark/checked.rs) and distrusts one taken as a value (eval.rs).
+# Every method of the native interpreter's strings (starlark-rust's; a test of
+# rust/src/starlark/eval.rs holds it to the interpreter's `dir("")`): those the Python
+# reader computes, but `swapcase`, which the interpreter lacks, and `codepoints`, which
+# the reader does not compute. The native reader checks each call of one
+# (rust/src/starlark/checked.rs) and distrusts one taken as a value (eval.rs).
 STRING_METHOD_NAMES = frozenset(
-    {
-        "capitalize",
-        "codepoints",
-        "count",
-        "elems",
-        "endswith",
-        "find",
-        "format",
-        "index",
-        "isalnum",
-        "isalpha",
-        "isdigit",
-        "islower",
-        "isspace",
-        "istitle",
-        "isupper",
-        "join",
-        "lower",
-        "lstrip",
-        "partition",
-        "removeprefix",
-        "removesuffix",
-        "replace",
-        "rfind",
-        "rindex",
-        "rpartition",
-        "rsplit",
-        "rstrip",
-        "split",
-        "splitlines",
-        "startswith",
-        "strip",
-        "title",
-        "upper",
-    }
+    {*STRING_METHODS, *PREDICATES, *SPLITS, *CASES, "codepoints"} - {"swapcase"}
 )
 
 
 # The string methods that take a start and an end after what they look for: Bazel bounds
 # them otherwise ("abc".find("", 5) is 3 there, -1 in Python and starlark-rust), so
-# neither reader computes a call of one given a start or an end.
+# neither reader trusts its own answer to a call of one given a start or an end.
 BOUNDED_STRING_METHODS = frozenset(
     {"startswith", "endswith", "find", "rfind", "index", "rindex", "count"}
 )
 
 
 # The names the Python reader takes for string methods when it calls one on a value it
-# does not know (any other is a loaded struct's function): the interpreter's, those the
-# reader computes (`swapcase` among them, which the interpreter lacks), and starlark-go's
-# `elem_ords`.
-STRING_NAMES = frozenset(
-    {*STRING_METHOD_NAMES, *STRING_METHODS, *PREDICATES, *SPLITS, *CASES, "elem_ords"}
-)
+# does not know (any other is a loaded struct's function): the interpreter's, `swapcase`
+# (which the reader computes) and starlark-go's `elem_ords`.
+STRING_NAMES = STRING_METHOD_NAMES | {"swapcase", "elem_ords"}
 
 
 # Built-in functions a BUILD file may call: any other name is a rule (or fails).
