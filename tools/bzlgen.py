@@ -10,7 +10,8 @@ Python readers cannot word a mistake differently.
 
 rust/src/starlark/tables.rs holds the tables the native BUILD reader shares with the
 Python one (the row and budget keys, the gate's files, the budget's defaults, the
-attributes and calls that name no dependency), so the two readers cannot drift.
+attributes and calls that name no dependency, the string methods), so the two readers
+cannot drift.
 
 docs/rules.md is the rules' reference, generated from the .bzl docstrings and
 ``doc =`` arguments. Stardoc would do this, but it is a Bazel dependency that
@@ -123,6 +124,16 @@ def tables_rs() -> str:
             sorted(tables.ARGUMENTS_OF_NON_RULES),
             "The arguments of a `NOT_RULES` call that name dependencies "
             "(`bazel/read/tables.py` says why).",
+        ),
+        _rust_array(
+            "STRING_METHOD_NAMES",
+            sorted(tables.STRING_METHOD_NAMES),
+            "Every method of the interpreter's strings (starlark-rust's).",
+        ),
+        _rust_array(
+            "BOUNDED_STRING_METHODS",
+            sorted(tables.BOUNDED_STRING_METHODS),
+            "The string methods that take a start and an end after what they look for.",
         ),
     ]
     return (

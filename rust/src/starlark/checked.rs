@@ -34,6 +34,7 @@ use starlark::values::tuple::TupleRef;
 use starlark::values::{starlark_value, NoSerialize, StarlarkValue, UnpackValue, Value};
 
 use super::limits::{Kind, Limit, MAX_DEPTH, MAX_DIGITS, MAX_HEAP_BYTES, MAX_LENGTH, MAX_STEPS};
+use super::tables::STRING_METHOD_NAMES;
 use super::values::Context;
 
 /// The start of every name the rewrite adds; a file that uses it is read statically.
@@ -53,47 +54,15 @@ const OPERATORS: [&str; 19] = [
 /// The operators that compare or print their operands, going through them recursively.
 const RECURSIVE: [&str; 9] = ["==", "!=", "<", ">", "<=", ">=", "in", "not in", "%"];
 
-/// The methods of strings, lists and dicts whose calls are checked: all but those
-/// that take a step and build nothing (`append`, `get`, ...).
-const METHODS: [&str; 37] = [
-    "capitalize",
-    "codepoints",
-    "count",
-    "elems",
-    "endswith",
-    "find",
-    "format",
-    "index",
-    "isalnum",
-    "isalpha",
-    "isdigit",
-    "islower",
-    "isspace",
-    "istitle",
-    "isupper",
-    "join",
-    "lower",
-    "lstrip",
-    "partition",
-    "removeprefix",
-    "removesuffix",
-    "replace",
-    "rfind",
-    "rindex",
-    "rpartition",
-    "rsplit",
-    "rstrip",
-    "split",
-    "splitlines",
-    "startswith",
-    "strip",
-    "title",
-    "upper",
-    "extend",
-    "insert",
-    "remove",
-    "update",
-];
+/// The methods of lists and dicts whose calls are checked, as are those of strings
+/// (`STRING_METHOD_NAMES`): all but those that take a step and build nothing
+/// (`append`, `get`, ...).
+const CHECKED_CONTAINER_METHODS: [&str; 4] = ["extend", "insert", "remove", "update"];
+
+/// Whether a call of the method `name` is checked.
+fn checked_method(name: &str) -> bool {
+    STRING_METHOD_NAMES.contains(&name) || CHECKED_CONTAINER_METHODS.contains(&name)
+}
 
 /// A checked operation, as the rewritten file calls it.
 #[derive(Debug, Clone, ProvidesStaticType, NoSerialize, Allocative)]
@@ -754,7 +723,7 @@ impl Edits<'_> {
             Expr::FString(_) => self.fail("an f-string, which Bazel 4.2.3 does not have"),
             Expr::Call(function, arguments) => {
                 if let Expr::Dot(receiver, name) = &function.node {
-                    if METHODS.contains(&name.node.as_str()) {
+                    if checked_method(name.node.as_str()) {
                         self.method(receiver, name, arguments.args.is_empty());
                     }
                 }

@@ -27,6 +27,7 @@ use super::gate::{bound_names, read_gates, top_level, Gates, GATE_FUNCTION};
 use super::guess;
 use super::limits::{nesting, Limit, MAX_HEAP_BYTES, MAX_KEPT_BYTES, MAX_STEPS, STOPPED};
 use super::plain::plain_records;
+use super::tables::{BOUNDED_STRING_METHODS, STRING_METHOD_NAMES};
 use super::values::{
     standard_globals, unlike_bazel_char, Context, Magic, PackageFiles, Record, TreeFiles,
     EXTENSIONS, PACKAGE_FUNCTIONS,
@@ -508,13 +509,13 @@ fn unmodelled_expression(e: &AstExpr, docstrings: &[Span], uses: &Uses) -> Optio
             Some("str.elems() is a list in Bazel 4.2.3 and an iterable here")
         }
         // `"".upper` not called: Bazel types and prints a bound method otherwise.
-        Expr::Dot(_, name) if METHODS.contains(&name.node.as_str()) && !uses.called(e) => {
+        Expr::Dot(_, name) if is_method(name.node.as_str()) && !uses.called(e) => {
             Some("a method taken as a value, which Bazel types and prints otherwise")
         }
         // `"abc".find("", 5)` is 3 in Bazel (a start past the end is the end), -1 here.
         Expr::Call(function, arguments)
             if arguments.args.len() > 1
-                && matches!(&function.node, Expr::Dot(_, name) if BOUNDED.contains(&name.node.as_str())) =>
+                && matches!(&function.node, Expr::Dot(_, name) if BOUNDED_STRING_METHODS.contains(&name.node.as_str())) =>
         {
             Some("a string search given a start or an end, which Bazel bounds otherwise")
         }
@@ -544,52 +545,9 @@ const LEFT_SHIFT: &str = "`<<`, which this interpreter wraps at 2^31 and Bazel d
 /// Bazel 4.2.3 prints floats otherwise (`str(123456789.0)` keeps every digit there).
 const FLOAT: &str = "a float, which Bazel prints otherwise";
 
-/// The string methods that take a start and an end after what they look for.
-const BOUNDED: [&str; 7] = [
-    "find",
-    "rfind",
-    "index",
-    "rindex",
-    "count",
-    "startswith",
-    "endswith",
-];
-
-/// The methods of Bazel's and this interpreter's strings, lists and dicts.
-const METHODS: [&str; 47] = [
-    "capitalize",
-    "codepoints",
-    "count",
-    "elems",
-    "endswith",
-    "find",
-    "format",
-    "index",
-    "isalnum",
-    "isalpha",
-    "isdigit",
-    "islower",
-    "isspace",
-    "istitle",
-    "isupper",
-    "join",
-    "lower",
-    "lstrip",
-    "partition",
-    "removeprefix",
-    "removesuffix",
-    "replace",
-    "rfind",
-    "rindex",
-    "rpartition",
-    "rsplit",
-    "rstrip",
-    "split",
-    "splitlines",
-    "startswith",
-    "strip",
-    "title",
-    "upper",
+/// The methods of Bazel's and this interpreter's lists and dicts; those of strings are
+/// `STRING_METHOD_NAMES`.
+const CONTAINER_METHODS: [&str; 14] = [
     "append",
     "clear",
     "extend",
@@ -605,6 +563,11 @@ const METHODS: [&str; 47] = [
     "values",
     "union",
 ];
+
+/// Whether `name` is a method of a string, a list or a dict.
+fn is_method(name: &str) -> bool {
+    STRING_METHOD_NAMES.contains(&name) || CONTAINER_METHODS.contains(&name)
+}
 
 /// Where in a file an expression's value is consumed on the spot.
 #[derive(Default)]
@@ -970,6 +933,29 @@ mod tests {
         // py_library (lines 2-5), native.filegroup (8) and the last call (11); not the
         // aliased or plain gate calls, nor a call that shares its line with a binding.
         assert_eq!(rule_only_lines(&ast), vec![(2, 5), (8, 8), (11, 11)]);
+    }
+
+    #[test]
+    fn the_string_methods_are_the_interpreter_s() {
+        // `STRING_METHOD_NAMES` (bazel/read/tables.py) names what the checks cover: a
+        // starlark-rust that adds or drops a string method fails here.
+        let names = Module::with_temp_heap(|module| {
+            let mut eval = Evaluator::new(&module);
+            let ast = AstModule::parse("t", "dir('')".to_owned(), &Dialect::Standard).unwrap();
+            let listed = eval.eval_module(ast, &Globals::standard()).unwrap();
+            let listed = starlark::values::list::ListRef::from_value(listed).unwrap();
+            let names: Vec<String> = listed
+                .iter()
+                .map(|name| name.unpack_str().unwrap().to_owned())
+                .collect();
+            names
+        });
+        let mut expected: Vec<String> = STRING_METHOD_NAMES.iter().map(|n| n.to_string()).collect();
+        expected.sort();
+        assert_eq!(names, expected);
+        assert!(BOUNDED_STRING_METHODS
+            .iter()
+            .all(|name| STRING_METHOD_NAMES.contains(name)));
     }
 
     /// A BUILD file naming //lib:l when `condition` holds: its labels, or its error.

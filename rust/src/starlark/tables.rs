@@ -47,3 +47,51 @@ pub const ARGUMENTS_OF_NON_RULES: [(&str, &str); 6] = [
     ("package", "default_visibility"),
     ("package_group", "includes"),
 ];
+
+/// Every method of the interpreter's strings (starlark-rust's).
+pub const STRING_METHOD_NAMES: [&str; 33] = [
+    "capitalize",
+    "codepoints",
+    "count",
+    "elems",
+    "endswith",
+    "find",
+    "format",
+    "index",
+    "isalnum",
+    "isalpha",
+    "isdigit",
+    "islower",
+    "isspace",
+    "istitle",
+    "isupper",
+    "join",
+    "lower",
+    "lstrip",
+    "partition",
+    "removeprefix",
+    "removesuffix",
+    "replace",
+    "rfind",
+    "rindex",
+    "rpartition",
+    "rsplit",
+    "rstrip",
+    "split",
+    "splitlines",
+    "startswith",
+    "strip",
+    "title",
+    "upper",
+];
+
+/// The string methods that take a start and an end after what they look for.
+pub const BOUNDED_STRING_METHODS: [&str; 7] = [
+    "count",
+    "endswith",
+    "find",
+    "index",
+    "rfind",
+    "rindex",
+    "startswith",
+];

@@ -12,7 +12,6 @@ from typing import Any, cast
 
 from oracle_gate.bazel import limits
 from oracle_gate.bazel.read.operations import (
-    BOUNDED,
     CONTAINERS,
     LONGEST,
     MISSING,
@@ -33,7 +32,15 @@ from oracle_gate.bazel.read.operations import (
     type_name,
     unknown_from,
 )
-from oracle_gate.bazel.read.tables import BUILTINS, CASES, PREDICATES, SPLITS, STRING_METHODS
+from oracle_gate.bazel.read.tables import (
+    BOUNDED_STRING_METHODS,
+    BUILTINS,
+    CASES,
+    PREDICATES,
+    SPLITS,
+    STRING_METHODS,
+    STRING_NAMES,
+)
 from oracle_gate.bazel.read.values import (
     RELATIVE,
     Call,
@@ -695,7 +702,7 @@ class Evaluator:
             return self.unknown(
                 node, *sorted(change(t) for t in whole), starts=[change(s) for s in starts]
             )
-        if isinstance(owner, Unknown) and owner.opaque and name not in _STRING_NAMES:
+        if isinstance(owner, Unknown) and owner.opaque and name not in STRING_NAMES:
             return self.unknown(node, owner, *parts, opaque=True)  # a loaded struct's function
         return self.anything(node, owner, *parts)
 
@@ -718,7 +725,7 @@ class Evaluator:
             return self.anything(node, *parts)
         if name in PREDICATES:
             # A start past the end is the end in Bazel ("abc".find("", 5) is 3), not here.
-            bounded = name in BOUNDED and len(args) + len(kwargs) > 1
+            bounded = name in BOUNDED_STRING_METHODS and len(args) + len(kwargs) > 1
             if not unknown and not bounded and all(_is_scalar(a) or _is_strings(a) for a in parts):
                 method = getattr(receiver, name)
                 try:
@@ -977,9 +984,6 @@ _ORDERS: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
     ast.Gt: operator.gt,
     ast.GtE: operator.ge,
 }
-_STRING_NAMES = frozenset(
-    {*STRING_METHODS, *PREDICATES, *SPLITS, *CASES, "codepoints", "elem_ords", "format"}
-)
 
 
 def _check_string_method(

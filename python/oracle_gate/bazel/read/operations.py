@@ -20,7 +20,6 @@ from oracle_gate.bazel.read.values import (
 )
 
 __all__ = [
-    "BOUNDED",
     "CONTAINERS",
     "LONGEST",
     "MISSING",
@@ -53,8 +52,6 @@ LONGEST = 100_000
 MUTATORS = frozenset(
     {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem"}
 )
-# The predicates that take a start and an end after what they look for.
-BOUNDED = frozenset({"startswith", "endswith", "find", "rfind", "index", "rindex", "count"})
 
 
 # Built-in functions whose result holds only strings of their arguments.

@@ -9,6 +9,7 @@ from collections.abc import Callable
 __all__ = [
     "ANY_PACKAGE",
     "ARGUMENTS_OF_NON_RULES",
+    "BOUNDED_STRING_METHODS",
     "BUILTINS",
     "CASES",
     "GATE_FUNCTION",
@@ -18,6 +19,8 @@ __all__ = [
     "PREDICATES",
     "SPLITS",
     "STRING_METHODS",
+    "STRING_METHOD_NAMES",
+    "STRING_NAMES",
     "VISIBILITY",
 ]
 
@@ -95,6 +98,30 @@ SPLITS = frozenset({"split", "rsplit", "partition", "rpartition", "splitlines", 
 
 # String methods that change case: "/" and "@" stay, no other character becomes one.
 CASES = frozenset({"capitalize", "title", "swapcase"})
+
+
+# Every method of the native interpreter's strings (starlark-rust's; a test of
+# rust/src/starlark/eval.rs holds it to the interpreter's `dir("")`): those the Python
+# reader computes, but `swapcase`, which the interpreter lacks, and `codepoints`, which
+# the reader does not compute. The native reader checks each call of one
+# (rust/src/starlark/checked.rs) and distrusts one taken as a value (eval.rs).
+STRING_METHOD_NAMES = frozenset(
+    {*STRING_METHODS, *PREDICATES, *SPLITS, *CASES, "codepoints"} - {"swapcase"}
+)
+
+
+# The string methods that take a start and an end after what they look for: Bazel bounds
+# them otherwise ("abc".find("", 5) is 3 there, -1 in Python and starlark-rust), so
+# neither reader trusts its own answer to a call of one given a start or an end.
+BOUNDED_STRING_METHODS = frozenset(
+    {"startswith", "endswith", "find", "rfind", "index", "rindex", "count"}
+)
+
+
+# The names the Python reader takes for string methods when it calls one on a value it
+# does not know (any other is a loaded struct's function): the interpreter's, `swapcase`
+# (which the reader computes) and starlark-go's `elem_ords`.
+STRING_NAMES = STRING_METHOD_NAMES | {"swapcase", "elem_ords"}
 
 
 # Built-in functions a BUILD file may call: any other name is a rule (or fails).
