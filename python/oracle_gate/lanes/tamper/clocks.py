@@ -57,9 +57,15 @@ _NAMED_MOMENTS = "clocks: moments"
 
 
 def prepare(reader: Reader) -> None:
-    # A name assigned another name (``LATER = SUNSET``) is a moment if that one is in the
-    # set this replaces, the side read before's: one pass, not a fixpoint.
-    reader.names[_NAMED_MOMENTS] = reader.bindings.holding(lambda value: _is_moment(reader, value))
+    """The names this side binds to a fixed moment, through any chain of names
+    (``LATER = SUNSET``, ``SUNSET = date(2027, 1, 1)``, in either order): grown until no
+    name is added, starting from none, so the side read before lends this one nothing."""
+    reader.names[_NAMED_MOMENTS] = frozenset()
+    while True:
+        found = reader.bindings.holding(lambda value: _is_moment(reader, value))
+        if found == reader.names[_NAMED_MOMENTS]:
+            return
+        reader.names[_NAMED_MOMENTS] = found
 
 
 def compare_marks(reader: Reader, node: ast.Compare) -> Iterator[Mark]:
