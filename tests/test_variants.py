@@ -324,3 +324,59 @@ def test_a_partition_row_dated_on_the_parent_too_is_not_the_patchs_doing(repo: G
     verdict, reasons = _partition_reasons(repo, base, dated.replace("2 * x", "x + x"))
     assert "all 1 partition rows hold" in reasons
     assert verdict is Verdict.PASS, reasons
+
+
+def _propertied(repo: GitRepo, code: str) -> str:
+    """pkg/ with one property row over mod:run (``run(x) == 2 * x``), committed."""
+    repo.write(
+        "pkg/invariants.yaml",
+        'version: 1\nrows:\n  - id: r\n    globs: ["mod.py"]\n'
+        '    properties: ["props.py:prop_double"]\n    budget: {examples: 20, seconds: 30}\n',
+    )
+    repo.write("pkg/mod.py", code)
+    repo.write(
+        "pkg/props.py",
+        "from hypothesis import strategies as st\n\nfrom mod import run\n\n\n"
+        "def prop_double(x):\n    assert run(x) == 2 * x\n\n\n"
+        "prop_double.strategy = st.integers(0, 100)\n",
+    )
+    repo.write("oracle-gate.toml", "timeout-floor = 1\n")
+    return repo.commit("a package with a property")
+
+
+@needs_faketime
+def test_a_property_that_fails_only_with_the_clock_ahead_is_rejected(repo: GitRepo) -> None:
+    base = _propertied(repo, "def run(x):\n    return 2 * x\n")
+    verdict, reasons = _partition_reasons(repo, base, PARTITION_BOMB)
+    assert (
+        "behaviour depends on how it is run: the property holds on the head's code in the "
+        "usual environment and finds the counterexample" in reasons
+    ), reasons
+    assert "where the parent's code holds on the same inputs" in reasons
+    assert verdict is Verdict.REJECT
+
+
+@needs_faketime
+def test_a_property_over_code_that_reads_the_clock_honestly_merges(repo: GitRepo) -> None:
+    """The head's code reads the date; the property holds in both environments."""
+    base = _propertied(repo, "def run(x):\n    return 2 * x\n")
+    code = (
+        "import datetime\n\n_SEEN = []\n\n\ndef run(x):\n"
+        "    _SEEN.append(datetime.date.today().isoformat())\n    return x + x\n"
+    )
+    verdict, reasons = _partition_reasons(repo, base, code)
+    assert "no counterexample in 20 examples" in reasons, reasons
+    assert verdict is Verdict.PASS, reasons
+
+
+@needs_faketime
+def test_a_property_dated_on_the_parent_too_is_not_the_patchs_doing(repo: GitRepo) -> None:
+    """The property fails with the clock ahead on the parent's code as well."""
+    dated = (
+        "import datetime\n\n\ndef run(x):\n"
+        "    return 2 * x if datetime.date.today() < datetime.date(2027, 6, 1) else None\n"
+    )
+    base = _propertied(repo, dated)
+    verdict, reasons = _partition_reasons(repo, base, dated.replace("2 * x", "x + x"))
+    assert "behaviour depends on how it is run" not in reasons, reasons
+    assert verdict is Verdict.PASS, reasons

@@ -51,6 +51,9 @@ __all__ = [
 
 RERUNS = 5
 _SEARCH_GRACE_SECONDS = 30.0
+# Examples of a property's search in the shifted environment: a time bomb or a tell trips
+# on any input, so a few find it; the usual run's budget already searched for the rest.
+_SHIFTED_EXAMPLES = 10
 
 
 @dataclass(frozen=True)
@@ -270,7 +273,7 @@ def _properties(context: _Context) -> list[Finding]:
         ]
         for ref in refs
     }
-    request = {
+    request: dict[str, Any] = {
         "role": "properties",
         "properties": [
             {"ref": ref, "seeds": [{"input": s.data["input"]} for s in per_ref[ref]]}
@@ -288,10 +291,101 @@ def _properties(context: _Context) -> list[Finding]:
             context.finding(Verdict.REJECT, ref, f"property run failed: {failure}") for ref in refs
         ]
     findings: list[Finding] = []
+    held: list[dict[str, Any]] = []
+    for ref, item, result in zip(refs, request["properties"], answer["results"], strict=True):
+        own = _seed_findings(context, ref, per_ref[ref], result["seeds"])
+        own.append(_search_finding(context, ref, result["search"]))
+        findings += own
+        if all(f.verdict is Verdict.PASS for f in own):
+            held.append(item)
+    return findings + _shifted_properties(context, {**request, "properties": held}, per_ref)
+
+
+def _shifted_properties(
+    context: _Context, request: dict[str, Any], per_ref: dict[str, list[Any]]
+) -> list[Finding]:
+    """The properties that held in the usual run, on the head's code in the shifted
+    environment (``runtime/variants.py``): their seeds, then a short search (a time bomb or
+    a tell trips on any input). One that fails there is a reject, unless the parent's code
+    fails there on the same inputs too."""
+    if not request["properties"]:
+        return []
+    shifted = dataclasses.replace(context, env=context.env.shifted())
+    short = {**request, "examples": min(_SHIFTED_EXAMPLES, request["examples"])}
+    refs = [item["ref"] for item in short["properties"]]
+    timeout = len(refs) * context.row.budget.seconds + _SEARCH_GRACE_SECONDS
+    described = shifted.env.runner.described()
+    try:
+        answer = shifted.run_served(short, context.env.head_dir, timeout)
+    except RunnerFailure as failure:
+        return [
+            context.finding(
+                Verdict.REJECT,
+                ref,
+                f"behaviour depends on how it is run: the property held in the usual "
+                f"environment and could not run in the shifted one ({described}): {failure}",
+            )
+            for ref in refs
+        ]
+    findings = []
     for ref, result in zip(refs, answer["results"], strict=True):
-        findings.extend(_seed_findings(context, ref, per_ref[ref], result["seeds"]))
-        findings.append(_search_finding(context, ref, result["search"]))
+        moved = _moved_there(per_ref[ref], result)
+        if moved is None:
+            continue
+        why, inputs = moved
+        if inputs is not None and _parent_fails_there(shifted, ref, inputs, timeout):
+            continue
+        findings.append(
+            context.finding(
+                Verdict.REJECT,
+                ref,
+                f"behaviour depends on how it is run: the property holds on the head's code "
+                f"in the usual environment and {why} in the shifted one ({described}), "
+                "where the parent's code "
+                + ("holds on the same inputs" if inputs is not None else "was not asked"),
+            )
+        )
     return findings
+
+
+def _moved_there(seeds: list[Any], result: dict[str, Any]) -> tuple[str, list[Any] | None] | None:
+    """How a property's shifted run differs from a usual run that held: what it did, and
+    the inputs to ask the parent's code about (None: none can be replayed); None if it
+    held there too."""
+    for seed, outcome in zip(seeds, result["seeds"], strict=True):
+        if (seed.data["expect"] == "hold") == bool(outcome["raised"]):
+            verb = "fails" if outcome["raised"] else "passes"
+            shown = json.dumps(seed.data["input"])[:80]
+            return f"the remembered input {shown} {verb}", [seed.data["input"]]
+    search = result["search"]
+    if search["status"] == "counterexample":
+        sample = search["input"]
+        why = f"finds the counterexample {json.dumps(sample)[:120]} ({search['error']})"
+        return why, None if sample is None else [sample]
+    if search["status"] == "error":
+        return f"could not run ({search['error']})", None
+    return None
+
+
+def _parent_fails_there(shifted: _Context, ref: str, inputs: list[Any], timeout: float) -> bool:
+    """Whether the parent's code, in the shifted environment, fails the property on each
+    of ``inputs`` too: then the property depends on the environment, not the patch."""
+    parent_dir = shifted.env.parent_dir
+    if parent_dir is None or shifted.package.path not in shifted.env.parent_packages:
+        return False
+    request = {
+        "role": "properties",
+        "properties": [{"ref": ref, "seeds": [{"input": value} for value in inputs]}],
+        "examples": 0,
+        "seconds": shifted.row.budget.seconds,
+        "seed": 0,
+    }
+    try:
+        answer = shifted.run_served(request, parent_dir, timeout)
+    except (RunnerFailure, OracleMistake):
+        return False  # the parent has no such property, or cannot run it: nothing excuses
+    [result] = answer["results"]
+    return all(outcome["raised"] for outcome in result["seeds"])
 
 
 def _describe(context: _Context, ref: str, kind: str) -> dict[str, Any]:
