@@ -313,15 +313,18 @@ def test_a_partition_row_whose_output_carries_the_date_merges_while_its_contract
     assert verdict is Verdict.PASS, reasons
 
 
+# Right until June 2027: the clock 400 days ahead is past it, on either side of a patch.
+DATED_UNTIL_JUNE = (
+    "import datetime\n\n\ndef run(x):\n"
+    "    return 2 * x if datetime.date.today() < datetime.date(2027, 6, 1) else None\n"
+)
+
+
 @needs_faketime
 def test_a_partition_row_dated_on_the_parent_too_is_not_the_patchs_doing(repo: GitRepo) -> None:
     """The contract fails with the clock ahead on the parent's code as well."""
-    dated = (
-        "import datetime\n\n\ndef run(x):\n"
-        "    return 2 * x if datetime.date.today() < datetime.date(2027, 6, 1) else None\n"
-    )
-    base = _partitioned(repo, dated, "out == 4")
-    verdict, reasons = _partition_reasons(repo, base, dated.replace("2 * x", "x + x"))
+    base = _partitioned(repo, DATED_UNTIL_JUNE, "out == 4")
+    verdict, reasons = _partition_reasons(repo, base, DATED_UNTIL_JUNE.replace("2 * x", "x + x"))
     assert "all 1 partition rows hold" in reasons
     assert verdict is Verdict.PASS, reasons
 
@@ -372,11 +375,53 @@ def test_a_property_over_code_that_reads_the_clock_honestly_merges(repo: GitRepo
 @needs_faketime
 def test_a_property_dated_on_the_parent_too_is_not_the_patchs_doing(repo: GitRepo) -> None:
     """The property fails with the clock ahead on the parent's code as well."""
-    dated = (
-        "import datetime\n\n\ndef run(x):\n"
-        "    return 2 * x if datetime.date.today() < datetime.date(2027, 6, 1) else None\n"
+    base = _propertied(repo, DATED_UNTIL_JUNE)
+    verdict, reasons = _partition_reasons(repo, base, DATED_UNTIL_JUNE.replace("2 * x", "x + x"))
+    assert "behaviour depends on how it is run" not in reasons, reasons
+    assert verdict is Verdict.PASS, reasons
+
+
+def _related(repo: GitRepo, code: str) -> str:
+    """pkg/ with one relation row over mod:run (its output halved is the input), committed."""
+    repo.write(
+        "pkg/invariants.yaml",
+        'version: 1\nrows:\n  - id: r\n    globs: ["mod.py"]\n'
+        '    relations: ["relations.py:RELATIONS"]\n    budget: {seconds: 30}\n',
     )
-    base = _propertied(repo, dated)
-    verdict, reasons = _partition_reasons(repo, base, dated.replace("2 * x", "x + x"))
+    repo.write("pkg/mod.py", code)
+    repo.write(
+        "pkg/relations.py",
+        'SUBJECT = "mod:run"\nRELATIONS = [{"id": "R_double", "inputs": [1, 2, 3], '
+        '"transform": None, "compare": lambda out, x: out == 2 * x}]\n',
+    )
+    repo.write("oracle-gate.toml", "timeout-floor = 1\n")
+    return repo.commit("a package with a relation")
+
+
+@needs_faketime
+def test_a_relation_that_fails_only_with_the_clock_ahead_is_rejected(repo: GitRepo) -> None:
+    base = _related(repo, "def run(x):\n    return 2 * x\n")
+    verdict, reasons = _partition_reasons(repo, base, PARTITION_BOMB)
+    assert (
+        "relation R_double: behaviour depends on how it is run: it holds on the head's code "
+        "in the usual environment and fails for 3 of 3 inputs in the shifted one" in reasons
+    ), reasons
+    assert verdict is Verdict.REJECT
+
+
+@needs_faketime
+def test_a_relation_over_code_that_reads_the_clock_honestly_merges(repo: GitRepo) -> None:
+    base = _related(repo, "def run(x):\n    return 2 * x\n")
+    code = "import time\n\n\ndef run(x):\n    return x + x + 0 * int(time.time())\n"
+    verdict, reasons = _partition_reasons(repo, base, code)
+    assert "relation R_double holds on 3 inputs" in reasons, reasons
+    assert "behaviour depends on how it is run" not in reasons, reasons
+    assert verdict is Verdict.PASS, reasons
+
+
+@needs_faketime
+def test_a_relation_dated_on_the_parent_too_is_not_the_patchs_doing(repo: GitRepo) -> None:
+    base = _related(repo, DATED_UNTIL_JUNE)
+    verdict, reasons = _partition_reasons(repo, base, DATED_UNTIL_JUNE.replace("2 * x", "x + x"))
     assert "behaviour depends on how it is run" not in reasons, reasons
     assert verdict is Verdict.PASS, reasons

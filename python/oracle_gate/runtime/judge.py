@@ -715,6 +715,51 @@ def _relations(context: _Context) -> list[Finding]:
                 **{k: counts.get(k, 0) for k in ("hold", "regress", "preexisting")},
             }
             findings.append(_relation_finding(context, ref, relation_id, counts))
+        findings += _shifted_relations(context, ref, described["subject"], relations, head)
+    return findings
+
+
+def _shifted_relations(
+    context: _Context,
+    ref: str,
+    subject: str,
+    relations: list[dict[str, Any]],
+    usual: dict[str, list[bool]],
+) -> list[Finding]:
+    """The relations that hold on the head's code in the usual environment and fail on
+    some of those inputs in the shifted one (``runtime/variants.py``): a reject, unless
+    the parent's code fails there on the same inputs too."""
+    if not any(any(flags) for flags in usual.values()):
+        return []
+    shifted = dataclasses.replace(context, env=context.env.shifted())
+    there = _relations_hold(shifted, context.env.head_dir, ref, subject, relations)
+    moved = {
+        rid: [i for i, (a, b) in enumerate(zip(usual[rid], there[rid], strict=True)) if a and not b]
+        for rid in usual
+    }
+    if not any(moved.values()):
+        return []
+    parent_dir = context.env.parent_dir
+    parent = (
+        _relations_hold(shifted, parent_dir, ref, subject, relations)
+        if parent_dir is not None and context.package.path in context.env.parent_packages
+        else None
+    )
+    described = shifted.env.runner.described()
+    findings = []
+    for rid, indexes in moved.items():
+        unexcused = [i for i in indexes if parent is None or parent[rid][i]]
+        if unexcused:
+            findings.append(
+                context.finding(
+                    Verdict.REJECT,
+                    ref,
+                    f"relation {rid}: behaviour depends on how it is run: it holds on the "
+                    f"head's code in the usual environment and fails for {len(unexcused)} of "
+                    f"{len(usual[rid])} inputs in the shifted one ({described}), where the "
+                    f"parent's code {'holds' if parent is not None else 'has no such package'}",
+                )
+            )
     return findings
 
 
