@@ -369,7 +369,9 @@ def test_the_oracle_child_never_imports_production_code(repo: GitRepo, tmp_path:
     )
     answer = _served(repo, code)
     assert answer["results"][0]["search"]["status"] == "hold"  # type: ignore[index]
-    assert marker.read_text().splitlines() == ["-c False"]
+    # once, in a child that looks launched as python -m pytest, Hypothesis never loaded
+    [line] = marker.read_text().splitlines()
+    assert line.endswith("pytest/__main__.py False"), line
 
 
 STOP_READING = """\
