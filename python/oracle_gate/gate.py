@@ -11,6 +11,7 @@ from pathlib import Path
 from oracle_gate import backend, progress
 from oracle_gate.config.ledgers import ASSUMPTIONS_FILE, FREEZE_FILE, SEEDS_FILE
 from oracle_gate.config.lockfile import LOCK_FILE
+from oracle_gate.config.settings import Settings
 from oracle_gate.errors import ConfigError
 from oracle_gate.facts import Facts, LanedPath
 from oracle_gate.globs import matches_any
@@ -26,7 +27,6 @@ from oracle_gate.report import Report
 from oracle_gate.runtime.baseline import BaselineCache
 from oracle_gate.runtime.health import append_health
 from oracle_gate.runtime.judge import RowEnv, RuntimeStats, judge_rows
-from oracle_gate.runtime.limits import Limits
 from oracle_gate.runtime.replay import (
     CONFIG_NAMES,
     ReplayOptions,
@@ -84,20 +84,19 @@ def sandbox_runner(
     tree: GitTree,
     graph: PackageGraph,
     scratch: tuple[Path, ...],
-    timeout_floor: float,
+    settings: Settings,
     hash_base: int,
-    limits: Limits,
 ) -> Runner:
     """How children run for checkouts of ``repo`` made under the ``scratch`` directories:
     ``tree``'s repository modules, the repository hidden, each checkout shown in its place,
-    each child within ``limits``."""
+    each child within the ``settings``' limits and given at least their timeout floor."""
     # the first is the repository itself: its checkouts appear there to the code they run
     hidden = repository_dirs(repo)
     return Runner(
         library=library_paths(exclude=(repo, *scratch)),
         bwrap=find_bwrap(),
-        timeout_floor=timeout_floor,
-        limits=limits,
+        timeout_floor=settings.timeout_floor,
+        limits=settings.limits,
         repo_modules=top_level_modules(tree.files(), import_dirs(tree, graph.nodes())),
         hidden=tuple(map(str, hidden)),
         shown_at=str(hidden[0]),
@@ -142,9 +141,8 @@ def _run_rows(
             facts.head,
             facts.head_graph,
             (trees.head.parent,),
-            facts.settings.timeout_floor,
+            facts.settings,
             _hash_base(facts),
-            facts.settings.limits,
         )
         involved = [p for p, _ in rows] + packages
         env = RowEnv(

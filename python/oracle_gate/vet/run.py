@@ -244,9 +244,8 @@ def _vet_plans(
             tree,
             graph,
             scratch,
-            settings.timeout_floor,
+            settings,
             hash_base_of(tree.commit),
-            settings.limits,
         )
         original = pairs[0].parent
         unmutated = _env(tree, graph, runner, original, original, options.today)
