@@ -208,12 +208,14 @@ def test_junit_escapes_what_xml_cannot_hold_as_pytest_does() -> None:
 
 def test_every_format_renders_an_error_with_hostile_text() -> None:
     error = ConfigError(HOSTILE, "p/x.yaml", 2)
-    for name, render in ERROR_FORMATS.items():
-        text = render(error)
-        if name == "junit":
-            ET.fromstring(text.encode("utf-8"))
-        if name == "sarif":
-            _validate_sarif(text)
+    rendered = {name: render(error) for name, render in ERROR_FORMATS.items()}
+    assert set(rendered) == {"text", "json", "junit", "markdown", "sarif"}
+    assert rendered["text"] == ""  # the one-line error goes to stderr
+    assert json.loads(rendered["json"])["error"]["text"] == f"p/x.yaml:2: {HOSTILE}"
+    case = ET.fromstring(rendered["junit"].encode("utf-8")).find("testsuite/testcase/error")
+    assert case is not None and case.attrib["message"].startswith("p/x.yaml:2: boom #x1B")
+    assert f"could not decide: `p/x.yaml:2: {HOSTILE}`" in rendered["markdown"]
+    _validate_sarif(rendered["sarif"])
 
 
 # --- the command line itself --------------------------------------------------------------

@@ -278,7 +278,11 @@ def test_head_graph_is_read_anew_when_the_diff_touches_graph_inputs(
     repo.write("a/BUILD.bazel", LOAD + _lib() + GATE)
     commit = repo.commit("base")
     parent = load_graph(GitTree(repo.path, commit))
-    assert derive_graph(parent, GitTree(repo.path, commit), [change]) is not parent
+    derived = derive_graph(parent, GitTree(repo.path, commit), [change])
+    assert derived is not parent
+    fresh = load_graph(GitTree(repo.path, commit))  # read anew: what a full read gives
+    assert (derived.packages, derived.nodes()) == (fresh.packages, fresh.nodes())
+    assert derived.dependents(["a"]) == fresh.dependents(["a"])
 
 
 def test_head_graph_derived_after_adds_deletes_and_renames_equals_a_full_read(
