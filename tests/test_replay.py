@@ -19,6 +19,7 @@ from oracle_gate.repo.cache import cache_dir
 from oracle_gate.report import Report
 from oracle_gate.runtime import proxy, replay
 from oracle_gate.runtime.replay import hidden_from_production
+from oracle_gate.runtime.split_hints import SplitHints
 
 PKG = "libs/intervals"
 MERGE = f"{PKG}/intervals/__init__.py"
@@ -941,10 +942,13 @@ MANY_CALLS = (
 )
 
 
-def test_a_suite_too_slow_to_split_runs_in_one_process_and_says_so(repo: GitRepo) -> None:
+def test_a_suite_too_slow_to_split_runs_in_one_process_and_says_so(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Each call crosses two pipes (about 0.1 ms): a million of them do not fit a 10 s budget
     split, and fit it in one process (pytest's start there takes up to 4 s on a loaded
-    machine). The parent's split run decides that, not the head."""
+    machine). The parent's split run decides that, not the head; the next check of the same
+    tests learns it from the user cache (``runtime/split_hints.py``) instead of the budget."""
     base = _tested_package(repo, MANY_CALLS, seconds=10)
     repo.replace("pkg/mod.py", "return 2 * x", "return x + x")
     report = repo.gate(base, repo.commit("refactor"))
@@ -954,6 +958,12 @@ def test_a_suite_too_slow_to_split_runs_in_one_process_and_says_so(repo: GitRepo
         f.reason for f in report.findings
     ]
     assert report.verdict is Verdict.PASS
+    assert len(list(SplitHints().directory.glob("*.json"))) == 1  # type: ignore[union-attr]
+
+    def no_split(*args: object) -> None:
+        raise AssertionError("the split was tried again")
+
+    monkeypatch.setattr(replay, "_split_then_inline", no_split)
     repo.replace("pkg/mod.py", "return x + x", "return x + x + (x == 999_999)")
     report = repo.gate(base, repo.commit("off by one at the end"))
     assert "replay regress: tests/test_mod.py::test_double_everywhere passes" in _replay(report)

@@ -62,6 +62,7 @@ from oracle_gate.runtime.judge import (
 )
 from oracle_gate.runtime.reads import note_reads
 from oracle_gate.runtime.sandbox import RunnerFailure
+from oracle_gate.runtime.split_hints import SplitHints, hint_key
 
 __all__ = ["ReplayOptions", "ReplayTrees", "replay_packages"]
 
@@ -115,6 +116,8 @@ class ReplayOptions:
     head_config: frozenset[str] = frozenset()
     # Where each baseline's run-time reads are kept (``runtime/reads.py``), if anywhere.
     reads_file: Path | None = None
+    # What earlier checks learnt of each package's split run (``runtime/split_hints.py``).
+    hints: SplitHints = field(default_factory=SplitHints)
 
 
 def _listed(items: list[str]) -> str:
@@ -708,7 +711,7 @@ def replay_packages(
     impact = _impact(trees, [sides[state.package.path] for state in states], head_config)
     for state in states:
         _plan(state, impact)
-        findings += _run_and_judge(env, trees, state, stats)
+        findings += _run_and_judge(env, trees, state, stats, options.hints)
     return findings
 
 
@@ -852,24 +855,29 @@ def _both(
 
 
 def _run_and_judge(
-    env: RowEnv, trees: ReplayTrees, state: _Package, stats: RuntimeStats
+    env: RowEnv, trees: ReplayTrees, state: _Package, stats: RuntimeStats, hints: SplitHints
 ) -> list[Finding]:
     """The parent's tests to run again split from the code (pytest in one child, production
     in another); those the split cannot hold on the parent's code again in one process; the
-    others keep the parent's result; then verdicts."""
+    others keep the parent's result; then verdicts. Where an earlier check found that the
+    split of as many of them cannot fit the budget, they run in one process at once."""
     stats.replays[state.package.path] = _replay_health(state)
     if state.kept is not None and not state.again:
         return _judge(state, _kept_runs(state, _Runs({}, ({}, {}), {})), stats)
+    material = key_material(
+        trees.parent, [], state.test_side, env.runner.library, env.runner.bwrap is not None
+    )
+    key = hint_key(state.package.path, material)
+    count = None if state.select is None else len(state.select)
     try:
-        runs = _split_then_inline(env, trees, state)
-    except _SplitTooSlow:
-        # every call crosses two pipes: a suite of many small calls may not fit the budget
-        try:
-            runs = _runs(env, trees, state, state.run_files, split=False)
-        except _Stopped as stopped:
-            return [stopped.finding]
-        ran = frozenset(n for n in runs.baseline if "::" in n)
-        runs = dataclasses.replace(runs, inline=ran, inline_why=_TOO_SLOW)
+        if hints.too_slow(key, count, state.budget):
+            runs = _inline(env, trees, state)
+        else:
+            try:
+                runs = _split_then_inline(env, trees, state)
+            except _SplitTooSlow:
+                hints.remember(key, count, state.budget)
+                runs = _inline(env, trees, state)
     except _Stopped as stopped:
         return [stopped.finding]
     try:
@@ -877,6 +885,19 @@ def _run_and_judge(
     except _Stopped as stopped:
         return [stopped.finding]
     return _judge(state, runs, stats)
+
+
+def _inline(env: RowEnv, trees: ReplayTrees, state: _Package) -> _Runs:
+    """Every test to run again in one process with the code: the split cannot hold them
+    within the budget (every call crosses two pipes, and a suite of many small calls
+    makes hundreds of thousands).
+
+    Raises:
+        _Stopped: a run could not run, or hit the time budget.
+    """
+    runs = _runs(env, trees, state, state.run_files, split=False)
+    ran = frozenset(n for n in runs.baseline if "::" in n)
+    return dataclasses.replace(runs, inline=ran, inline_why=_TOO_SLOW)
 
 
 def _frozen_again(env: RowEnv, trees: ReplayTrees, state: _Package, runs: _Runs) -> _Runs:
