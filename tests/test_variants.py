@@ -329,99 +329,75 @@ def test_a_partition_row_dated_on_the_parent_too_is_not_the_patchs_doing(repo: G
     assert verdict is Verdict.PASS, reasons
 
 
-def _propertied(repo: GitRepo, code: str) -> str:
-    """pkg/ with one property row over mod:run (``run(x) == 2 * x``), committed."""
-    repo.write(
-        "pkg/invariants.yaml",
-        'version: 1\nrows:\n  - id: r\n    globs: ["mod.py"]\n'
-        '    properties: ["props.py:prop_double"]\n    budget: {examples: 20, seconds: 30}\n',
-    )
-    repo.write("pkg/mod.py", code)
-    repo.write(
-        "pkg/props.py",
+# A property and a relation over mod:run, each checking run(x) == 2 * x: (the matrix's
+# row key and oracle file, the file's text, what the shifted-only reject says, what the
+# honest pass says).
+ORACLE_ROWS = {
+    "property": (
+        "properties",
+        "props.py:prop_double",
         "from hypothesis import strategies as st\n\nfrom mod import run\n\n\n"
         "def prop_double(x):\n    assert run(x) == 2 * x\n\n\n"
         "prop_double.strategy = st.integers(0, 100)\n",
+        "behaviour depends on how it is run: the property holds on the head's code in the "
+        "usual environment and finds the counterexample",
+        "no counterexample in 20 examples",
+    ),
+    "relation": (
+        "relations",
+        "relations.py:RELATIONS",
+        'SUBJECT = "mod:run"\nRELATIONS = [{"id": "R_double", "inputs": [1, 2, 3], '
+        '"transform": None, "compare": lambda out, x: out == 2 * x}]\n',
+        "relation R_double: behaviour depends on how it is run: it holds on the head's code "
+        "in the usual environment and fails for 3 of 3 inputs in the shifted one",
+        "relation R_double holds on 3 inputs",
+    ),
+}
+
+
+def _oracle_row(repo: GitRepo, kind: str, code: str) -> str:
+    """pkg/ with one row of ``kind`` (ORACLE_ROWS) over mod:run, committed."""
+    key, ref, text, _, _ = ORACLE_ROWS[kind]
+    repo.write(
+        "pkg/invariants.yaml",
+        f'version: 1\nrows:\n  - id: r\n    globs: ["mod.py"]\n    {key}: ["{ref}"]\n'
+        "    budget: {examples: 20, seconds: 30}\n",
     )
+    repo.write("pkg/mod.py", code)
+    repo.write(f"pkg/{ref.partition(':')[0]}", text)
     repo.write("oracle-gate.toml", "timeout-floor = 1\n")
-    return repo.commit("a package with a property")
+    return repo.commit(f"a package with a {kind}")
 
 
 @needs_faketime
-def test_a_property_that_fails_only_with_the_clock_ahead_is_rejected(repo: GitRepo) -> None:
-    base = _propertied(repo, "def run(x):\n    return 2 * x\n")
+@pytest.mark.parametrize("kind", ORACLE_ROWS)
+def test_a_row_that_fails_only_with_the_clock_ahead_is_rejected(repo: GitRepo, kind: str) -> None:
+    base = _oracle_row(repo, kind, "def run(x):\n    return 2 * x\n")
     verdict, reasons = _partition_reasons(repo, base, PARTITION_BOMB)
-    assert (
-        "behaviour depends on how it is run: the property holds on the head's code in the "
-        "usual environment and finds the counterexample" in reasons
-    ), reasons
-    assert "where the parent's code holds on the same inputs" in reasons
+    assert ORACLE_ROWS[kind][3] in reasons, reasons
     assert verdict is Verdict.REJECT
 
 
 @needs_faketime
-def test_a_property_over_code_that_reads_the_clock_honestly_merges(repo: GitRepo) -> None:
-    """The head's code reads the date; the property holds in both environments."""
-    base = _propertied(repo, "def run(x):\n    return 2 * x\n")
+@pytest.mark.parametrize("kind", ORACLE_ROWS)
+def test_a_row_over_code_that_reads_the_clock_honestly_merges(repo: GitRepo, kind: str) -> None:
+    """The head's code reads the date; the row holds in both environments."""
+    base = _oracle_row(repo, kind, "def run(x):\n    return 2 * x\n")
     code = (
         "import datetime\n\n_SEEN = []\n\n\ndef run(x):\n"
         "    _SEEN.append(datetime.date.today().isoformat())\n    return x + x\n"
     )
     verdict, reasons = _partition_reasons(repo, base, code)
-    assert "no counterexample in 20 examples" in reasons, reasons
-    assert verdict is Verdict.PASS, reasons
-
-
-@needs_faketime
-def test_a_property_dated_on_the_parent_too_is_not_the_patchs_doing(repo: GitRepo) -> None:
-    """The property fails with the clock ahead on the parent's code as well."""
-    base = _propertied(repo, DATED_UNTIL_JUNE)
-    verdict, reasons = _partition_reasons(repo, base, DATED_UNTIL_JUNE.replace("2 * x", "x + x"))
-    assert "behaviour depends on how it is run" not in reasons, reasons
-    assert verdict is Verdict.PASS, reasons
-
-
-def _related(repo: GitRepo, code: str) -> str:
-    """pkg/ with one relation row over mod:run (its output halved is the input), committed."""
-    repo.write(
-        "pkg/invariants.yaml",
-        'version: 1\nrows:\n  - id: r\n    globs: ["mod.py"]\n'
-        '    relations: ["relations.py:RELATIONS"]\n    budget: {seconds: 30}\n',
-    )
-    repo.write("pkg/mod.py", code)
-    repo.write(
-        "pkg/relations.py",
-        'SUBJECT = "mod:run"\nRELATIONS = [{"id": "R_double", "inputs": [1, 2, 3], '
-        '"transform": None, "compare": lambda out, x: out == 2 * x}]\n',
-    )
-    repo.write("oracle-gate.toml", "timeout-floor = 1\n")
-    return repo.commit("a package with a relation")
-
-
-@needs_faketime
-def test_a_relation_that_fails_only_with_the_clock_ahead_is_rejected(repo: GitRepo) -> None:
-    base = _related(repo, "def run(x):\n    return 2 * x\n")
-    verdict, reasons = _partition_reasons(repo, base, PARTITION_BOMB)
-    assert (
-        "relation R_double: behaviour depends on how it is run: it holds on the head's code "
-        "in the usual environment and fails for 3 of 3 inputs in the shifted one" in reasons
-    ), reasons
-    assert verdict is Verdict.REJECT
-
-
-@needs_faketime
-def test_a_relation_over_code_that_reads_the_clock_honestly_merges(repo: GitRepo) -> None:
-    base = _related(repo, "def run(x):\n    return 2 * x\n")
-    code = "import time\n\n\ndef run(x):\n    return x + x + 0 * int(time.time())\n"
-    verdict, reasons = _partition_reasons(repo, base, code)
-    assert "relation R_double holds on 3 inputs" in reasons, reasons
+    assert ORACLE_ROWS[kind][4] in reasons, reasons
     assert "behaviour depends on how it is run" not in reasons, reasons
     assert verdict is Verdict.PASS, reasons
 
 
 @needs_faketime
-def test_a_relation_dated_on_the_parent_too_is_not_the_patchs_doing(repo: GitRepo) -> None:
-    base = _related(repo, DATED_UNTIL_JUNE)
+@pytest.mark.parametrize("kind", ORACLE_ROWS)
+def test_a_row_dated_on_the_parent_too_is_not_the_patchs_doing(repo: GitRepo, kind: str) -> None:
+    """The row fails with the clock ahead on the parent's code as well."""
+    base = _oracle_row(repo, kind, DATED_UNTIL_JUNE)
     verdict, reasons = _partition_reasons(repo, base, DATED_UNTIL_JUNE.replace("2 * x", "x + x"))
     assert "behaviour depends on how it is run" not in reasons, reasons
     assert verdict is Verdict.PASS, reasons
