@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from oracle_gate.classify.import_time import evaluated
 
-__all__ = ["NOTHING_KNOWN", "ModuleNames", "module_names"]
+__all__ = ["ModuleNames", "module_names"]
 
 # Builtins whose call makes a new container, while the module does not rebind them.
 _CONSTRUCTORS = frozenset({"list", "dict", "set", "bytearray"})
@@ -41,7 +41,7 @@ class ModuleNames:
         return isinstance(node, ast.Name) and node.id in self.fresh
 
 
-NOTHING_KNOWN = ModuleNames({}, frozenset())
+_NOTHING_KNOWN = ModuleNames({}, frozenset())
 
 
 def module_names(tree: ast.Module, run: Iterable[ast.stmt]) -> ModuleNames:
@@ -51,7 +51,7 @@ def module_names(tree: ast.Module, run: Iterable[ast.stmt]) -> ModuleNames:
     kinds: defaultdict[str, set[str]] = defaultdict(set)
     for statement in run:
         if isinstance(statement, ast.ImportFrom) and any(a.name == "*" for a in statement.names):
-            return NOTHING_KNOWN
+            return _NOTHING_KNOWN
         for name, kind in _bindings(statement):
             kinds[name].add(kind)
     for node in ast.walk(tree):

@@ -228,10 +228,10 @@ def module_effects(tree: ast.Module) -> list[tuple[int, str]]:
     found: list[tuple[int, str]] = []
     for statement in run:
         value = statement.value if isinstance(statement, ast.Expr) else None
-        if value is not None and not isinstance(value, ast.Constant | ast.Call):
-            found.append((statement.lineno, f"runs {ast.unparse(value)[:60]}"))
-            continue
-        if isinstance(value, ast.Call) and not _changes_only_its_own(value, names):
+        # a statement that only calls something runs it, unless it fills its own container
+        if value is not None and not (
+            isinstance(value, ast.Constant) or _changes_only_its_own(value, names)
+        ):
             found.append((statement.lineno, f"runs {ast.unparse(value)[:60]}"))
             continue
         for node in evaluated(statement):
