@@ -283,7 +283,7 @@ def _properties(context: _Context) -> list[Finding]:
         "seconds": context.row.budget.seconds,
         "seed": 0,
     }
-    timeout = len(refs) * context.row.budget.seconds + _SEARCH_GRACE_SECONDS
+    timeout = _search_timeout(context, len(refs))
     try:
         answer = context.run_served(request, context.env.head_dir, timeout)
     except RunnerFailure as failure:
@@ -301,6 +301,11 @@ def _properties(context: _Context) -> list[Finding]:
     return findings + _shifted_properties(context, {**request, "properties": held}, per_ref)
 
 
+def _search_timeout(context: _Context, properties: int) -> float:
+    """How long a child searching ``properties`` of the row may take: each its budget."""
+    return properties * context.row.budget.seconds + _SEARCH_GRACE_SECONDS
+
+
 def _shifted_properties(
     context: _Context, request: dict[str, Any], per_ref: dict[str, list[Any]]
 ) -> list[Finding]:
@@ -313,7 +318,7 @@ def _shifted_properties(
     shifted = dataclasses.replace(context, env=context.env.shifted())
     short = {**request, "examples": min(_SHIFTED_EXAMPLES, request["examples"])}
     refs = [item["ref"] for item in short["properties"]]
-    timeout = len(refs) * context.row.budget.seconds + _SEARCH_GRACE_SECONDS
+    timeout = _search_timeout(context, len(refs))
     described = shifted.env.runner.described()
     try:
         answer = shifted.run_served(short, context.env.head_dir, timeout)
