@@ -42,7 +42,7 @@ from oracle_gate.repo.cache import cache_home
 from oracle_gate.repo.trees import GitTree
 from oracle_gate.runtime.impact import Footprint, entries
 
-__all__ = ["Baseline", "BaselineCache", "Recorded", "key_material"]
+__all__ = ["Baseline", "BaselineCache", "Recorded", "files_digest", "key_material"]
 
 # Bump when what a baseline holds, or how it is recorded, changes meaning.
 FORMAT = 2
@@ -125,7 +125,6 @@ def key_material(
         {path for path in parent.files() if any(path.startswith(p) for p in prefixes)}
         | {path for path in above if parent.blob_id(path) is not None}
     )
-    ids = parent.blob_ids(files)
     return {
         "format": FORMAT,
         "gate": _gate_code(),
@@ -133,10 +132,15 @@ def key_material(
         "distributions": _distributions(library),
         "sandboxed": sandboxed,
         "roots": sorted(roots),
-        "files": blake3(
-            "".join(f"{path}\0{ids.get(path, '')}\n" for path in files).encode()
-        ).hexdigest(),
+        "files": files_digest(parent, files),
     }
+
+
+def files_digest(parent: GitTree, files: Iterable[str]) -> str:
+    """One digest of ``files`` (paths) and their blob ids in ``parent`` (none: missing)."""
+    listed = sorted(files)
+    ids = parent.blob_ids(listed)
+    return blake3("".join(f"{path}\0{ids.get(path, '')}\n" for path in listed).encode()).hexdigest()
 
 
 def _key(material: Mapping[str, Any]) -> str:

@@ -42,7 +42,13 @@ from oracle_gate.config.matrix import MATRIX_FILE, parse_matrix
 from oracle_gate.globs import matches_any
 from oracle_gate.model import CONFTEST, Finding, Lane, Package, Verdict
 from oracle_gate.repo.trees import GitTree
-from oracle_gate.runtime.baseline import Baseline, BaselineCache, Recorded, key_material
+from oracle_gate.runtime.baseline import (
+    Baseline,
+    BaselineCache,
+    Recorded,
+    files_digest,
+    key_material,
+)
 from oracle_gate.runtime.child import PASSED_HOLDING, UNSENDABLE
 from oracle_gate.runtime.impact import (
     Change,
@@ -338,6 +344,7 @@ class _Package:
     notes: list[str] = field(default_factory=list)
     noted: Callable[[str], str] = field(default=lambda path: "")
     shifted: str = ""  # what the shifted environment changes (``Runner.described``)
+    hint: str = ""  # the key of its split hint (``runtime/split_hints.py``), set with the baseline
 
     def split(self, tree: Path) -> _Split:
         """``tree``'s split view, found once: every run on it sees the same files."""
@@ -727,6 +734,11 @@ def _baseline(
     material = key_material(
         trees.parent, roots, above, env.runner.library, env.runner.bwrap is not None
     )
+    # the split's cost follows the tests, not the code: the same machine, the test side
+    state.hint = hint_key(
+        package.path,
+        {**material, "roots": [], "files": files_digest(trees.parent, state.test_side)},
+    )
     cache = options.cache
     found = cache.load(trees.parent, material, roots)
     if found is not None:
@@ -864,19 +876,15 @@ def _run_and_judge(
     stats.replays[state.package.path] = _replay_health(state)
     if state.kept is not None and not state.again:
         return _judge(state, _kept_runs(state, _Runs({}, ({}, {}), {})), stats)
-    material = key_material(
-        trees.parent, [], state.test_side, env.runner.library, env.runner.bwrap is not None
-    )
-    key = hint_key(state.package.path, material)
     count = None if state.select is None else len(state.select)
     try:
-        if hints.too_slow(key, count, state.budget):
+        if hints.too_slow(state.hint, count, state.budget):
             runs = _inline(env, trees, state)
         else:
             try:
                 runs = _split_then_inline(env, trees, state)
             except _SplitTooSlow:
-                hints.remember(key, count, state.budget)
+                hints.remember(state.hint, count, state.budget)
                 runs = _inline(env, trees, state)
     except _Stopped as stopped:
         return [stopped.finding]

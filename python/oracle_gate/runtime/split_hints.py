@@ -36,8 +36,8 @@ _VALID_SECONDS = 7 * 24 * 3600
 
 
 def hint_key(package: str, material: dict[str, object]) -> str:
-    """The hint's key: the package and what its parent's tests depend on (the baseline's
-    key material of the test side: ``runtime/baseline.key_material``)."""
+    """The hint's key: the package and ``material``, the baseline's key material
+    (``runtime/baseline.key_material``) with the parent's test side for its files."""
     text = json.dumps({"package": package, "material": material}, sort_keys=True)
     return blake3(text.encode()).hexdigest()
 
