@@ -210,6 +210,17 @@ BAD_EDITS = {
         None,
         "\n\ndef pytest_generate_tests(metafunc):\n    metafunc.parametrize('case', [])\n",
     ),
+    "pytest_generate_tests bound by a match capture": (
+        None,
+        "\n\ndef _generate(metafunc):\n    metafunc.parametrize('case', [])\n\n\n"
+        "match _generate:\n    case pytest_generate_tests:\n        pass\n",
+    ),
+    "pytest_generate_tests bound through global": (
+        None,
+        "\n\ndef _install():\n    global pytest_generate_tests\n"
+        "    pytest_generate_tests = lambda metafunc: metafunc.parametrize('case', [])\n\n\n"
+        "_install()\n",
+    ),
     "module pytestmark": (None, "\npytestmark = pytest.mark.skip\n"),
     "module __test__ = False": (None, "\n__test__ = False\n"),
     # ``!=`` spelled ``<>``: what a comparison means changes under the existing tests

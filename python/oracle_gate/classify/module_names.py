@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from oracle_gate.classify.import_time import evaluated
 
-__all__ = ["ModuleNames", "module_names"]
+__all__ = ["ModuleNames", "bound_names", "declared_global", "module_names"]
 
 # Builtins whose call makes a new container, while the module does not rebind them.
 _CONSTRUCTORS = frozenset({"list", "dict", "set", "bytearray"})
@@ -54,10 +54,8 @@ def module_names(tree: ast.Module, run: Iterable[ast.stmt]) -> ModuleNames:
             return _NOTHING_KNOWN
         for name, kind in _bindings(statement):
             kinds[name].add(kind)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Global | ast.Nonlocal):
-            for name in node.names:
-                kinds[name].add(_UNKNOWN)
+    for name in declared_global(tree):
+        kinds[name].add(_UNKNOWN)
     imported = {}
     for name, found in kinds.items():
         (kind, *more) = sorted(found)
@@ -76,6 +74,18 @@ def _all_fresh(found: set[str], kinds: dict[str, set[str]]) -> bool:
         kind == _FRESH or (kind.startswith(f"{_FRESH} ") and kind[len(_FRESH) + 1 :] not in kinds)
         for kind in found
     )
+
+
+def bound_names(statement: ast.stmt) -> Iterator[str]:
+    """The names a top-level statement binds in its module, as it runs at import."""
+    return (name for name, _ in _bindings(statement))
+
+
+def declared_global(tree: ast.Module) -> Iterator[str]:
+    """Names a function may bind in the module (``global``, ``nonlocal``), whenever it runs."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global | ast.Nonlocal):
+            yield from node.names
 
 
 def _bindings(statement: ast.stmt) -> Iterator[tuple[str, str]]:

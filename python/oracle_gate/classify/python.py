@@ -12,7 +12,12 @@ import ast
 from collections.abc import Iterable, Iterator
 
 from oracle_gate.classify.import_time import evaluated, statements
-from oracle_gate.classify.module_names import ModuleNames, module_names
+from oracle_gate.classify.module_names import (
+    ModuleNames,
+    bound_names,
+    declared_global,
+    module_names,
+)
 from oracle_gate.errors import SurfaceError
 from oracle_gate.pysource.parse import parse_python
 from oracle_gate.surface import target_names
@@ -128,33 +133,20 @@ def same_code(before: bytes | None, after: bytes | None) -> bool:
     return ast.dump(old) == ast.dump(new)
 
 
-def _bound_names(node: ast.stmt) -> Iterator[str]:
-    """Module-level names a statement binds (assignments, defs, imports, loop targets, walrus)."""
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        yield node.name
-    elif isinstance(node, ast.ImportFrom):
-        # ``import pytest_mock`` binds a module, which pytest never calls as a hook;
-        # ``from plugin import pytest_runtest_call`` binds a function, which it does.
-        yield from (alias.asname or alias.name for alias in node.names)
-    for child in evaluated(node):
-        if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
-            yield child.id
-    for handler in getattr(node, "handlers", []):
-        if handler.name:
-            yield handler.name
-
-
 def hook_names(source: bytes) -> frozenset[str]:
     """The ``pytest_*`` names (hooks, ``pytest_plugins``) the module binds at top level."""
     tree = _parse(source)
     if tree is None:
         return frozenset()
-    return frozenset(
+    # ``import pytest_mock`` binds a module, which pytest never calls as a hook;
+    # ``from plugin import pytest_runtest_call`` binds a function, which it does.
+    bound = (
         name
         for node in statements(tree.body, into_classes=False)
-        for name in _bound_names(node)
-        if name.startswith(HOOK_PREFIX)
+        if not isinstance(node, ast.Import)
+        for name in bound_names(node)
     )
+    return frozenset(n for n in (*bound, *declared_global(tree)) if n.startswith(HOOK_PREFIX))
 
 
 def _callee(node: ast.Call) -> str | None:
