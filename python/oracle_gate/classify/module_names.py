@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from oracle_gate.classify.import_time import evaluated
+from oracle_gate.pysource.imports import import_origins
 
 __all__ = ["ModuleNames", "bound_names", "declared_global", "module_names"]
 
@@ -91,12 +92,7 @@ def declared_global(tree: ast.Module) -> Iterator[str]:
 def _bindings(statement: ast.stmt) -> Iterator[tuple[str, str]]:
     """``(name, kind)`` for each name the statement binds itself."""
     if isinstance(statement, ast.Import):
-        for alias in statement.names:
-            if alias.asname is None:
-                top = alias.name.split(".")[0]
-                yield top, f"import {top}"
-            else:
-                yield alias.asname, f"import {alias.name}"
+        yield from ((name, f"import {origin}") for name, origin in import_origins([statement]))
         return
     if isinstance(statement, ast.ImportFrom):
         yield from ((alias.asname or alias.name, _UNKNOWN) for alias in statement.names)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from oracle_gate.pysource.imports import import_origins
 from oracle_gate.surface import keyed_statements, scope_bindings
 
 __all__ = ["HARMLESS_FUTURES", "FileView", "rebound_names", "why_not_fresh"]
@@ -91,25 +92,8 @@ class FileView:
             if "::" not in key:
                 for name in scope_bindings(node):
                     self.binders.setdefault(name, []).append(key)
-        self.imports = _import_origins(tree)
+        self.imports = dict(import_origins(tree.body))  # module level: what the tests see
         self.mentions = frozenset(_mentioned(tree))
-
-
-def _import_origins(tree: ast.Module) -> dict[str, str]:
-    """Module-level name -> the dotted path it was imported as."""
-    origins: dict[str, str] = {}
-    for node in tree.body:
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    origins[alias.asname] = alias.name
-                else:
-                    root = alias.name.split(".")[0]
-                    origins[root] = root
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            for alias in node.names:
-                origins[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-    return origins
 
 
 def _mentioned(tree: ast.Module) -> Iterator[str]:

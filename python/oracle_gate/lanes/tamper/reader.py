@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from oracle_gate.errors import SurfaceError
 from oracle_gate.lanes.recorded import Recorded
 from oracle_gate.lanes.spellings import Folder, names_bound_once
+from oracle_gate.pysource.imports import import_origins
 from oracle_gate.pysource.parse import parse_python
 
 __all__ = ["Bindings", "Mark", "Reader", "parsed"]
@@ -40,15 +41,7 @@ def _aliases(tree: ast.AST) -> dict[str, str]:
     """Local names bound to modules or their members: ``import os as o`` (o -> os), ``from os
     import write as w`` (w -> os.write), ``o = os``. Scopes are ignored: a name bound
     anywhere in the file is read that way everywhere, which errs towards a mark."""
-    found: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                top = alias.name.split(".")[0]
-                found[alias.asname or top] = alias.name if alias.asname else top
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            for alias in node.names:
-                found[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    found = dict(import_origins(ast.walk(tree)))
     for node in ast.walk(tree):
         if (
             isinstance(node, ast.Assign)
