@@ -253,12 +253,12 @@ def test_vet_notes_a_guarded_file_that_does_not_parse(repo: GitRepo) -> None:
 
 
 def test_a_caller_that_rewrites_its_tree_leaves_the_cached_one_alone() -> None:
-    """setup.py's meaning blanks setup()'s literal packaging keywords in a tree."""
+    """setup.py's meaning blanks setup()'s packaging keywords in a tree."""
     source = (
         b"from setuptools import setup\n\n"
         b"setup(name='x', version='1.0', entry_points={'pytest11': ['p = p'], 'other': []})\n"
     )
     parse_python(source, "setup.py")
-    effect = setup_py_effect(source, source.replace(b"1.0", b"1.1"))
+    effect = setup_py_effect(source, source.replace(b"1.0", b"1.1"), is_helper=lambda _: False)
     assert not effect.harness
     assert ast.dump(parse_python(source, "setup.py")) == ast.dump(ast.parse(source))

@@ -229,6 +229,60 @@ def test_setup_py_code_or_entry_point_edit_is_harness(
     assert _lane(report, "setup.py") == (Lane.HARNESS, Verdict.REJECT)
 
 
+# A build helper (versioneer) the root settings call tooling, as toolz 0.11.0 took it up.
+HELPER = 'tooling = ["versioneer.py"]\n'
+VERSIONEER = (
+    'import versioneer\nfrom setuptools import setup\n\nsetup(\n    name="intervals",\n'
+    "    version=versioneer.get_version(),\n    cmdclass=versioneer.get_cmdclass(),\n"
+)
+PACKAGE_VERSION = (
+    'import intervals\nfrom setuptools import setup\n\nsetup(\n    name="intervals",\n'
+    "    version=intervals.__version__,\n"
+)
+PLAIN = 'from setuptools import setup\n\nsetup(\n    name="intervals",\n    version="1.0",\n'
+
+
+@pytest.mark.parametrize(
+    ("settings", "old", "new"),
+    [
+        (HELPER, PLAIN, VERSIONEER),
+        (HELPER, PACKAGE_VERSION, VERSIONEER),
+        ("", PLAIN, PACKAGE_VERSION),
+        ("", PACKAGE_VERSION, PLAIN),
+    ],
+)
+def test_setup_py_version_from_the_package_or_a_build_helper_is_other_and_merges(
+    example_repo: tuple[GitRepo, str], settings: str, old: str, new: str
+) -> None:
+    repo, _ = example_repo
+    repo.write("oracle-gate.toml", settings)
+    base, report = _changed(repo, "setup.py", SETUP_PY.replace(PLAIN, old), old, new)
+    assert _lane(report, "setup.py") == (Lane.OTHER, Verdict.PASS)
+    _merges(repo, base)
+
+
+@pytest.mark.parametrize(
+    ("settings", "new"),
+    [
+        ("", VERSIONEER),  # versioneer.py is not tooling: its calls are code like any other
+        (HELPER, VERSIONEER.replace("get_cmdclass()", "get_cmdclass(open('x').read())")),
+        (HELPER, VERSIONEER + '    entry_points=versioneer.entry_points("pytest11"),\n'),
+        (HELPER, VERSIONEER.replace("from setuptools", "versioneer.install()\nfrom setuptools")),
+        (HELPER, VERSIONEER.replace("get_cmdclass()", '{"test": versioneer.Quiet}')),
+        # the package is not a build helper: calling it at build time is code
+        (HELPER, PACKAGE_VERSION.replace("intervals.__version__", "intervals.version()")),
+        (HELPER, "import sitecustomize_hook\n" + PLAIN),  # an import no keyword needs
+    ],
+)
+def test_setup_py_helper_calls_beyond_packaging_are_harness(
+    example_repo: tuple[GitRepo, str], settings: str, new: str
+) -> None:
+    repo, _ = example_repo
+    repo.write("oracle-gate.toml", settings)
+    _, report = _changed(repo, "setup.py", SETUP_PY, PLAIN, new)
+    assert _lane(report, "setup.py") == (Lane.HARNESS, Verdict.REJECT)
+
+
 COVERAGERC = "[run]\nbranch = true\n\n[report]\nshow_missing = true\n"
 
 

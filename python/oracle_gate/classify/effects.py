@@ -26,6 +26,7 @@ from oracle_gate.classify.sections import (
 )
 from oracle_gate.classify.setup_py import setup_py_effect
 from oracle_gate.facts import Facts
+from oracle_gate.globs import matches_any
 from oracle_gate.model import CONFTEST, Change
 from oracle_gate.repo.trees import GitTree
 
@@ -88,8 +89,19 @@ def _dependency_effect(parent: GitTree, head: GitTree) -> Effect:
     return Effect(False, "a dependency list no job that runs oracle-gate installs")
 
 
+def _build_helpers(setup_py: str, tooling: tuple[str, ...]) -> Callable[[str], bool]:
+    """Whether a module ``setup_py`` imports is a build helper: tooling by the root settings."""
+    where = posixpath.dirname(setup_py)
+
+    def is_helper(module: str) -> bool:
+        stem = posixpath.join(where, *module.split("."))
+        return matches_any(f"{stem}.py", tooling) or matches_any(f"{stem}/__init__.py", tooling)
+
+    return is_helper
+
+
 def _by_name(
-    path: str, parent: GitTree, head: GitTree
+    path: str, parent: GitTree, head: GitTree, tooling: tuple[str, ...]
 ) -> Callable[[bytes | None, bytes | None], Effect] | None:
     """The rule that judges ``path``, chosen by its name."""
     name = posixpath.basename(path)
@@ -103,7 +115,7 @@ def _by_name(
     if name == ".coveragerc":
         return functools.partial(coverage_effect, coverage_runs=runs)
     if name == "setup.py":
-        return setup_py_effect
+        return functools.partial(setup_py_effect, is_helper=_build_helpers(path, tooling))
     if is_dependency_list(path):
         return lambda before, after: _dependency_effect(parent, head)
     return None
@@ -123,7 +135,7 @@ def effect_of(change: Change, facts: Facts) -> Effect | None:
     unless only its comments or layout changed.
     """
     path = change.path
-    rule = _by_name(path, facts.parent, facts.head)
+    rule = _by_name(path, facts.parent, facts.head, facts.settings.tooling)
     if rule is None:
         return None
     before, after = facts.read_pair(change)
