@@ -31,7 +31,7 @@ from oracle_gate.bazel.read.values import (
 )
 from oracle_gate.errors import ConfigError
 
-__all__ = ["parse_build"]
+__all__ = ["parse_build", "syntax_tree"]
 
 
 def _loads(call: ast.Call) -> tuple[str, tuple[tuple[str, str], ...]] | None:
@@ -151,7 +151,7 @@ def _python_keywords_renamed(source: str) -> str:
     return "".join(lines)
 
 
-def _syntax_tree(text: bytes, path: str) -> ast.Module:
+def syntax_tree(text: bytes, path: str) -> ast.Module:
     """The syntax tree of a BUILD file's bytes.
 
     Bazel reads a BUILD file as bytes, so one that is not UTF-8 (a Latin-1 comment)
@@ -203,10 +203,10 @@ def parse_build(text: bytes, path: str) -> BuildFile:
 
     Raises:
         ConfigError: the file is not valid Python syntax or nested too deeply
-            (``_syntax_tree``), or it builds more than a file may (``limits.py``); the
+            (``syntax_tree``), or it builds more than a file may (``limits.py``); the
             error names ``path`` and the 1-based line.
     """
-    module = _syntax_tree(text, path)
+    module = syntax_tree(text, path)
     calls: list[Call] = []
     loads: list[tuple[str, tuple[tuple[str, str], ...]]] = []
     deps: dict[str, Dep] = {}

@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 
 from oracle_gate.bazel.labels import label_ref, parse_label
 from oracle_gate.bazel.read import BuildFile, Call, parse_build, strings_of
+from oracle_gate.bazel.read.parse import syntax_tree
 from oracle_gate.bazel.workspace.links import LinkFollower
+from oracle_gate.errors import ConfigError
 from oracle_gate.repo.directories import enclosing, joined, outermost, outside_tree
 from oracle_gate.repo.trees import Tree
 
@@ -178,8 +180,8 @@ def _hidden_repositories(text: bytes, read: BuildFile, path: str) -> str:
             if not isinstance(where, str) or where.startswith("/"):
                 return f"{path}:{call.line} gives {call.function} a path not read here"
     try:
-        nodes = ast.walk(ast.parse(text))
-    except (SyntaxError, ValueError):
+        nodes = ast.walk(syntax_tree(text, path))  # as the BUILD reader reads it
+    except ConfigError:
         return f"{path} is not read here"
     if any(isinstance(node, _HIDING_NODES) for node in nodes):
         return f"{path} declares in a loop or function"

@@ -60,3 +60,21 @@ def test_a_tree_without_a_root_workspace_has_a_main_one_at_each_outermost(
     found = read_repositories(tree, {"ws": ["ws/WORKSPACE"], "ws/inner": ["ws/inner/WORKSPACE"]})
     assert found.mains == {"ws"}
     assert found.root_of(None, "ws") == "ws"
+
+
+def test_a_workspace_bazel_reads_is_read_whole_for_what_may_hide_a_repository(
+    tmp_path: Path,
+) -> None:
+    """The check for loops and functions reads the WORKSPACE as the BUILD reader does: a
+    Latin-1 string, which Bazel loads, does not make it unreadable."""
+    (tmp_path / "WORKSPACE").write_bytes(
+        b'workspace(name = "caf\xe9")\nlocal_repository(name = "v", path = "third_party/v")\n'
+    )
+    (tmp_path / "third_party/v").mkdir(parents=True)
+    (tmp_path / "third_party/v/WORKSPACE").write_text("")
+    tree = WorkTree(tmp_path, cache=False)
+    found = read_repositories(
+        tree, {"": ["WORKSPACE"], "third_party/v": ["third_party/v/WORKSPACE"]}
+    )
+    assert found.named["v"] == "third_party/v"
+    assert found.unknown == ""
