@@ -198,6 +198,8 @@ def test_tox_pytest_section_edit_is_harness(example_repo: tuple[GitRepo, str]) -
         ('"Programming Language :: Python :: 3.10"', '"Programming Language :: Python :: 3.13"'),
         ('install_requires=["hypothesis"]', 'install_requires=["hypothesis>=6", "attrs"]'),
         ('"intervals = intervals:main"', '"intervals = intervals.cli:main"'),
+        # a keyword of scripts only, added or dropped
+        ('    entry_points={"console_scripts": ["intervals = intervals:main"]},\n', ""),
     ],
 )
 def test_setup_py_literal_packaging_edits_are_other_and_merge(

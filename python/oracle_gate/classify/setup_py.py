@@ -96,6 +96,8 @@ class _Packaging:
         value = keyword.value
         if keyword.arg in _SETUP_PACKAGING and is_literal(value):
             return True
+        if keyword.arg == "entry_points" and is_literal(value):
+            return _entry_points_literal(value) is None  # no pytest11 group: scripts only
         if keyword.arg == "version" and self._module_attribute(value, "__version__"):
             return True  # the package's own version, read at build time
         if keyword.arg in _SETUP_PACKAGING | _SETUP_HELPED:
