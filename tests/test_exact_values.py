@@ -11,6 +11,7 @@ import pytest
 from gitrepo import GitRepo
 from oracle_gate.model import Verdict
 from oracle_gate.runtime.canonical import encode
+from reports import replay_reasons
 
 
 class _LyingStr(str):
@@ -130,10 +131,6 @@ def _base(repo: GitRepo) -> str:
     return repo.commit("package")
 
 
-def _replay(report: Any) -> str:
-    return "\n".join(f.reason for f in report.findings if f.reason.startswith("replay"))
-
-
 LYING_NAME = PARENT.replace(
     'def name():\n    return "right"\n',
     "class _Text(str):\n    def __str__(self):\n        return 'right'\n\n\n"
@@ -170,7 +167,9 @@ def test_a_value_or_exception_that_lies_about_itself_is_a_regress(
     base = _base(repo)
     repo.write("pkg/mod.py", code)
     report = repo.gate(base, repo.commit("lies"))
-    assert f"replay regress: tests/test_mod.py::{nodeid} passes" in _replay(report), _replay(report)
+    assert f"replay regress: tests/test_mod.py::{nodeid} passes" in replay_reasons(report), (
+        replay_reasons(report)
+    )
     assert report.verdict is Verdict.REJECT
 
 

@@ -21,6 +21,7 @@ from oracle_gate.repo.trees import GitTree
 from oracle_gate.report import Report
 from oracle_gate.runtime import baseline as baseline_module
 from oracle_gate.runtime.health import HEALTH_FILE
+from reports import replay_reasons
 from webdav import webdav_server
 
 # Read at import: tests/conftest.py unsets CI while tests run.
@@ -55,10 +56,6 @@ def _patch(repo: GitRepo, base: str, name: str, code: str, cache_url: str | None
     return check(repo.path, base, head, TODAY, cache_url=cache_url)
 
 
-def _replay(report: Report) -> str:
-    return "\n".join(f.reason for f in report.findings if f.reason.startswith("replay"))
-
-
 def _baseline_source(repo: GitRepo) -> str | None:
     """Where the last check's baseline of pkg came from, as its health record says."""
     last = (cache_dir(repo.path) / HEALTH_FILE).read_text().splitlines()[-1]
@@ -84,7 +81,7 @@ def test_a_second_patch_on_the_same_parent_takes_the_baseline_from_the_cache(
     assert _baseline_source(repo) == "recorded"
     assert len(_entries(xdg)) == 1
     second = _patch(repo, base, "two", BROKEN)
-    assert "replay regress: tests/test_mod.py::test_double" in _replay(second)
+    assert "replay regress: tests/test_mod.py::test_double" in replay_reasons(second)
     third = _patch(repo, base, "three", HONEST.replace("x * 3", "3 * x  # same"))
     assert third.verdict is Verdict.PASS
     assert _baseline_source(repo) == "cached"
@@ -135,7 +132,7 @@ def test_a_corrupt_or_forged_entry_is_a_miss_never_a_pass(
 ) -> None:
     base, _ = _honest_then(repo, xdg, tamper)
     report = _patch(repo, base, "cheat", BROKEN)
-    reasons = _replay(report)
+    reasons = replay_reasons(report)
     assert "replay regress: tests/test_mod.py::test_double" in reasons
     assert report.verdict is Verdict.REJECT
     note = next(f.reason for f in report.findings if "ignored" in f.reason)
@@ -159,7 +156,7 @@ def test_a_forged_entry_sealed_again_is_a_miss_where_a_secret_keys_the_seal(
     entry.write_text(json.dumps(document))
     monkeypatch.setenv("ORACLE_GATE_CACHE_SECRET", "only-the-gate's-machines")
     report = _patch(repo, base, "cheat", BROKEN)
-    assert "replay regress: tests/test_mod.py::test_double" in _replay(report)
+    assert "replay regress: tests/test_mod.py::test_double" in replay_reasons(report)
     note = next(f.reason for f in report.findings if "ignored" in f.reason)
     assert "its seal does not match (unkeyed" in note
 
@@ -177,7 +174,7 @@ def test_an_entry_of_another_parent_is_a_miss(repo: GitRepo, xdg: Path) -> None:
     new = next(path for path in _entries(xdg) if path != old)
     new.write_bytes(old.read_bytes())
     report = _patch(repo, second, "c", BROKEN)
-    assert "replay regress: tests/test_mod.py::test_double" in _replay(report)
+    assert "replay regress: tests/test_mod.py::test_double" in replay_reasons(report)
     note = next(f.reason for f in report.findings if "ignored" in f.reason)
     assert "ignored: it was recorded for other inputs" in note
 
@@ -206,7 +203,7 @@ def test_a_property_budget_never_limits_the_replay(repo: GitRepo) -> None:
     )
     base = _base(repo, slow)
     report = _patch(repo, base, "honest", MOD.replace("return 2 * x", "return x * 2"))
-    reasons = _replay(report)
+    reasons = replay_reasons(report)
     assert "also pass on the head's code" in reasons
     assert "budget: 5x the parent's baseline plus 60s" in reasons
     assert report.verdict is Verdict.PASS
@@ -236,7 +233,7 @@ def test_the_packages_replay_budget_is_the_parents(repo: GitRepo) -> None:
     repo.write("pkg/mod.py", MOD.replace("    return 2 * x", slow))
     repo.relock("pkg")
     report = check(repo.path, base, repo.commit("slow"), TODAY)
-    reasons = _replay(report)
+    reasons = replay_reasons(report)
     assert "replay stopped at the package's time budget (10s) on the head's code" in reasons
     assert "the budget is replay: {seconds} in pkg/invariants.yaml" in reasons
 

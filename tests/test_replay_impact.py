@@ -14,6 +14,7 @@ import pytest
 from gitrepo import GitRepo
 from oracle_gate.model import Verdict
 from oracle_gate.report import Report
+from reports import replay_reasons
 
 ROW = (
     'version: 1\ntests: ["tests/test_*.py"]\nrows:\n  - id: r\n    globs: ["**"]\n'
@@ -46,25 +47,21 @@ def _patch(repo: GitRepo, base: str, name: str, edits: dict[str, str | None]) ->
     return repo.gate(base, repo.commit(name))
 
 
-def _replay_lines(report: Report) -> str:
-    return "\n".join(f.reason for f in report.findings if f.reason.startswith("replay"))
-
-
 def _kept(report: Report) -> int:
     """How many tests kept the parent's result, from the replay's pass line."""
-    found = re.search(r"(\d+) kept from the parent's run", _replay_lines(report))
+    found = re.search(r"(\d+) kept from the parent's run", replay_reasons(report))
     return int(found.group(1)) if found else 0
 
 
 def _assert_rejected(report: Report, nodeid: str) -> None:
-    assert f"replay regress: tests/test_mod.py::{nodeid} passes" in _replay_lines(report), (
-        _replay_lines(report)
+    assert f"replay regress: tests/test_mod.py::{nodeid} passes" in replay_reasons(report), (
+        replay_reasons(report)
     )
     assert report.verdict is Verdict.REJECT
 
 
 def _assert_kept(report: Report, kept: int) -> None:
-    assert _kept(report) == kept, _replay_lines(report)
+    assert _kept(report) == kept, replay_reasons(report)
     assert report.verdict is Verdict.PASS, [f.reason for f in report.findings]
 
 
@@ -305,7 +302,7 @@ def test_a_test_that_starts_no_process_keeps_the_parent_result(repo: GitRepo) ->
     report = _patch(repo, base, "honest", {"tool.py": TOOL["tool.py"] + "# done\n"})
     _assert_kept(report, 1)
     assert "test_tool: its footprint could not be recorded (it started a process" in (
-        _replay_lines(report)
+        replay_reasons(report)
     )
 
 
@@ -382,5 +379,5 @@ def test_the_report_says_why_a_test_runs_again(
 ) -> None:
     base = _package(repo, INIT, INIT_TESTS)
     report = _patch(repo, base, "change", edits)
-    assert f"tests/test_mod.py::test_fmt: {why}" in _replay_lines(report), _replay_lines(report)
+    assert f"tests/test_mod.py::test_fmt: {why}" in replay_reasons(report), replay_reasons(report)
     assert report.verdict is Verdict.PASS

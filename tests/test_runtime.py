@@ -21,14 +21,11 @@ from oracle_gate.repo.trees import GitTree
 from oracle_gate.report import Report
 from oracle_gate.runtime.canonical import NotPlainData, canonical_text, decode, encode
 from oracle_gate.runtime.judge import standing_freezes
+from reports import reasons_of
 
 PKG = "libs/intervals"
 MERGE = f"{PKG}/intervals/__init__.py"
 CODEC = "libs/codec/codec/__init__.py"
-
-
-def _reasons(report: Report, verdict: Verdict = Verdict.REJECT) -> str:
-    return "\n".join(f.reason for f in report.findings if f.verdict is verdict)
 
 
 def _worktrees(repo: GitRepo) -> list[str]:
@@ -43,7 +40,7 @@ def test_dropping_the_sort_regresses_and_write_seeds_appends_the_counterexample_
     before = repo.read(f"{PKG}/seeds.jsonl").splitlines()
     head = repo.commit("drop the sort")
     report = repo.gate(base, head, write_seeds=True)
-    reasons = _reasons(report)
+    reasons = reasons_of(report)
     assert "relation R_perm regress" in reasons
     assert "partition P003" in reasons  # the unsorted representative row
     assert report.verdict is Verdict.REJECT
@@ -55,7 +52,7 @@ def test_dropping_the_sort_regresses_and_write_seeds_appends_the_counterexample_
     assert added and all(seed["expect"] == "hold" and seed["status"] == "active" for seed in added)
     assert f"recorded in {PKG}/seeds.jsonl" in reasons
     # A second run finds the same inputs already recorded: nothing is appended again.
-    assert _reasons(repo.gate(base, head, write_seeds=True)).count("new counterexample") >= 1
+    assert reasons_of(repo.gate(base, head, write_seeds=True)).count("new counterexample") >= 1
     assert repo.read(f"{PKG}/seeds.jsonl").splitlines() == after
 
 
@@ -66,8 +63,8 @@ def test_check_reports_a_new_counterexample_without_writing_into_the_tree(
     repo.replace(MERGE, "in sorted(ranges):", "in ranges:")
     head = repo.commit("drop the sort")
     report = repo.gate(base, head)
-    assert "new counterexample" in _reasons(report)
-    assert "record it with check --write-seeds" in _reasons(report)
+    assert "new counterexample" in reasons_of(report)
+    assert "record it with check --write-seeds" in reasons_of(report)
     assert repo.git("status", "--porcelain", "--untracked-files=all") == ""
 
 
@@ -76,7 +73,7 @@ def test_touching_ranges_treated_as_overlapping_fail_the_boundary_row(
 ) -> None:
     repo, base = example_repo
     repo.replace(MERGE, "start < merged[-1][1]", "start <= merged[-1][1]")
-    reasons = _reasons(repo.gate(base, repo.commit("merge touching"), replay=False))
+    reasons = reasons_of(repo.gate(base, repo.commit("merge touching"), replay=False))
     assert "partition P002 (boundary: touching ranges stay apart) fails its contract" in reasons
 
 
@@ -93,7 +90,7 @@ def test_tautological_property_loses_falsifiability_even_when_noted(
     repo.note(PKG, base, "props.py")
     report = repo.gate(base, repo.commit("relax property"), replay=False)
     assert report.verdict_of(f"{PKG}/props.py") is Verdict.REJECT
-    assert "property lost falsifiability" in _reasons(report)
+    assert "property lost falsifiability" in reasons_of(report)
 
 
 def test_unchanged_code_keeps_every_row_passing_and_counts_relation_pairs(
@@ -104,8 +101,8 @@ def test_unchanged_code_keeps_every_row_passing_and_counts_relation_pairs(
     head = repo.commit("comment")
     report = repo.gate(base, head)
     assert report.verdict is Verdict.PASS
-    assert "no counterexample in" in _reasons(report, Verdict.PASS)
-    assert "relation R_perm holds" in _reasons(report, Verdict.PASS)
+    assert "no counterexample in" in reasons_of(report, Verdict.PASS)
+    assert "relation R_perm holds" in reasons_of(report, Verdict.PASS)
     health = cache_dir(repo.path) / "health.jsonl"
     record = json.loads(health.read_text().splitlines()[-1])
     assert not (repo.path / ".oracle_gate").exists()
@@ -124,7 +121,7 @@ def test_broken_codec_roundtrip_on_a_stored_seed_is_a_regression(
 ) -> None:
     repo, base = example_repo
     repo.replace(CODEC, 'line.partition("=")', 'line.rpartition("=")')
-    reasons = _reasons(repo.gate(base, repo.commit("rpartition"), replay=False))
+    reasons = reasons_of(repo.gate(base, repo.commit("rpartition"), replay=False))
     assert "regression: remembered counterexample libs/codec/seeds.jsonl:1 fails again" in reasons
 
 
@@ -141,7 +138,7 @@ def test_known_bad_seed_passing_is_rejected(example_repo: tuple[GitRepo, str]) -
         "    record = decode(text)\n    text = encode(record)\n",
     )
     repo.note("libs/codec", base, "props.py")
-    reasons = _reasons(repo.gate(base, repo.commit("tolerate duplicates"), replay=False))
+    reasons = reasons_of(repo.gate(base, repo.commit("tolerate duplicates"), replay=False))
     assert "known-bad input libs/codec/seeds.jsonl:2 now passes" in reasons
 
 
@@ -158,7 +155,7 @@ def test_patched_eq_that_always_says_true_is_still_rejected(
         ),
     )
     report = repo.gate(base, repo.commit("fake eq"), replay=False)
-    assert "partition P001 (boundary: empty input yields empty output) fails" in _reasons(report)
+    assert "partition P001 (boundary: empty input yields empty output) fails" in reasons_of(report)
 
 
 FLAKY = """\
@@ -196,7 +193,7 @@ def _flaky_package(repo: GitRepo, freeze: str = "frozen: []\n") -> str:
 def test_flaky_partition_row_is_isolated_by_input_hash(repo: GitRepo) -> None:
     base = _flaky_package(repo)
     repo.replace("pkg/flaky.py", "return 2 * x\n", "return x + x\n")
-    reasons = _reasons(repo.gate(base, repo.commit("touch")))
+    reasons = reasons_of(repo.gate(base, repo.commit("touch")))
     assert (
         "partition F001 gives different results across 5 reruns: flake isolated as (F001:"
         in reasons
@@ -212,7 +209,7 @@ def test_frozen_flake_with_replacement_row_is_reported_as_debt(repo: GitRepo) ->
     base = _flaky_package(repo, freeze)
     repo.replace("pkg/flaky.py", "return 2 * x\n", "return x + x\n")
     report = repo.gate(base, repo.commit("touch"))
-    assert f"frozen ({key}, replaced by F002)" in _reasons(report, Verdict.PREEXISTING)
+    assert f"frozen ({key}, replaced by F002)" in reasons_of(report, Verdict.PREEXISTING)
 
 
 def test_relation_failing_on_parent_too_is_preexisting_not_blocking(repo: GitRepo) -> None:
@@ -221,7 +218,7 @@ def test_relation_failing_on_parent_too_is_preexisting_not_blocking(repo: GitRep
     repo.replace("pkg/flaky.py", "return list(set(text))", "return sorted(set(text))")
     repo.note("pkg", base, "partitions.py")
     report = repo.gate(base, repo.commit("sort letters"))
-    assert "relation R_add fails on parent too" in _reasons(report, Verdict.PREEXISTING)
+    assert "relation R_add fails on parent too" in reasons_of(report, Verdict.PREEXISTING)
     assert report.verdict is Verdict.PASS
 
 
@@ -255,9 +252,9 @@ def test_a_partition_flake_frozen_by_a_freeze_that_no_longer_holds_is_rejected(
     repo.replace("pkg/flaky.py", "return 2 * x\n", "return x + x\n")
     report = repo.gate(base, repo.commit("touch"), replay=False)
     assert f"flake isolated as (F001:{_input_hash('abcdefgh')}); its freeze in pkg/" in (
-        _reasons(report)
+        reasons_of(report)
     )
-    assert why in _reasons(report)
+    assert why in reasons_of(report)
     assert report.verdict is Verdict.REJECT
 
 
@@ -287,9 +284,9 @@ def test_a_partition_flake_frozen_in_the_same_patch_is_not_excused(repo: GitRepo
     report = repo.gate(base, head, replay=False)
     assert (
         "the freeze this patch adds in pkg/flake_freeze.yaml excuses nothing until it has landed"
-        in _reasons(report)
+        in reasons_of(report)
     )
-    assert "reported as debt" not in _reasons(report, Verdict.PREEXISTING)
+    assert "reported as debt" not in reasons_of(report, Verdict.PREEXISTING)
     assert report.verdict is Verdict.REJECT
 
 
@@ -300,7 +297,7 @@ def test_accepted_assumption_without_boundary_row_is_decorative(
     repo.replace(f"{PKG}/partitions.py", '"assumptions": ["A001"]', '"assumptions": []')
     repo.replace(f"{PKG}/partitions.py", '"assumptions": ["A001"]', '"assumptions": []')
     repo.note(PKG, base, "partitions.py")
-    reasons = _reasons(repo.gate(base, repo.commit("unlink assumption"), replay=False))
+    reasons = reasons_of(repo.gate(base, repo.commit("unlink assumption"), replay=False))
     assert (
         "assumption A001 is accepted but no boundary or invalid partition row tests it" in reasons
     )
@@ -310,7 +307,7 @@ def test_assumption_citing_a_vanished_symbol_is_flagged(example_repo: tuple[GitR
     repo, base = example_repo
     repo.replace(MERGE, "def merge_ranges(ranges):", "def merge(ranges):")
     repo.append(MERGE, "\n\nmerge_ranges_v2 = merge\n")
-    reasons = _reasons(repo.gate(base, repo.commit("rename"), replay=False))
+    reasons = reasons_of(repo.gate(base, repo.commit("rename"), replay=False))
     assert "cites intervals.merge_ranges, which the head tree does not define" in reasons
 
 
@@ -341,7 +338,7 @@ def test_runner_timeout_rejects_and_leaves_no_worktree(repo: GitRepo) -> None:
     base, head = _hanging_patch(repo, budget_seconds=0.2)
     started = time.monotonic()
     report = repo.gate(base, head)
-    assert "timed out after 0.5s" in _reasons(report)
+    assert "timed out after 0.5s" in reasons_of(report)
     assert time.monotonic() - started < 45
     assert len(_worktrees(repo)) == 1
 

@@ -19,6 +19,7 @@ from oracle_gate.model import Verdict
 from oracle_gate.report import Report
 from oracle_gate.runtime import privileges, sandbox
 from oracle_gate.runtime.sandbox import bubblewrap, checkouts, probe, relay
+from reports import reasons_of
 
 # CI installs bubblewrap and sets ORACLE_GATE_REQUIRE_BWRAP (.ci/run): there a missing
 # bwrap fails instead of skipping.
@@ -42,10 +43,6 @@ def _forge():
         except OSError:
             pass
 """
-
-
-def _reasons(report: Report, verdict: Verdict = Verdict.REJECT) -> str:
-    return "\n".join(f.reason for f in report.findings if f.verdict is verdict)
 
 
 def _package(repo: GitRepo, contract: str = "out == 1", extra: str = "", seconds: int = 10) -> str:
@@ -76,7 +73,7 @@ def _patch(repo: GitRepo, base: str, code: str) -> Report:
 def test_a_forged_frame_on_the_result_pipe_is_a_tamper_reject(repo: GitRepo) -> None:
     base = _package(repo)
     report = _patch(repo, base, FORGE + "\ndef run(x):\n    _forge()\n    return x\n")
-    assert "tamper: more than one frame on the result channel" in _reasons(report)
+    assert "tamper: more than one frame on the result channel" in reasons_of(report)
     assert report.verdict is Verdict.REJECT
 
 
@@ -89,14 +86,14 @@ def test_an_atexit_hook_forging_a_result_is_never_taken(repo: GitRepo) -> None:
         + 'atexit.register(lambda: print(\'0\' * 32, \'{"outputs": [{"ok": ["int", "1"]}]}\'))\n'
         + "\ndef run(x):\n    return x + 1\n"
     )
-    reasons = _reasons(_patch(repo, base, code))
+    reasons = reasons_of(_patch(repo, base, code))
     assert "partition S1 (representative: ) fails its contract" in reasons
 
 
 def test_the_honest_neighbour_of_the_forgers_passes(repo: GitRepo) -> None:
     base = _package(repo)
     report = _patch(repo, base, "import os\n\n\ndef run(x):\n    return abs(x)\n")
-    assert report.verdict is Verdict.PASS, _reasons(report)
+    assert report.verdict is Verdict.PASS, reasons_of(report)
 
 
 def test_children_never_see_ci_tokens(repo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -113,7 +110,7 @@ def test_children_never_see_ci_tokens(repo: GitRepo, monkeypatch: pytest.MonkeyP
 def _holds(repo: GitRepo, contract: str, code: str) -> None:
     """A patch making ``run`` ``code`` passes: run(1) satisfies ``contract`` in the child."""
     report = _patch(repo, _package(repo, contract=contract), code)
-    assert report.verdict is Verdict.PASS, _reasons(report)
+    assert report.verdict is Verdict.PASS, reasons_of(report)
 
 
 def test_a_timeout_kills_the_whole_process_group(repo: GitRepo) -> None:
@@ -125,7 +122,7 @@ def test_a_timeout_kills_the_whole_process_group(repo: GitRepo) -> None:
     )
     started = time.monotonic()
     report = _patch(repo, base, code)
-    assert "timed out after 1s" in _reasons(report)
+    assert "timed out after 1s" in reasons_of(report)
     assert time.monotonic() - started < 30
 
 
@@ -148,7 +145,7 @@ def test_under_bubblewrap_the_tree_is_read_only_tmp_private_and_no_network(
             "        seen.append('offline')\n    return seen\n"
         )
         report = _patch(repo, base, code)
-        assert report.verdict is Verdict.PASS, _reasons(report)
+        assert report.verdict is Verdict.PASS, reasons_of(report)
     finally:
         marker.unlink()
 
@@ -187,7 +184,7 @@ def test_under_bubblewrap_the_users_repository_shows_only_the_checkout(
     head = repo.commit("patch")
     repo.write("uncommitted-notes.txt", "only in the working tree\n")
     report = repo.gate(base, head)
-    assert report.verdict is Verdict.PASS, _reasons(report)
+    assert report.verdict is Verdict.PASS, reasons_of(report)
 
 
 @needs_bwrap
@@ -517,7 +514,7 @@ def test_a_split_replay_whose_production_imports_a_repo_module_from_outside_is_a
 
 
 def _pass_reasons(report: Report) -> str:
-    return _reasons(report, Verdict.PASS)
+    return reasons_of(report, Verdict.PASS)
 
 
 def test_code_under_test_finds_no_ledgers_locks_or_fixtures_and_no_hypothesis(
@@ -539,7 +536,7 @@ def test_code_under_test_finds_no_ledgers_locks_or_fixtures_and_no_hypothesis(
         "    return [names, data, any(m.startswith('hypo') for m in sys.modules)]\n"
     )
     report = _patch(repo, base, code)
-    assert "all 1 partition rows hold" in _pass_reasons(report), _reasons(report)
+    assert "all 1 partition rows hold" in _pass_reasons(report), reasons_of(report)
 
 
 def _with_money(repo: GitRepo, deps: str) -> str:
@@ -555,13 +552,13 @@ def test_a_declared_dependency_is_imported_from_the_same_checkout(repo: GitRepo)
     base = _with_money(repo, 'deps: ["../money"]\n')
     code = "def run(x):\n    from money import RATE\n\n    return x * RATE\n"
     report = _patch(repo, base, code)
-    assert report.verdict is Verdict.PASS, _reasons(report)
+    assert report.verdict is Verdict.PASS, reasons_of(report)
 
 
 def test_an_undeclared_dependency_is_not_importable(repo: GitRepo) -> None:
     base = _with_money(repo, "")
     code = "def run(x):\n    from money import RATE\n\n    return x * RATE\n"
-    reasons = _reasons(_patch(repo, base, code))
+    reasons = reasons_of(_patch(repo, base, code))
     assert "partition S1 () raised ModuleNotFoundError: No module named 'money'" in reasons
 
 
@@ -623,7 +620,7 @@ def test_the_worktrees_of_a_killed_check_are_removed_by_the_next(repo: GitRepo) 
     repo.git("reset", "-q", "--hard", base)
     repo.write("README.md", "a note\n")  # the next check need not run any code
     report = repo.gate(base, repo.commit("docs"))
-    assert report.verdict is Verdict.PASS, _reasons(report)
+    assert report.verdict is Verdict.PASS, reasons_of(report)
     assert len(_worktrees(repo)) == 1
     assert not any(path.exists() for path in left)
 

@@ -8,14 +8,10 @@ import pytest
 from gitrepo import GitRepo
 from oracle_gate.errors import ConfigError
 from oracle_gate.model import Verdict
-from oracle_gate.report import Report
+from reports import reasons_of
 
 PKG = "libs/intervals"
 MERGE = f"{PKG}/intervals/__init__.py"
-
-
-def _reasons(report: Report, verdict: Verdict = Verdict.REJECT) -> str:
-    return "\n".join(f.reason for f in report.findings if f.verdict is verdict)
 
 
 def _move_merge_to_a_submodule(repo: GitRepo, reexport: str) -> None:
@@ -37,8 +33,8 @@ def test_a_reexported_assumption_symbol_resolves(
     repo, base = example_repo
     _move_merge_to_a_submodule(repo, reexport)
     report = repo.gate(base, repo.commit("move merge_ranges to a submodule"))
-    assert "which the head tree does not define" not in _reasons(report)
-    assert report.verdict is Verdict.PASS, _reasons(report)
+    assert "which the head tree does not define" not in reasons_of(report)
+    assert report.verdict is Verdict.PASS, reasons_of(report)
 
 
 def test_an_assumption_symbol_that_no_import_reaches_is_still_flagged(
@@ -50,7 +46,7 @@ def test_an_assumption_symbol_that_no_import_reaches_is_still_flagged(
     repo.replace(f"{PKG}/partitions.py", "intervals:merge_ranges", "intervals:merge")
     repo.replace(f"{PKG}/relations.py", "intervals:merge_ranges", "intervals:merge")
     repo.note(PKG, base, "partitions.py", "relations.py")
-    reasons = _reasons(repo.gate(base, repo.commit("rename"), replay=False))
+    reasons = reasons_of(repo.gate(base, repo.commit("rename"), replay=False))
     assert "cites intervals.merge_ranges, which the head tree does not define" in reasons
 
 
@@ -77,7 +73,7 @@ def test_callable_compare_whose_subject_raises_on_the_parent_is_preexisting(
     )
     repo.replace("pkg/mod.py", "return x // 2", "return x >> 1")
     report = repo.gate(base, repo.commit("shift"))
-    assert "relation R_half fails on parent too (1 of 2 inputs)" in _reasons(
+    assert "relation R_half fails on parent too (1 of 2 inputs)" in reasons_of(
         report, Verdict.PREEXISTING
     )
     assert report.verdict is Verdict.PASS
@@ -90,7 +86,7 @@ def test_callable_compare_whose_subject_starts_raising_on_the_head_regresses(
     repo.replace(
         "pkg/mod.py", "return x / 2", "if x % 2:\n        raise ValueError(x)\n    return x / 2"
     )
-    reasons = _reasons(repo.gate(base, repo.commit("odd raises"), replay=False))
+    reasons = reasons_of(repo.gate(base, repo.commit("odd raises"), replay=False))
     assert "relation R_half regress: holds on parent, fails on head for 1 of 2 inputs" in reasons
 
 
@@ -130,4 +126,4 @@ def test_a_failed_oracle_run_names_a_file_never_a_glob(repo: GitRepo) -> None:
     report = repo.gate(base, repo.commit("exit on import"))
     paths = {f.path for f in report.findings if f.verdict is Verdict.REJECT}
     assert paths == {"pkg/invariants.yaml"}
-    assert "row r: oracle run failed" in _reasons(report)
+    assert "row r: oracle run failed" in reasons_of(report)

@@ -22,6 +22,7 @@ from oracle_gate.repo.trees import GitTree
 from oracle_gate.report import Report
 from oracle_gate.runtime import sandbox
 from oracle_gate.runtime.limits import Limits, format_size, parse_size
+from reports import reasons_of
 
 # CI installs bubblewrap and sets ORACLE_GATE_REQUIRE_BWRAP (.ci/run): there a missing
 # bwrap fails instead of skipping.
@@ -76,21 +77,17 @@ def _patched(limited: tuple[GitRepo, str], body: str, replay: bool = False) -> R
     return repo.gate(base, repo.commit("patch"), replay=replay)
 
 
-def _reasons(report: Report) -> str:
-    return "\n".join(f.reason for f in report.findings if f.verdict is Verdict.REJECT)
-
-
 def test_allocating_past_the_memory_limit_is_a_reject_naming_it(
     limited: tuple[GitRepo, str],
 ) -> None:
-    reasons = _reasons(_patched(limited, "    bytearray(1 << 30)\n"))
+    reasons = reasons_of(_patched(limited, "    bytearray(1 << 30)\n"))
     assert "memory limit 512 MiB reached (setting memory-limit)" in reasons, reasons
 
 
 @needs_bwrap
 def test_spinning_past_the_cpu_limit_is_a_reject_naming_it(limited: tuple[GitRepo, str]) -> None:
     """Killed by SIGXCPU: the child gives no answer, and its exit says why."""
-    reasons = _reasons(_patched(limited, "    while True:\n        pass\n"))
+    reasons = reasons_of(_patched(limited, "    while True:\n        pass\n"))
     assert "CPU time limit 2 s reached (setting cpu-limit)" in reasons, reasons
 
 
@@ -104,7 +101,7 @@ def test_starting_threads_past_the_process_limit_is_a_reject_naming_it(
         "    for _ in range(32):\n"
         "        threading.Thread(target=stop.wait, daemon=True).start()\n"
     )
-    reasons = _reasons(_patched(limited, body))
+    reasons = reasons_of(_patched(limited, body))
     assert "process limit 16 reached (setting process-limit)" in reasons, reasons
 
 
@@ -112,7 +109,7 @@ def test_opening_files_past_the_open_files_limit_is_a_reject_naming_it(
     limited: tuple[GitRepo, str],
 ) -> None:
     body = "    held = [open(os.devnull) for _ in range(100)]\n"
-    reasons = _reasons(_patched(limited, body))
+    reasons = reasons_of(_patched(limited, body))
     assert "open files limit 64 reached (setting open-files-limit)" in reasons, reasons
 
 
@@ -123,7 +120,7 @@ def test_writing_past_the_file_size_limit_is_a_reject_naming_it(
         "    import tempfile\n    with tempfile.TemporaryFile() as big:\n"
         "        big.write(bytes(3 << 20))\n        big.flush()\n"
     )
-    reasons = _reasons(_patched(limited, body))
+    reasons = reasons_of(_patched(limited, body))
     assert "file size limit 2 MiB reached (setting file-size-limit)" in reasons, reasons
 
 
@@ -137,7 +134,7 @@ def test_filling_a_tmpfs_of_the_sandbox_is_a_reject_naming_its_size(
         f"        with open(os.path.join({where}, f'part{{n}}'), 'wb') as part:\n"
         f"            part.write(bytes(1 << 20))\n"
     )
-    reasons = _reasons(_patched(limited, body))
+    reasons = reasons_of(_patched(limited, body))
     expected = "size limit of the sandbox's /tmp, home directory and /dev/shm 8 MiB reached"
     assert f"{expected} (setting tmpfs-size)" in reasons, reasons
 
@@ -156,7 +153,7 @@ def test_code_within_every_limit_passes(limited: tuple[GitRepo, str]) -> None:
         "            part.write(bytes(1 << 20))\n"
     )
     report = _patched(limited, body, replay=True)
-    assert report.verdict is Verdict.PASS, _reasons(report)
+    assert report.verdict is Verdict.PASS, reasons_of(report)
 
 
 SERVED_TEST = """import resource

@@ -6,14 +6,9 @@ import pytest
 
 from gitrepo import GitRepo
 from oracle_gate.model import Lane, Verdict
-from oracle_gate.report import Report
+from reports import lane_and_verdict
 
 PKG = "libs/intervals"
-
-
-def _entry(report: Report, path: str) -> tuple[Lane, Verdict]:
-    entry = next(p for p in report.paths if p.path == path)
-    return entry.lane, entry.verdict
 
 
 @pytest.mark.parametrize(
@@ -33,7 +28,7 @@ def test_unproven_path_inside_a_package_is_unmeasured_production(
     repo, base = example_repo
     repo.write(path, "LIMIT = 10\n")
     report = repo.judge_paths(base, repo.commit("add a file"))
-    assert _entry(report, path) == (Lane.PRODUCTION, Verdict.REJECT)
+    assert lane_and_verdict(report, path) == (Lane.PRODUCTION, Verdict.REJECT)
     assert "unmeasured module" in " ".join(f.reason for f in report.findings)
 
 
@@ -53,7 +48,7 @@ def test_path_outside_every_package_is_unmeasured_unless_listed(
     repo, base = example_repo
     repo.write(path, "x\n")
     report = repo.judge_paths(base, repo.commit("add a file outside packages"))
-    assert _entry(report, path) == (Lane.PRODUCTION, Verdict.REJECT)
+    assert lane_and_verdict(report, path) == (Lane.PRODUCTION, Verdict.REJECT)
 
 
 @pytest.mark.parametrize(
@@ -73,7 +68,7 @@ def test_documentation_passes_without_rows(example_repo: tuple[GitRepo, str], pa
     repo, base = example_repo
     repo.write(path, b"\x89PNG\r\n\x1a\n" if path.endswith(".png") else "words\n")
     report = repo.gate(base, repo.commit("docs"))
-    assert _entry(report, path) == (Lane.DOCS, Verdict.PASS)
+    assert lane_and_verdict(report, path) == (Lane.DOCS, Verdict.PASS)
     assert report.docs_only
 
 
@@ -95,7 +90,7 @@ def test_inert_files_pass_inside_and_outside_packages(
     repo, base = example_repo
     repo.write(path, "[settings]\n")
     report = repo.judge_paths(base, repo.commit("an inert file"))
-    assert _entry(report, path)[1] is Verdict.PASS
+    assert lane_and_verdict(report, path)[1] is Verdict.PASS
     assert report.verdict is Verdict.PASS
 
 
@@ -108,8 +103,8 @@ def test_outside_globs_from_the_parent_settings_let_a_path_pass(
     repo.write("tools/migrate.py", "print('x')\n")
     repo.write("scripts/run.sh", "echo x\n")
     report = repo.judge_paths(base, repo.commit("scripts"))
-    assert _entry(report, "tools/migrate.py") == (Lane.OTHER, Verdict.PASS)
-    assert _entry(report, "scripts/run.sh") == (Lane.PRODUCTION, Verdict.REJECT)
+    assert lane_and_verdict(report, "tools/migrate.py") == (Lane.OTHER, Verdict.PASS)
+    assert lane_and_verdict(report, "scripts/run.sh") == (Lane.PRODUCTION, Verdict.REJECT)
 
 
 def test_outside_globs_added_by_the_patch_itself_do_not_count(
@@ -119,8 +114,8 @@ def test_outside_globs_added_by_the_patch_itself_do_not_count(
     repo.write("oracle-gate.toml", 'outside = ["**"]\n')
     repo.write("tools/migrate.py", "print('x')\n")
     report = repo.judge_paths(base, repo.commit("allow everything"))
-    assert _entry(report, "tools/migrate.py") == (Lane.PRODUCTION, Verdict.REJECT)
-    assert _entry(report, "oracle-gate.toml") == (Lane.HARNESS, Verdict.REJECT)
+    assert lane_and_verdict(report, "tools/migrate.py") == (Lane.PRODUCTION, Verdict.REJECT)
+    assert lane_and_verdict(report, "oracle-gate.toml") == (Lane.HARNESS, Verdict.REJECT)
 
 
 def test_outside_globs_never_exempt_harness_files(example_repo: tuple[GitRepo, str]) -> None:
@@ -129,7 +124,7 @@ def test_outside_globs_never_exempt_harness_files(example_repo: tuple[GitRepo, s
     base = repo.commit("settings")
     repo.write("tools/bazel", "#!/bin/sh\nexit 0\n")
     report = repo.judge_paths(base, repo.commit("wrapper"))
-    assert _entry(report, "tools/bazel") == (Lane.HARNESS, Verdict.REJECT)
+    assert lane_and_verdict(report, "tools/bazel") == (Lane.HARNESS, Verdict.REJECT)
 
 
 def test_docs_globs_come_from_the_parent_settings(example_repo: tuple[GitRepo, str]) -> None:
@@ -139,8 +134,8 @@ def test_docs_globs_come_from_the_parent_settings(example_repo: tuple[GitRepo, s
     repo.write(f"{PKG}/notes.txt", "words\n")
     repo.write(f"{PKG}/docs/diagram.png", "png\n")  # docs/** is no longer listed
     report = repo.judge_paths(base, repo.commit("notes"))
-    assert _entry(report, f"{PKG}/notes.txt") == (Lane.DOCS, Verdict.PASS)
-    assert _entry(report, f"{PKG}/docs/diagram.png") == (Lane.PRODUCTION, Verdict.REJECT)
+    assert lane_and_verdict(report, f"{PKG}/notes.txt") == (Lane.DOCS, Verdict.PASS)
+    assert lane_and_verdict(report, f"{PKG}/docs/diagram.png") == (Lane.PRODUCTION, Verdict.REJECT)
 
 
 @pytest.mark.parametrize(
@@ -163,4 +158,4 @@ def test_root_pyproject_dependency_change_is_harness_only_where_the_gate_job_ins
     base = repo.commit("pyproject")
     repo.replace("pyproject.toml", "6.100", "6.1")
     report = repo.judge_paths(base, repo.commit("pin an old hypothesis"))
-    assert _entry(report, "pyproject.toml")[0] is lane
+    assert lane_and_verdict(report, "pyproject.toml")[0] is lane

@@ -8,15 +8,10 @@ import pytest
 
 from gitrepo import GitRepo
 from oracle_gate.model import Lane, Verdict
-from oracle_gate.report import Report
+from reports import lane_and_verdict
 
 PKG = "libs/intervals"
 PYC = b"\xa7\r\r\n\x00\x00\x00\x00" + b"\x00" * 8 + b"\xe3" + b"\x00" * 32
-
-
-def _lane(report: Report, path: str) -> tuple[Lane, Verdict]:
-    entry = next(p for p in report.paths if p.path == path)
-    return entry.lane, entry.verdict
 
 
 @pytest.mark.parametrize(
@@ -36,7 +31,7 @@ def test_compiled_code_is_never_docs(example_repo: tuple[GitRepo, str], path: st
     repo, base = example_repo
     repo.write(path, PYC)
     report = repo.judge_paths(base, repo.commit("compiled code"))
-    assert _lane(report, path) == (Lane.PRODUCTION, Verdict.REJECT)
+    assert lane_and_verdict(report, path) == (Lane.PRODUCTION, Verdict.REJECT)
     assert "unmeasured module" in " ".join(f.reason for f in report.findings)
 
 
@@ -48,7 +43,7 @@ def test_the_docs_beside_them_stay_docs(example_repo: tuple[GitRepo, str], path:
     repo, base = example_repo
     repo.write(path, "speedups\n")
     report = repo.gate(base, repo.commit("docs"))
-    assert _lane(report, path) == (Lane.DOCS, Verdict.PASS)
+    assert lane_and_verdict(report, path) == (Lane.DOCS, Verdict.PASS)
     assert report.verdict is Verdict.PASS
 
 
@@ -69,7 +64,7 @@ def test_loadable_files_on_the_tests_side_or_that_register_plugins_are_harness(
     repo, base = example_repo
     repo.write(path, PYC if not path.endswith((".txt", ".pth")) else "[pytest11]\nq = quiet\n")
     report = repo.judge_paths(base, repo.commit("loadable"))
-    assert _lane(report, path) == (Lane.HARNESS, Verdict.REJECT)
+    assert lane_and_verdict(report, path) == (Lane.HARNESS, Verdict.REJECT)
 
 
 def test_a_new_data_file_in_the_tests_stays_an_agent_test(
@@ -79,7 +74,7 @@ def test_a_new_data_file_in_the_tests_stays_an_agent_test(
     path = f"{PKG}/tests/cases.json"
     repo.write(path, "[]\n")
     report = repo.judge_paths(base, repo.commit("test data"))
-    assert _lane(report, path) == (Lane.AGENT_TEST, Verdict.IGNORED_AS_ORACLE)
+    assert lane_and_verdict(report, path) == (Lane.AGENT_TEST, Verdict.IGNORED_AS_ORACLE)
 
 
 def test_compiled_code_a_row_guards_is_production_and_selects_the_row(
@@ -92,7 +87,7 @@ def test_compiled_code_a_row_guards_is_production_and_selects_the_row(
     path = f"{PKG}/intervals/_speedups.cpython-311-x86_64-linux-gnu.so"
     repo.write(path, PYC)
     report = repo.judge_paths(base, repo.commit("an extension module"))
-    assert _lane(report, path) == (Lane.PRODUCTION, Verdict.PASS)
+    assert lane_and_verdict(report, path) == (Lane.PRODUCTION, Verdict.PASS)
     assert "guarded by row(s) merge_ranges_contract" in report.findings[0].reason
 
 
@@ -116,7 +111,7 @@ def test_tooling_the_parent_settings_name_is_other_and_merges(
     repo, base = _tooling_repo(example_repo)
     repo.write(path, "# edited\nx = 2\n")
     report = repo.gate(base, repo.commit("edit a build helper"))
-    assert _lane(report, path) == (Lane.OTHER, Verdict.PASS)
+    assert lane_and_verdict(report, path) == (Lane.OTHER, Verdict.PASS)
     assert report.verdict is Verdict.PASS
 
 
@@ -129,7 +124,7 @@ def test_tooling_module_that_production_imports_is_production(
     path = f"{PKG}/scripts/use_setuptools.py"
     repo.replace(path, "return 1", "return 2")
     report = repo.judge_paths(base, repo.commit("change the helper"))
-    assert _lane(report, path) == (Lane.PRODUCTION, Verdict.REJECT)
+    assert lane_and_verdict(report, path) == (Lane.PRODUCTION, Verdict.REJECT)
 
 
 def test_tooling_globs_a_patch_adds_do_not_count(example_repo: tuple[GitRepo, str]) -> None:
@@ -137,7 +132,10 @@ def test_tooling_globs_a_patch_adds_do_not_count(example_repo: tuple[GitRepo, st
     repo.write("oracle-gate.toml", f'tooling = ["{PKG}/scripts/**"]\n')
     repo.write(f"{PKG}/scripts/use_setuptools.py", HELPER)
     report = repo.judge_paths(base, repo.commit("a helper and the glob that frees it"))
-    assert _lane(report, f"{PKG}/scripts/use_setuptools.py") == (Lane.PRODUCTION, Verdict.REJECT)
+    assert lane_and_verdict(report, f"{PKG}/scripts/use_setuptools.py") == (
+        Lane.PRODUCTION,
+        Verdict.REJECT,
+    )
 
 
 @pytest.mark.parametrize(
@@ -149,7 +147,7 @@ def test_packaging_and_hosting_files_are_other(
     repo, base = example_repo
     repo.write(path, "include README.md\n")
     report = repo.gate(base, repo.commit("packaging"))
-    assert _lane(report, path) == (Lane.OTHER, Verdict.PASS)
+    assert lane_and_verdict(report, path) == (Lane.OTHER, Verdict.PASS)
 
 
 def test_tooling_module_that_binds_pytest_hooks_is_harness(
@@ -159,4 +157,4 @@ def test_tooling_module_that_binds_pytest_hooks_is_harness(
     path = f"{PKG}/scripts/use_setuptools.py"
     repo.append(path, "\n\ndef pytest_collection_modifyitems(items):\n    items.clear()\n")
     report = repo.judge_paths(base, repo.commit("a hook in a build helper"))
-    assert _lane(report, path) == (Lane.HARNESS, Verdict.REJECT)
+    assert lane_and_verdict(report, path) == (Lane.HARNESS, Verdict.REJECT)

@@ -9,6 +9,7 @@ import pytest
 from gitrepo import GitRepo
 from oracle_gate.model import Lane, Verdict
 from oracle_gate.report import Report
+from reports import lane_and_verdict
 
 WORKFLOW = ".github/workflows/ci.yml"
 CI = """name: ci
@@ -69,11 +70,6 @@ def _edit(repo: GitRepo, path: str, old: str, new: str) -> tuple[str, Report]:
     return base, repo.judge_paths(base, repo.commit(f"edit {path}"))
 
 
-def _lane(report: Report, path: str) -> tuple[Lane, Verdict]:
-    entry = next(p for p in report.paths if p.path == path)
-    return entry.lane, entry.verdict
-
-
 @pytest.mark.parametrize(
     ("old", "new"),
     [
@@ -89,7 +85,7 @@ def test_workflow_edit_outside_the_gate_job_is_other_and_merges(
 ) -> None:
     repo = _ci_repo(example_repo)
     base, report = _edit(repo, WORKFLOW, old, new)
-    assert _lane(report, WORKFLOW) == (Lane.OTHER, Verdict.PASS)
+    assert lane_and_verdict(report, WORKFLOW) == (Lane.OTHER, Verdict.PASS)
     assert "only jobs that do not run oracle-gate changed" in report.findings[0].reason
     assert repo.gate(base).verdict is Verdict.PASS
 
@@ -111,7 +107,7 @@ def test_workflow_edit_to_the_gate_job_what_it_needs_or_its_triggers_is_harness(
 ) -> None:
     repo = _ci_repo(example_repo)
     _, report = _edit(repo, WORKFLOW, old, new)
-    assert _lane(report, WORKFLOW) == (Lane.HARNESS, Verdict.REJECT)
+    assert lane_and_verdict(report, WORKFLOW) == (Lane.HARNESS, Verdict.REJECT)
     assert "the part that runs oracle-gate changed" in report.findings[0].reason
 
 
@@ -123,13 +119,13 @@ def test_workflow_that_never_runs_the_gate_is_other_even_when_new(
         ".github/workflows/docs.yml", "on: push\njobs:\n  d:\n    steps:\n      - run: make docs\n"
     )
     report = repo.judge_paths(base, repo.commit("docs workflow"))
-    assert _lane(report, ".github/workflows/docs.yml") == (Lane.OTHER, Verdict.PASS)
+    assert lane_and_verdict(report, ".github/workflows/docs.yml") == (Lane.OTHER, Verdict.PASS)
 
 
 def test_workflow_that_does_not_parse_is_harness(example_repo: tuple[GitRepo, str]) -> None:
     repo = _ci_repo(example_repo)
     _, report = _edit(repo, WORKFLOW, "jobs:\n", "jobs: [\n")
-    assert _lane(report, WORKFLOW) == (Lane.HARNESS, Verdict.REJECT)
+    assert lane_and_verdict(report, WORKFLOW) == (Lane.HARNESS, Verdict.REJECT)
 
 
 @pytest.mark.parametrize(
@@ -146,10 +142,10 @@ def test_files_the_gate_job_reads_are_harness_and_the_others_are_not(
     repo = _ci_repo(example_repo)
     base, report = _edit(repo, path, "", "pytest-randomly==3.0\n")
     if harness:
-        assert _lane(report, path) == (Lane.HARNESS, Verdict.REJECT)
+        assert lane_and_verdict(report, path) == (Lane.HARNESS, Verdict.REJECT)
         assert f"read by the CI job that runs oracle-gate ({WORKFLOW})" in report.findings[0].reason
     else:
-        assert _lane(report, path) == (Lane.OTHER, Verdict.PASS)
+        assert lane_and_verdict(report, path) == (Lane.OTHER, Verdict.PASS)
         assert repo.gate(base).verdict is Verdict.PASS
 
 
@@ -163,7 +159,7 @@ def test_dependency_lists_no_gate_job_reads_are_other(
     repo, base = example_repo
     repo.write(path, "pytest==4.0\n")
     report = repo.judge_paths(base, repo.commit("pin"))
-    assert _lane(report, path) == (Lane.OTHER, Verdict.PASS)
+    assert lane_and_verdict(report, path) == (Lane.OTHER, Verdict.PASS)
 
 
 def test_dependency_list_in_a_bazel_workspace_is_harness(example_repo: tuple[GitRepo, str]) -> None:
@@ -172,7 +168,7 @@ def test_dependency_list_in_a_bazel_workspace_is_harness(example_repo: tuple[Git
     base = repo.commit("a Bazel workspace")
     repo.write("requirements_lock.txt", "pytest==4.0\n")
     report = repo.judge_paths(base, repo.commit("pin"))
-    assert _lane(report, "requirements_lock.txt") == (Lane.HARNESS, Verdict.REJECT)
+    assert lane_and_verdict(report, "requirements_lock.txt") == (Lane.HARNESS, Verdict.REJECT)
 
 
 MAKEFILE = "test:\n\tpytest\n\ngate:\n\toracle-gate check --base origin/main\n"
@@ -183,12 +179,12 @@ def test_makefile_that_runs_the_gate_is_harness_and_one_that_does_not_is_other(
 ) -> None:
     repo = _ci_repo(example_repo, {"Makefile": "test:\n\tpytest\n"})
     base, report = _edit(repo, "Makefile", "pytest", "pytest -x")
-    assert _lane(report, "Makefile") == (Lane.OTHER, Verdict.PASS)
+    assert lane_and_verdict(report, "Makefile") == (Lane.OTHER, Verdict.PASS)
     assert repo.gate(base).verdict is Verdict.PASS
     repo.write("Makefile", MAKEFILE)
     repo.commit("a gate target")
     _, report = _edit(repo, "Makefile", "oracle-gate check --base origin/main", "true")
-    assert _lane(report, "Makefile") == (Lane.HARNESS, Verdict.REJECT)
+    assert lane_and_verdict(report, "Makefile") == (Lane.HARNESS, Verdict.REJECT)
 
 
 def test_workflow_job_that_runs_the_gate_through_make_is_the_gate_job(
@@ -197,7 +193,7 @@ def test_workflow_job_that_runs_the_gate_through_make_is_the_gate_job(
     workflow = "on: [pull_request]\njobs:\n  g:\n    steps:\n      - run: make gate\n"
     repo = _ci_repo(example_repo, {WORKFLOW: workflow, "Makefile": MAKEFILE})
     _, report = _edit(repo, WORKFLOW, "- run: make gate\n", "- run: make test\n")
-    assert _lane(report, WORKFLOW) == (Lane.HARNESS, Verdict.REJECT)
+    assert lane_and_verdict(report, WORKFLOW) == (Lane.HARNESS, Verdict.REJECT)
 
 
 @pytest.mark.parametrize(
@@ -212,7 +208,7 @@ def test_other_ci_systems_are_harness_only_where_they_run_the_gate(
 ) -> None:
     repo = _ci_repo(example_repo, {".travis.yml": text})
     _, report = _edit(repo, ".travis.yml", "['3.8']", "['3.8', '3.9']")
-    assert _lane(report, ".travis.yml")[0] is lane
+    assert lane_and_verdict(report, ".travis.yml")[0] is lane
 
 
 def test_composite_action_the_gate_job_uses_is_harness(example_repo: tuple[GitRepo, str]) -> None:
@@ -224,12 +220,12 @@ def test_composite_action_the_gate_job_uses_is_harness(example_repo: tuple[GitRe
     path = ".github/actions/setup/action.yml"
     repo = _ci_repo(example_repo, {WORKFLOW: workflow, path: action})
     _, report = _edit(repo, path, "pip install pytest", "pip install pytest pytest-randomly")
-    assert _lane(report, path) == (Lane.HARNESS, Verdict.REJECT)
+    assert lane_and_verdict(report, path) == (Lane.HARNESS, Verdict.REJECT)
     # The same action, used by no job that runs the gate (in parent or head), is other.
     repo.write(WORKFLOW, CI)
     repo.commit("the gate job installs from requirements/gate.txt again")
     _, report = _edit(repo, path, "pytest-randomly", "pytest-xdist")
-    assert _lane(report, path) == (Lane.OTHER, Verdict.PASS)
+    assert lane_and_verdict(report, path) == (Lane.OTHER, Verdict.PASS)
 
 
 def test_job_that_runs_make_in_a_directory_whose_makefile_runs_the_gate_is_the_gate_job(
@@ -238,7 +234,7 @@ def test_job_that_runs_make_in_a_directory_whose_makefile_runs_the_gate_is_the_g
     workflow = "on: [pull_request]\njobs:\n  g:\n    steps:\n      - run: make -C tools gate\n"
     repo = _ci_repo(example_repo, {WORKFLOW: workflow, "tools/Makefile": MAKEFILE})
     _, report = _edit(repo, WORKFLOW, "make -C tools gate", "make -C tools test")
-    assert _lane(report, WORKFLOW) == (Lane.HARNESS, Verdict.REJECT)
+    assert lane_and_verdict(report, WORKFLOW) == (Lane.HARNESS, Verdict.REJECT)
     assert "(job g)" in report.findings[0].reason
 
 
@@ -253,13 +249,13 @@ def test_a_script_the_gate_job_runs_is_harness_wherever_it_lives(
     repo = _ci_repo(example_repo, files)
     for path in (".github/scripts/env.py", "scripts/env.sh"):
         _, report = _edit(repo, path, "", "pip install pytest-randomly\n")
-        assert _lane(report, path) == (Lane.HARNESS, Verdict.REJECT)
+        assert lane_and_verdict(report, path) == (Lane.HARNESS, Verdict.REJECT)
         assert f"read by the CI job that runs oracle-gate ({WORKFLOW})" in report.findings[0].reason
     # The same script, which no job running the gate reads, is the platform's or tooling.
     repo.write(WORKFLOW, CI)
     repo.commit("the gate job no longer runs them")
     _, report = _edit(repo, ".github/scripts/env.py", "", "print(2)\n")
-    assert _lane(report, ".github/scripts/env.py") == (Lane.OTHER, Verdict.PASS)
+    assert lane_and_verdict(report, ".github/scripts/env.py") == (Lane.OTHER, Verdict.PASS)
 
 
 GITLAB = """stages: [test]
@@ -291,7 +287,7 @@ def test_gitlab_ci_is_judged_job_by_job(
 ) -> None:
     repo = _ci_repo(example_repo, {**FILES, ".gitlab-ci.yml": GITLAB})
     _, report = _edit(repo, ".gitlab-ci.yml", old, new)
-    assert _lane(report, ".gitlab-ci.yml")[0] is lane
+    assert lane_and_verdict(report, ".gitlab-ci.yml")[0] is lane
 
 
 def test_gitlab_include_of_the_file_that_runs_the_gate_is_harness(
@@ -301,4 +297,4 @@ def test_gitlab_include_of_the_file_that_runs_the_gate_is_harness(
              ".gitlab/gate.yml": "gate:\n  script: [oracle-gate check]\n"}  # fmt: skip
     repo = _ci_repo(example_repo, files)
     _, report = _edit(repo, ".gitlab-ci.yml", "include: .gitlab/gate.yml\n", "")
-    assert _lane(report, ".gitlab-ci.yml") == (Lane.HARNESS, Verdict.REJECT)
+    assert lane_and_verdict(report, ".gitlab-ci.yml") == (Lane.HARNESS, Verdict.REJECT)

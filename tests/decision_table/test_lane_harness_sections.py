@@ -9,6 +9,7 @@ import pytest
 from gitrepo import GitRepo
 from oracle_gate.model import Lane, Verdict
 from oracle_gate.report import Report
+from reports import lane_and_verdict
 
 PKG = "libs/intervals"
 
@@ -81,11 +82,6 @@ def _changed(repo: GitRepo, path: str, text: str, old: str, new: str) -> tuple[s
     return base, repo.judge_paths(base, repo.commit(f"edit {path}"))
 
 
-def _lane(report: Report, path: str) -> tuple[Lane, Verdict]:
-    entry = next(p for p in report.paths if p.path == path)
-    return entry.lane, entry.verdict
-
-
 def _merges(repo: GitRepo, base: str) -> None:
     assert repo.gate(base).verdict is Verdict.PASS
 
@@ -107,7 +103,7 @@ def test_pyproject_packaging_and_linter_edits_are_other_and_merge(
 ) -> None:
     repo, _ = example_repo
     base, report = _changed(repo, "pyproject.toml", PYPROJECT, old, new)
-    assert _lane(report, "pyproject.toml") == (Lane.OTHER, Verdict.PASS)
+    assert lane_and_verdict(report, "pyproject.toml") == (Lane.OTHER, Verdict.PASS)
     assert "only packaging and tool settings changed" in report.findings[0].reason
     _merges(repo, base)
 
@@ -138,7 +134,7 @@ def test_pyproject_edits_that_reach_pytest_or_the_gate_are_harness(
 ) -> None:
     repo, _ = example_repo
     _, report = _changed(repo, "pyproject.toml", PYPROJECT, old, new)
-    assert _lane(report, "pyproject.toml") == (Lane.HARNESS, Verdict.REJECT)
+    assert lane_and_verdict(report, "pyproject.toml") == (Lane.HARNESS, Verdict.REJECT)
     assert named in report.findings[0].reason
 
 
@@ -156,7 +152,7 @@ def test_setup_cfg_packaging_edits_are_other_and_merge(
 ) -> None:
     repo, _ = example_repo
     base, report = _changed(repo, f"{PKG}/setup.cfg", SETUP_CFG, old, new)
-    assert _lane(report, f"{PKG}/setup.cfg") == (Lane.OTHER, Verdict.PASS)
+    assert lane_and_verdict(report, f"{PKG}/setup.cfg") == (Lane.OTHER, Verdict.PASS)
     _merges(repo, base)
 
 
@@ -174,21 +170,21 @@ def test_setup_cfg_edits_that_reach_pytest_are_harness(
 ) -> None:
     repo, _ = example_repo
     _, report = _changed(repo, f"{PKG}/setup.cfg", SETUP_CFG, old, new)
-    assert _lane(report, f"{PKG}/setup.cfg") == (Lane.HARNESS, Verdict.REJECT)
+    assert lane_and_verdict(report, f"{PKG}/setup.cfg") == (Lane.HARNESS, Verdict.REJECT)
     assert named in report.findings[0].reason
 
 
 def test_tox_env_edit_is_other_and_merges(example_repo: tuple[GitRepo, str]) -> None:
     repo, _ = example_repo
     base, report = _changed(repo, "tox.ini", TOX_INI, "envlist = py311", "envlist = py311,py312")
-    assert _lane(report, "tox.ini") == (Lane.OTHER, Verdict.PASS)
+    assert lane_and_verdict(report, "tox.ini") == (Lane.OTHER, Verdict.PASS)
     _merges(repo, base)
 
 
 def test_tox_pytest_section_edit_is_harness(example_repo: tuple[GitRepo, str]) -> None:
     repo, _ = example_repo
     _, report = _changed(repo, "tox.ini", TOX_INI, "addopts = -q", "addopts = -p no:randomly -x")
-    assert _lane(report, "tox.ini") == (Lane.HARNESS, Verdict.REJECT)
+    assert lane_and_verdict(report, "tox.ini") == (Lane.HARNESS, Verdict.REJECT)
 
 
 @pytest.mark.parametrize(
@@ -207,7 +203,7 @@ def test_setup_py_literal_packaging_edits_are_other_and_merge(
 ) -> None:
     repo, _ = example_repo
     base, report = _changed(repo, "setup.py", SETUP_PY, old, new)
-    assert _lane(report, "setup.py") == (Lane.OTHER, Verdict.PASS)
+    assert lane_and_verdict(report, "setup.py") == (Lane.OTHER, Verdict.PASS)
     _merges(repo, base)
 
 
@@ -228,7 +224,7 @@ def test_setup_py_code_or_entry_point_edit_is_harness(
 ) -> None:
     repo, _ = example_repo
     _, report = _changed(repo, "setup.py", SETUP_PY, old, new)
-    assert _lane(report, "setup.py") == (Lane.HARNESS, Verdict.REJECT)
+    assert lane_and_verdict(report, "setup.py") == (Lane.HARNESS, Verdict.REJECT)
 
 
 # A build helper (versioneer) the root settings call tooling, as toolz 0.11.0 took it up.
@@ -259,7 +255,7 @@ def test_setup_py_version_from_the_package_or_a_build_helper_is_other_and_merges
     repo, _ = example_repo
     repo.write("oracle-gate.toml", settings)
     base, report = _changed(repo, "setup.py", SETUP_PY.replace(PLAIN, old), old, new)
-    assert _lane(report, "setup.py") == (Lane.OTHER, Verdict.PASS)
+    assert lane_and_verdict(report, "setup.py") == (Lane.OTHER, Verdict.PASS)
     _merges(repo, base)
 
 
@@ -282,7 +278,7 @@ def test_setup_py_helper_calls_beyond_packaging_are_harness(
     repo, _ = example_repo
     repo.write("oracle-gate.toml", settings)
     _, report = _changed(repo, "setup.py", SETUP_PY, PLAIN, new)
-    assert _lane(report, "setup.py") == (Lane.HARNESS, Verdict.REJECT)
+    assert lane_and_verdict(report, "setup.py") == (Lane.HARNESS, Verdict.REJECT)
 
 
 COVERAGERC = "[run]\nbranch = true\n\n[report]\nshow_missing = true\n"
@@ -293,7 +289,7 @@ def test_coverage_settings_are_other_where_nothing_runs_coverage(
 ) -> None:
     repo, _ = example_repo
     base, report = _changed(repo, ".coveragerc", COVERAGERC, "branch = true", "branch = false")
-    assert _lane(report, ".coveragerc") == (Lane.OTHER, Verdict.PASS)
+    assert lane_and_verdict(report, ".coveragerc") == (Lane.OTHER, Verdict.PASS)
     _merges(repo, base)
     _, report = _changed(
         repo,
@@ -302,7 +298,7 @@ def test_coverage_settings_are_other_where_nothing_runs_coverage(
         "[tool.ruff]",
         "[tool.coverage.run]\nbranch = true\n\n[tool.ruff]",
     )
-    assert _lane(report, "pyproject.toml") == (Lane.OTHER, Verdict.PASS)
+    assert lane_and_verdict(report, "pyproject.toml") == (Lane.OTHER, Verdict.PASS)
 
 
 @pytest.mark.parametrize(
@@ -321,7 +317,7 @@ def test_coverage_settings_are_harness_where_the_tests_pytest_runs_coverage(
     _, report = _changed(
         repo, ".coveragerc", COVERAGERC, "branch = true", "branch = true\nplugins = tools.quiet"
     )
-    assert _lane(report, ".coveragerc") == (Lane.HARNESS, Verdict.REJECT)
+    assert lane_and_verdict(report, ".coveragerc") == (Lane.HARNESS, Verdict.REJECT)
     assert "coverage runs in the tests' pytest" in report.findings[0].reason
 
 
@@ -331,6 +327,6 @@ def test_pytest_ini_comment_only_edit_passes_and_an_option_rejects(
     repo, _ = example_repo
     path = f"{PKG}/pytest.ini"
     _, report = _changed(repo, path, "[pytest]\naddopts = -q\n", "[pytest]\n", "# why\n[pytest]\n")
-    assert _lane(report, path) == (Lane.HARNESS, Verdict.PASS)
+    assert lane_and_verdict(report, path) == (Lane.HARNESS, Verdict.PASS)
     _, report = _changed(repo, path, "[pytest]\naddopts = -q\n", "-q", "-q -k 'not slow'")
-    assert _lane(report, path) == (Lane.HARNESS, Verdict.REJECT)
+    assert lane_and_verdict(report, path) == (Lane.HARNESS, Verdict.REJECT)

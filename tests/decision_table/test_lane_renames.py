@@ -6,14 +6,9 @@ import pytest
 
 from gitrepo import GitRepo
 from oracle_gate.model import Lane, Verdict
-from oracle_gate.report import Report
+from reports import lane_and_verdict
 
 PKG = "libs/intervals"
-
-
-def _entry(report: Report, path: str) -> tuple[Lane, Verdict]:
-    entry = next(p for p in report.paths if p.path == path)
-    return entry.lane, entry.verdict
 
 
 @pytest.mark.parametrize(
@@ -36,7 +31,7 @@ def test_oracle_file_renamed_out_of_its_lane_is_a_removal(
     repo.remove(f"{PKG}/{new}")
     repo.git("mv", f"{PKG}/{old}", f"{PKG}/{new}")
     report = repo.judge_paths(base, repo.commit("rename"))
-    assert _entry(report, f"{PKG}/{old}") == (lane, Verdict.REJECT)
+    assert lane_and_verdict(report, f"{PKG}/{old}") == (lane, Verdict.REJECT)
     assert report.exit_code == 1
 
 
@@ -47,8 +42,8 @@ def test_test_support_renamed_to_docs_is_a_removal(example_repo: tuple[GitRepo, 
     base = repo.commit("helpers")
     repo.git("mv", f"{PKG}/tests/helpers.py", f"{PKG}/tests/helpers.md")
     report = repo.judge_paths(base, repo.commit("rename"))
-    assert _entry(report, f"{PKG}/tests/helpers.py") == (Lane.TEST, Verdict.REJECT)
-    assert _entry(report, f"{PKG}/tests/helpers.md") == (Lane.DOCS, Verdict.PASS)
+    assert lane_and_verdict(report, f"{PKG}/tests/helpers.py") == (Lane.TEST, Verdict.REJECT)
+    assert lane_and_verdict(report, f"{PKG}/tests/helpers.md") == (Lane.DOCS, Verdict.PASS)
 
 
 def test_conftest_renamed_away_is_a_harness_removal(example_repo: tuple[GitRepo, str]) -> None:
@@ -57,7 +52,7 @@ def test_conftest_renamed_away_is_a_harness_removal(example_repo: tuple[GitRepo,
     base = repo.commit("conftest")
     repo.git("mv", f"{PKG}/tests/conftest.py", f"{PKG}/tests/conftest.md")
     report = repo.judge_paths(base, repo.commit("rename"))
-    assert _entry(report, f"{PKG}/tests/conftest.py") == (Lane.HARNESS, Verdict.REJECT)
+    assert lane_and_verdict(report, f"{PKG}/tests/conftest.py") == (Lane.HARNESS, Verdict.REJECT)
 
 
 def test_test_file_moved_to_another_package_is_removed_from_the_first(
@@ -67,7 +62,7 @@ def test_test_file_moved_to_another_package_is_removed_from_the_first(
     old = f"{PKG}/tests/test_merge.py"
     repo.git("mv", old, "libs/codec/tests/test_merge.py")
     report = repo.judge_paths(base, repo.commit("move tests"))
-    assert _entry(report, old) == (Lane.TEST, Verdict.REJECT)
+    assert lane_and_verdict(report, old) == (Lane.TEST, Verdict.REJECT)
     entry = next(p for p in report.paths if p.path == old)
     assert entry.lane is Lane.TEST
     assert any(f.package == PKG and f.path == old for f in report.findings)
@@ -79,7 +74,7 @@ def test_ledger_moved_to_another_package_is_removed_from_the_first(
     repo, base = example_repo
     repo.git("mv", f"{PKG}/assumptions.yaml", "libs/codec/assumptions.yaml")
     report = repo.judge_paths(base, repo.commit("move the assumption register"))
-    assert _entry(report, f"{PKG}/assumptions.yaml") == (Lane.LEDGER, Verdict.REJECT)
+    assert lane_and_verdict(report, f"{PKG}/assumptions.yaml") == (Lane.LEDGER, Verdict.REJECT)
 
 
 def test_ledger_moved_below_its_package_root_is_a_removal(
@@ -88,7 +83,7 @@ def test_ledger_moved_below_its_package_root_is_a_removal(
     repo, base = example_repo
     repo.git("mv", f"{PKG}/seeds.jsonl", f"{PKG}/intervals/seeds.jsonl")
     report = repo.judge_paths(base, repo.commit("hide the seeds where the gate does not look"))
-    assert _entry(report, f"{PKG}/seeds.jsonl") == (Lane.LEDGER, Verdict.REJECT)
+    assert lane_and_verdict(report, f"{PKG}/seeds.jsonl") == (Lane.LEDGER, Verdict.REJECT)
 
 
 def test_docs_renamed_within_docs_pass(example_repo: tuple[GitRepo, str]) -> None:
@@ -110,4 +105,7 @@ def test_guarded_production_module_renamed_in_its_package_stays_one_path(
     repo.git("mv", f"{PKG}/intervals/util.py", f"{PKG}/intervals/ranges_util.py")
     report = repo.judge_paths(base, repo.commit("rename module"))
     assert [p.path for p in report.paths] == [f"{PKG}/intervals/ranges_util.py"]
-    assert _entry(report, f"{PKG}/intervals/ranges_util.py") == (Lane.PRODUCTION, Verdict.PASS)
+    assert lane_and_verdict(report, f"{PKG}/intervals/ranges_util.py") == (
+        Lane.PRODUCTION,
+        Verdict.PASS,
+    )

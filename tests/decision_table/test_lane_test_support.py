@@ -8,16 +8,11 @@ import pytest
 
 from gitrepo import GitRepo
 from oracle_gate.model import Lane, Verdict
-from oracle_gate.report import Report
+from reports import lane_and_verdict
 
 PKG = "libs/intervals"
 HELPERS = f"{PKG}/tests/helpers.py"
 HELPER_TEXT = "def expected_overlap():\n    return [[0, 7]]\n"
-
-
-def _entry(report: Report, path: str) -> tuple[Lane, Verdict]:
-    entry = next(p for p in report.paths if p.path == path)
-    return entry.lane, entry.verdict
 
 
 @pytest.fixture
@@ -45,7 +40,7 @@ def test_new_test_support_is_an_agent_file(
     repo, base = example_repo
     repo.write(path, text)
     report = repo.gate(base, repo.commit("support"))
-    assert _entry(report, path) == (Lane.AGENT_TEST, Verdict.IGNORED_AS_ORACLE)
+    assert lane_and_verdict(report, path) == (Lane.AGENT_TEST, Verdict.IGNORED_AS_ORACLE)
     assert report.verdict is Verdict.PASS
 
 
@@ -64,7 +59,7 @@ def test_changed_test_support_without_note_is_rejected(
     repo, base = with_helpers
     repo.replace(path, old, new)
     report = repo.judge_paths(base, repo.commit("edit support"))
-    assert _entry(report, path) == (Lane.TEST, Verdict.REJECT)
+    assert lane_and_verdict(report, path) == (Lane.TEST, Verdict.REJECT)
     assert "test support modified" in " ".join(f.reason for f in report.findings)
 
 
@@ -72,14 +67,14 @@ def test_deleted_test_support_is_rejected(with_helpers: tuple[GitRepo, str]) -> 
     repo, base = with_helpers
     repo.remove(HELPERS)
     report = repo.judge_paths(base, repo.commit("drop helpers"))
-    assert _entry(report, HELPERS) == (Lane.TEST, Verdict.REJECT)
+    assert lane_and_verdict(report, HELPERS) == (Lane.TEST, Verdict.REJECT)
 
 
 def test_test_support_comment_only_edit_passes(with_helpers: tuple[GitRepo, str]) -> None:
     repo, base = with_helpers
     repo.replace(HELPERS, "return [[0, 7]]", "return [[0, 7]]  # one merged range")
     report = repo.judge_paths(base, repo.commit("comment"))
-    assert _entry(report, HELPERS) == (Lane.TEST, Verdict.PASS)
+    assert lane_and_verdict(report, HELPERS) == (Lane.TEST, Verdict.PASS)
 
 
 @pytest.mark.parametrize(
@@ -107,7 +102,9 @@ def test_test_support_surface_decides_beyond_layout(
     repo, base = with_helpers
     repo.replace(HELPERS, old, new)
     report = repo.gate(base, repo.commit("typing"), replay=verdict is Verdict.PASS)
-    assert _entry(report, HELPERS) == (Lane.TEST, verdict), [f.reason for f in report.findings]
+    assert lane_and_verdict(report, HELPERS) == (Lane.TEST, verdict), [
+        f.reason for f in report.findings
+    ]
 
 
 def test_test_support_change_with_note_is_human_noted(with_helpers: tuple[GitRepo, str]) -> None:
@@ -117,7 +114,7 @@ def test_test_support_change_with_note_is_human_noted(with_helpers: tuple[GitRep
     repo.relock(PKG)
     repo.note(PKG, base, "tests/helpers.py", "oracle_gate.lock")
     report = repo.judge_paths(base, repo.commit("reviewed helper change"))
-    assert _entry(report, HELPERS) == (Lane.TEST, Verdict.HUMAN_NOTED)
+    assert lane_and_verdict(report, HELPERS) == (Lane.TEST, Verdict.HUMAN_NOTED)
 
 
 def test_test_support_modules_are_in_the_lock(with_helpers: tuple[GitRepo, str]) -> None:
@@ -136,4 +133,4 @@ def test_conftest_is_locked_but_judged_as_harness(example_repo: tuple[GitRepo, s
     lock = json.loads(repo.read(f"{PKG}/oracle_gate.lock"))
     assert any(key.startswith("tests/conftest.py::") for key in lock["surface"])
     report = repo.judge_paths(base, repo.commit("new conftest"))
-    assert _entry(report, conftest) == (Lane.HARNESS, Verdict.REJECT)
+    assert lane_and_verdict(report, conftest) == (Lane.HARNESS, Verdict.REJECT)
