@@ -1,7 +1,7 @@
 """Pure-Python implementation of the native core's API (see ``_native.pyi``).
 
 Every function returns exactly what the native one returns and raises the same
-errors with the same messages; ``tests/test_backend_parity.py`` holds us to it.
+errors with the same messages; ``tests/parity/test_backend_parity.py`` holds us to it.
 """
 
 from __future__ import annotations

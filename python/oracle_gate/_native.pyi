@@ -285,4 +285,4 @@ def evaluate_build_files(
 def label_ref(text: str) -> tuple[str, str, bool] | None:
     """``(repository, package, computed)`` of what an absolute label can name, or None:
     ``bazel.labels.label_ref``, whose answers the native core's edges are resolved with
-    (``tests/test_labels.py`` holds the two equal)."""
+    (``tests/unit/bazel/test_labels.py`` holds the two equal)."""

@@ -2,7 +2,7 @@
 //! and the declaration `select --explain` shows for it.
 //!
 //! `label_ref` is `bazel/labels.py`'s `label_ref`, character for character
-//! (`tests/test_labels.py` holds the two to the same answers); the edges and their
+//! (`tests/unit/bazel/test_labels.py` holds the two to the same answers); the edges and their
 //! `why` are what `graph/` made of the records before it moved here, so the graph
 //! and its explanations are the same whichever side computes them.
 

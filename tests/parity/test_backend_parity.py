@@ -131,7 +131,7 @@ def _hash_unprivileged(path: Path) -> str:
     """Every backend's outcome for ``path`` without the privilege to ignore file modes."""
     drop = ["65534"] if os.geteuid() == 0 else []
     done = subprocess.run(
-        [sys.executable, "-c", _HASH_AS, str(Path(__file__).parent), str(path), *drop],
+        [sys.executable, "-c", _HASH_AS, str(Path(__file__).parents[1]), str(path), *drop],
         capture_output=True,
         text=True,
         timeout=60,
@@ -182,7 +182,7 @@ def test_shipped_example_locks_are_up_to_date() -> None:
 # f-strings, implicit concatenation, lone surrogates, number spellings, elif,
 # match, nested classes, decorators, CRLF, form feeds, Unicode identifiers.
 # They are stored as ``*.py.txt`` so that linters leave their odd style alone.
-SURFACE_CORPUS = Path(__file__).resolve().parent / "surface_corpus"
+SURFACE_CORPUS = Path(__file__).resolve().parents[1] / "surface_corpus"
 SURFACE_ACCEPTED: dict[str, bytes] = {
     p.name.removesuffix(".txt"): p.read_bytes() for p in sorted(SURFACE_CORPUS.glob("*.py.txt"))
 }

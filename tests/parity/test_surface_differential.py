@@ -62,7 +62,7 @@ def _stdlib_tests() -> list[str]:
     return sorted(glob.glob(os.path.join(root, "**", "test_*.py"), recursive=True))
 
 
-PROJECT = Path(__file__).resolve().parent.parent
+PROJECT = Path(__file__).resolve().parents[2]
 # Globs under the project root; each must match at least one file.
 PINNED = (
     "tests/**/*.py",
