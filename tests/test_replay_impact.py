@@ -7,13 +7,16 @@ that way: the test must run again, so the patch is rejected) and its honest neig
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 
 from gitrepo import GitRepo
 from oracle_gate.model import Verdict
+from oracle_gate.repo.cache import cache_dir
 from oracle_gate.report import Report
+from oracle_gate.runtime.reads import READS_FILE
 from reports import replay_reasons
 
 ROW = (
@@ -381,3 +384,67 @@ def test_the_report_says_why_a_test_runs_again(
     report = _patch(repo, base, "change", edits)
     assert f"tests/test_mod.py::test_fmt: {why}" in replay_reasons(report), replay_reasons(report)
     assert report.verdict is Verdict.PASS
+
+
+# pytest's own configuration files
+
+PYPROJECT = (
+    '[project]\nname = "pkg"\nversion = "1.0"\n\n'
+    '[tool.pytest.ini_options]\naddopts = "-p no:randomly"\n'
+)
+CONFIGURED = {"pyproject.toml": PYPROJECT, "mod.py": "def double(x):\n    return 2 * x\n"}
+CONFIGURED_TESTS = "import mod\n\n\ndef test_double():\n    assert mod.double(2) == 4\n"
+# a conftest that reads the file at import: what it reads is in every test's footprint
+READ_AT_IMPORT = (
+    "import pathlib\nimport re\n\n"
+    "VERSION = re.search(r'version = \"(.*)\"', (pathlib.Path(__file__).parents[1] /"
+    ' "pyproject.toml").read_text()).group(1)\n'
+)
+VERSIONED_TESTS = (
+    'import conftest\n\n\ndef test_released():\n    assert conftest.VERSION == "1.0"\n'
+)
+
+
+def _recorded(repo: GitRepo, base: str) -> str:
+    """A comment in mod.py checked on ``base``: its replay records the baseline and the
+    run-time reads; the branch is left checked out, and its commit returned."""
+    first = _patch(repo, base, "comment", {"mod.py": "# doubled\n" + CONFIGURED["mod.py"]})
+    assert first.verdict is Verdict.PASS, [f.reason for f in first.findings]
+    return repo.git("rev-parse", "HEAD").strip()
+
+
+def _bumped(repo: GitRepo, base: str, name: str) -> Report:
+    repo.git("checkout", "-q", "-b", name, base)
+    repo.write("pkg/pyproject.toml", PYPROJECT.replace('"1.0"', '"1.1"'))
+    return repo.gate(base, repo.commit(name))
+
+
+def test_pytest_reading_its_own_section_of_a_config_file_keeps_the_parent_result(
+    repo: GitRepo,
+) -> None:
+    """A version bump in pyproject.toml beside a comment in the code: pytest reads the file
+    for its own section, which the classifier found unchanged, so no test runs again."""
+    base = _package(repo, CONFIGURED, CONFIGURED_TESTS)
+    _recorded(repo, base)
+    bumped = PYPROJECT.replace('"1.0"', '"1.1"')
+    edits = {"pyproject.toml": bumped, "mod.py": "# doubled\n" + CONFIGURED["mod.py"]}
+    _assert_kept(_patch(repo, base, "bump-and-comment", edits), 1)
+
+
+def test_pytest_reading_its_configuration_is_no_read_that_selects_the_package(
+    repo: GitRepo,
+) -> None:
+    base = _package(repo, CONFIGURED, CONFIGURED_TESTS)
+    _recorded(repo, base)
+    reads = json.loads((cache_dir(repo.path) / READS_FILE).read_text())
+    assert "pkg/pyproject.toml" not in reads["pkg"]["opened"], reads
+    report = _bumped(repo, base, "bump")
+    assert report.verdict is Verdict.PASS and report.docs_only, replay_reasons(report)
+
+
+def test_a_conftest_reading_a_config_file_at_import_runs_every_test_again(
+    repo: GitRepo,
+) -> None:
+    base = _package(repo, {**CONFIGURED, "tests/conftest.py": READ_AT_IMPORT}, VERSIONED_TESTS)
+    _recorded(repo, base)
+    _assert_rejected(_bumped(repo, base, "bump"), "test_released")

@@ -12,7 +12,9 @@ the parent's code (trusted code: nothing here defends against it):
   every test shares; a fixture of a wider scope than the function is its own
   footprint, shared by every test that requests it, whichever test ran it;
 - the repository files each test opened (an audit hook on ``open``; reading a
-  module's source to import it is the import's, whose code the tracer sees),
+  module's source to import it is the import's, whose code the tracer sees), and
+  apart from them the configuration files pytest's own loader read (what it reads
+  of them, its own section, the classifier compares: ``runtime/impact.py``),
   the lines of source it had ``linecache`` give line by line (a traceback or a
   warning rendered as text shows those lines and no others; a whole file asked
   of ``linecache``, as ``inspect.getsource`` does, is a file read, cached or
@@ -36,6 +38,7 @@ import sys
 import threading
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass, field
+from types import FrameType
 from typing import Any
 
 __all__ = ["SESSION", "Recorder"]
@@ -56,6 +59,7 @@ class _Trace:
     """What one label (a test, a wide fixture, the session) did besides executing lines."""
 
     opened: set[str] = field(default_factory=set)
+    configured: set[str] = field(default_factory=set)  # read by pytest's configuration loader
     rendered: dict[str, set[int]] = field(default_factory=dict)
     listed: set[str] = field(default_factory=set)
     unrecorded: str = ""
@@ -169,7 +173,10 @@ class Recorder:
             # linecache filling its store for one line: that line is what is read
             if getattr(self.reading, "line", False):
                 return
-            if not sys._getframe(1).f_code.co_filename.startswith("<frozen importlib"):
+            caller = sys._getframe(1)
+            if _configuration_read(caller):
+                self._note(self._trace().configured, args[0] if args else None)
+            elif not caller.f_code.co_filename.startswith("<frozen importlib"):
                 self._note(self._trace().opened, args[0] if args else None)
         elif event in _LISTING_EVENTS:
             self._note(self._trace().listed, args[0] if args and args[0] is not None else os.curdir)
@@ -294,6 +301,19 @@ class Recorder:
         return found
 
 
+# pytest's own loader of its configuration files, and what it reads a file through.
+_CONFIG_LOADER = "_pytest.config.findpaths"
+_READERS = frozenset({"pathlib", "iniconfig"})
+
+
+def _configuration_read(frame: FrameType | None) -> bool:
+    """Whether an open made in ``frame`` is pytest's loader reading a configuration file
+    (``pyproject.toml``, ``setup.cfg``, ``tox.ini``, ``pytest.ini``) for its own section."""
+    while frame is not None and frame.f_globals.get("__name__") in _READERS:
+        frame = frame.f_back
+    return frame is not None and frame.f_globals.get("__name__") == _CONFIG_LOADER
+
+
 def _ranges(lines: Iterable[int]) -> list[list[int]]:
     """Sorted lines as ``[first, last]`` runs."""
     runs: list[list[int]] = []
@@ -313,6 +333,7 @@ def _encoded(lines: dict[str, set[int]], trace: _Trace) -> dict[str, Any]:
     return {
         "lines": {file: _ranges(found) for file, found in sorted(lines.items())},
         "opened": sorted(trace.opened),
+        "configured": sorted(trace.configured),
         "rendered": {file: _ranges(found) for file, found in sorted(trace.rendered.items())},
         "listed": sorted(trace.listed),
         "unrecorded": trace.unrecorded,
@@ -329,6 +350,7 @@ def _merged(parts: list[dict[str, Any]]) -> dict[str, Any]:
         for file, runs in part["lines"].items():
             lines.setdefault(file, set()).update(_lines_of(runs))
         trace.opened.update(part["opened"])
+        trace.configured.update(part["configured"])
         for file, runs in part["rendered"].items():
             trace.rendered.setdefault(file, set()).update(_lines_of(runs))
         trace.listed.update(part["listed"])

@@ -7,7 +7,9 @@ listed. The replay tree differs from the parent's checkout only in the paths
 
 - its footprint could not be recorded;
 - it opened a changed path, or listed a directory where a path appears or
-  disappears;
+  disappears; or pytest's loader read its configuration from a changed path
+  whose pytest sections the classifier did not find unchanged (``pytest_sections_kept``:
+  what pytest reads of such a file is the same on both sides);
 - it had ``linecache`` give it a line of a changed path (a traceback rendered
   as text) whose text the change does not keep: a line of code is followed to
   the head's lines its instructions are on, in code objects the change left as
@@ -75,6 +77,7 @@ class Footprint:
     listed: frozenset[str] = frozenset()
     unrecorded: str = ""
     rendered: Mapping[str, frozenset[int]] = field(default_factory=dict)
+    configured: frozenset[str] = frozenset()  # the files pytest's configuration loader read
 
     @classmethod
     def decode(cls, data: Mapping[str, Any]) -> Footprint:
@@ -85,6 +88,7 @@ class Footprint:
             frozenset(map(str, data["listed"])),
             str(data["unrecorded"]),
             _decoded_runs(data["rendered"]),
+            frozenset(map(str, data["configured"])),
         )
 
     def with_session(self, session: Footprint) -> Footprint:
@@ -95,6 +99,7 @@ class Footprint:
             self.listed | session.listed,
             self.unrecorded or session.unrecorded,
             _joined(session.rendered, self.rendered),
+            self.configured | session.configured,
         )
 
 
@@ -134,6 +139,9 @@ class Change:
     listings: frozenset[str] = frozenset()  # directories whose entries it adds or removes
     # both sides' bytes, for the lines whose text it keeps (None: it keeps none)
     texts: tuple[bytes, bytes] | None = field(default=None, repr=False, compare=False)
+    # a configuration file whose pytest sections the classifier found unchanged: pytest's
+    # loader reads the same configuration from it on both sides
+    pytest_sections_kept: bool = False
 
     @functools.cached_property
     def kept(self) -> frozenset[int]:
@@ -157,6 +165,8 @@ class Change:
             return f"it ran {_shown_unit(hit[0])} in {what}"
         if self.path in footprint.opened:
             return f"it read {what}"
+        if self.path in footprint.configured and not self.pytest_sections_kept:
+            return f"pytest read its configuration from {what}"
         shown = sorted(footprint.rendered.get(self.path, frozenset()) - self.kept)
         if shown:
             return (

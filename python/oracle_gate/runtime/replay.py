@@ -715,7 +715,9 @@ def replay_packages(
         for path in set(head_side) - set(parent_side):
             (trees.head_dir / path).unlink(missing_ok=True)
         _write(trees.head_dir, trees.parent, set(parent_side) - head_config)
-    impact = _impact(trees, [sides[state.package.path] for state in states], head_config)
+    impact = _impact(
+        trees, [sides[state.package.path] for state in states], head_config, options.head_config
+    )
     for state in states:
         _plan(state, impact)
         findings += _run_and_judge(env, trees, state, stats, options.hints)
@@ -772,10 +774,12 @@ def _impact(
     trees: ReplayTrees,
     sides: list[tuple[tuple[list[str], list[str]], tuple[list[str], list[str]]]],
     head_config: frozenset[str],
+    pytest_unmoved: frozenset[str],
 ) -> Impact:
     """How the replay tree (the head's files, the parent's test side of every replayed
     package over them but the head's config files, the head's own test side gone)
-    differs from the parent's checkout."""
+    differs from the parent's checkout; ``pytest_unmoved`` are the config files whose
+    pytest sections the classifier found unchanged (``ReplayOptions.head_config``)."""
     parent_side = {path for (_, side), _ in sides for path in side} - head_config
     head_side = {path for _, (_, side) in sides for path in side} - head_config
     parent_files = set(trees.parent.files())
@@ -792,7 +796,9 @@ def _impact(
         if path in links:
             changes.append(Change(path, ChangeKind.LINK))
         else:
-            changes.append(file_change(path, trees.parent.read(path), trees.head.read(path)))
+            change = file_change(path, trees.parent.read(path), trees.head.read(path))
+            kept = path in pytest_unmoved
+            changes.append(dataclasses.replace(change, pytest_sections_kept=kept))
     parent_entries, replay_entries = entries(parent_files), entries(replay_files)
     for path in sorted(replay_files - parent_files):
         changes.append(

@@ -3,6 +3,8 @@ it reaches through their footprints."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from oracle_gate.runtime.impact import (
@@ -140,6 +142,20 @@ def test_opened_files_listed_directories_and_unrecorded_footprints_are_reached()
     assert impact.reason(_footprint({}, listed=frozenset({"pkg/data"}))) == ""
     assert impact.reason(_footprint({}, unrecorded="it started a process")) == (
         "its footprint could not be recorded (it started a process)"
+    )
+
+
+def test_pytest_reading_its_configuration_reaches_only_where_its_sections_moved() -> None:
+    bumped = file_change("pyproject.toml", b'version = "1"', b'version = "2"')
+    kept = dataclasses.replace(bumped, pytest_sections_kept=True)
+    configured = Footprint(configured=frozenset({"pyproject.toml"}))
+    assert Impact((kept,)).reason(configured) == ""
+    assert Impact((bumped,)).reason(configured) == (
+        "pytest read its configuration from pyproject.toml, which the patch changes"
+    )
+    # a read of the same file by anything but pytest's loader counts whatever its sections
+    assert Impact((kept,)).reason(Footprint(opened=frozenset({"pyproject.toml"}))) == (
+        "it read pyproject.toml, which the patch changes"
     )
 
 
