@@ -103,6 +103,7 @@ def _honest_then(repo: GitRepo, xdg: Path, tamper: str) -> tuple[str, Path]:
     tests["tests/test_mod.py::test_double"] = {
         "lines": {},
         "opened": [],
+        "configured": [],
         "rendered": {},
         "listed": [],
         "unrecorded": "",
@@ -110,6 +111,7 @@ def _honest_then(repo: GitRepo, xdg: Path, tamper: str) -> tuple[str, Path]:
     document["footprints"]["session"] = {
         "lines": {},
         "opened": [],
+        "configured": [],
         "rendered": {},
         "listed": [],
         "unrecorded": "",
