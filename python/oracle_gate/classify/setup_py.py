@@ -15,6 +15,7 @@ from oracle_gate.classify.module_names import module_names
 from oracle_gate.classify.python import is_literal
 from oracle_gate.classify.sections import ENTRY_GROUP, Effect, ini_sections
 from oracle_gate.errors import SurfaceError
+from oracle_gate.pysource.imports import bound_name
 from oracle_gate.pysource.parse import parse_python
 
 __all__ = ["setup_py_effect"]
@@ -151,17 +152,13 @@ def _names(tree: ast.AST) -> set[str]:
     return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
 
 
-def _bound(alias: ast.alias) -> str:
-    return alias.asname or alias.name.split(".")[0]
-
-
 def _without_imports_of(tree: ast.Module, dropped: set[str]) -> None:
     """Drop the top-level imports of the ``dropped`` names, which only packaging values used:
     which module gives the version is the version's business, not code of its own."""
     body: list[ast.stmt] = []
     for statement in tree.body:
         if isinstance(statement, ast.Import):
-            statement.names = [a for a in statement.names if _bound(a) not in dropped]
+            statement.names = [a for a in statement.names if bound_name(a) not in dropped]
             if not statement.names:
                 continue
         body.append(statement)

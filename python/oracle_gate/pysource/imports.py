@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Iterator
 
-__all__ = ["import_origins"]
+__all__ = ["bound_name", "import_origins"]
 
 
 def import_origins(nodes: Iterable[ast.AST]) -> Iterator[tuple[str, str]]:
@@ -25,12 +25,13 @@ def import_origins(nodes: Iterable[ast.AST]) -> Iterator[tuple[str, str]]:
     for node in nodes:
         if isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.asname:
-                    yield alias.asname, alias.name
-                else:
-                    top = alias.name.split(".")[0]
-                    yield top, top
+                yield bound_name(alias), alias.name if alias.asname else bound_name(alias)
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             for alias in node.names:
                 if alias.name != "*":
                     yield alias.asname or alias.name, f"{node.module}.{alias.name}"
+
+
+def bound_name(alias: ast.alias) -> str:
+    """The name ``import`` binds for ``alias``: ``p`` of ``os.path as p``, ``os`` of ``os.path``."""
+    return alias.asname or alias.name.split(".")[0]
