@@ -448,3 +448,20 @@ def test_a_conftest_reading_a_config_file_at_import_runs_every_test_again(
     base = _package(repo, {**CONFIGURED, "tests/conftest.py": READ_AT_IMPORT}, VERSIONED_TESTS)
     _recorded(repo, base)
     _assert_rejected(_bumped(repo, base, "bump"), "test_released")
+
+
+# a test reading the file through pytest's own loader functions reads it as any test does
+READ_THROUGH_THE_LOADER = (
+    "import pathlib\n\nfrom _pytest.config.findpaths import _parse_toml_file\n\n\n"
+    "def test_released():\n"
+    '    path = pathlib.Path(__file__).parents[1] / "pyproject.toml"\n'
+    '    assert _parse_toml_file(path)["project"]["version"] == "1.0"\n'
+)
+
+
+def test_a_test_reading_a_config_file_through_pytests_loader_runs_again(
+    repo: GitRepo,
+) -> None:
+    base = _package(repo, CONFIGURED, READ_THROUGH_THE_LOADER)
+    _recorded(repo, base)
+    _assert_rejected(_bumped(repo, base, "bump"), "test_released")

@@ -301,17 +301,24 @@ class Recorder:
         return found
 
 
-# pytest's own loader of its configuration files, and what it reads a file through.
+# pytest's own loader of its configuration files, what it reads a file through, and what
+# calls it: a test calling the loader's helpers itself (``_parse_toml_file`` gives the
+# whole file) reads the file as any test does.
 _CONFIG_LOADER = "_pytest.config.findpaths"
 _READERS = frozenset({"pathlib", "iniconfig"})
+_CONFIG = "_pytest.config"
 
 
 def _configuration_read(frame: FrameType | None) -> bool:
-    """Whether an open made in ``frame`` is pytest's loader reading a configuration file
-    (``pyproject.toml``, ``setup.cfg``, ``tox.ini``, ``pytest.ini``) for its own section."""
+    """Whether an open made in ``frame`` is pytest's configuration, as it starts, reading a
+    file (``pyproject.toml``, ``setup.cfg``, ``tox.ini``, ``pytest.ini``) for its section."""
     while frame is not None and frame.f_globals.get("__name__") in _READERS:
         frame = frame.f_back
-    return frame is not None and frame.f_globals.get("__name__") == _CONFIG_LOADER
+    if frame is None or frame.f_globals.get("__name__") != _CONFIG_LOADER:
+        return False
+    while frame is not None and frame.f_globals.get("__name__") == _CONFIG_LOADER:
+        frame = frame.f_back
+    return frame is not None and frame.f_globals.get("__name__") == _CONFIG
 
 
 def _ranges(lines: Iterable[int]) -> list[list[int]]:
