@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from enum import Enum, IntEnum
 
 from oracle_gate.frozen import quick_init
-from oracle_gate.globs import literal_directory, matches_any
+from oracle_gate.globs import GlobIndex, literal_directory, matches_any
 
 CONFTEST = "conftest.py"
 
@@ -138,6 +139,15 @@ class Matrix:
     def test_folders(self) -> tuple[str, ...]:
         """The directories the ``tests`` globs live in (``tests/``); never the package root."""
         return tuple(sorted({literal_directory(g) for g in self.tests} - {""}))
+
+    def rows_matching(self, relative: str) -> tuple[Row, ...]:
+        """The rows whose globs select the package-relative path, in the matrix's order."""
+        return tuple(self.rows[index] for index in self._row_globs.matching(relative))
+
+    @functools.cached_property
+    def _row_globs(self) -> GlobIndex:
+        # Built on first use: most matrices of a large graph are never asked.
+        return GlobIndex(row.globs for row in self.rows)
 
     @property
     def fixture_globs(self) -> tuple[str, ...]:
