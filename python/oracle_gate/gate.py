@@ -26,7 +26,7 @@ from oracle_gate.repo.trees import GitTree
 from oracle_gate.report import Report
 from oracle_gate.runtime.baseline import BaselineCache
 from oracle_gate.runtime.health import append_health
-from oracle_gate.runtime.judge import RowEnv, RuntimeStats, judge_rows
+from oracle_gate.runtime.judge import RowEnv, RuntimeStats, judge_rows, runs_children
 from oracle_gate.runtime.replay import (
     CONFIG_NAMES,
     ReplayOptions,
@@ -130,12 +130,15 @@ def _run_rows(
     write_seeds: bool,
     options: ReplayOptions,
 ) -> tuple[list[Finding], RuntimeStats]:
-    """The rows' code, then (for ``packages``) the trusted replay, in one pair of checkouts."""
+    """The rows' code, then (for ``packages``) the trusted replay, in one pair of checkouts
+    (empty when neither starts a child: the rows then read only git objects)."""
     if not rows and not packages:
         return [], RuntimeStats()
-    with checkouts(repo, facts.diff.base, facts.diff.head) as trees:
-        hide(trees.parent, hidden_paths(facts.parent, facts.parent_graph))
-        hide(trees.head, hidden_paths(facts.head, facts.head_graph))
+    files = bool(packages) or runs_children(rows, facts.head)
+    with checkouts(repo, facts.diff.base, facts.diff.head, files=files) as trees:
+        if files:
+            hide(trees.parent, hidden_paths(facts.parent, facts.parent_graph))
+            hide(trees.head, hidden_paths(facts.head, facts.head_graph))
         runner = sandbox_runner(
             repo,
             facts.head,
