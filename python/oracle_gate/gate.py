@@ -14,7 +14,6 @@ from oracle_gate.config.lockfile import LOCK_FILE
 from oracle_gate.config.settings import Settings
 from oracle_gate.errors import ConfigError
 from oracle_gate.facts import Facts, LanedPath
-from oracle_gate.globs import matches_any
 from oracle_gate.graph import PackageGraph
 from oracle_gate.lanes import judge_packages, judge_paths
 from oracle_gate.lanes.common import note_problem
@@ -58,12 +57,11 @@ def hidden_paths(tree: GitTree, graph: PackageGraph) -> list[str]:
     hidden = []
     for package in graph.packages.values():
         prefix = f"{package.path}/" if package.path else ""
-        fixtures = package.matrix.fixture_globs
         hidden += [package.join(name) for name in (*LEDGER_FILES, LOCK_FILE)]
         hidden += [
             path
             for path in tree.files()
-            if path.startswith(prefix) and matches_any(path[len(prefix) :], fixtures)
+            if path.startswith(prefix) and package.matrix.is_fixture(path[len(prefix) :])
         ]
     return hidden
 
