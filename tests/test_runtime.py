@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +22,7 @@ from oracle_gate.repo.trees import GitTree
 from oracle_gate.report import Report
 from oracle_gate.runtime.canonical import NotPlainData, canonical_text, decode, encode
 from oracle_gate.runtime.judge import standing_freezes
+from oracle_gate.runtime.sandbox import checkouts
 from reports import reasons_of
 
 PKG = "libs/intervals"
@@ -341,6 +343,73 @@ def test_runner_timeout_rejects_and_leaves_no_worktree(repo: GitRepo) -> None:
     assert "timed out after 0.5s" in reasons_of(report)
     assert time.monotonic() - started < 45
     assert len(_worktrees(repo)) == 1
+
+
+def _plain_package(repo: GitRepo, register: str = "") -> str:
+    """A package whose one row has globs and no oracle to run; ``register`` is its
+    assumption register, if any."""
+    repo.write("pkg/invariants.yaml", 'version: 1\nrows:\n  - id: r\n    globs: ["plain.py"]\n')
+    repo.write(
+        "pkg/plain.py", "def double(x):\n    return 2 * x\n\n\ndef triple(x):\n    return 3 * x\n"
+    )
+    if register:
+        repo.write("pkg/assumptions.yaml", register)
+    return repo.commit("plain package")
+
+
+def _worktrees_added(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The commits ``git worktree add`` checks out from now on, as they are added."""
+    added: list[str] = []
+    original = checkouts.git
+
+    def recorded(repo: Path, *args: str) -> str:
+        if args[:2] == ("worktree", "add"):
+            added.append(args[-1])
+        return original(repo, *args)
+
+    monkeypatch.setattr(checkouts, "git", recorded)
+    return added
+
+
+def test_rows_with_no_child_to_run_check_out_no_tree(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the replay, a row of globs alone starts no child: no worktree is made (a
+    check of ten thousand modules spent seconds of git on two), and the row is judged."""
+    base = _plain_package(repo)
+    repo.replace("pkg/plain.py", "2 * x", "x + x")
+    added = _worktrees_added(monkeypatch)
+    report = repo.gate(base, repo.commit("touch"), replay=False)
+    assert "guarded by row(s) r" in reasons_of(report, Verdict.PASS)
+    assert added == []
+    assert len(_worktrees(repo)) == 1
+
+
+_REGISTER = (
+    "version: 1\nitems:\n  - id: A001\n    symbol: plain.{symbol}\n"
+    '    precondition: "x is an int"\n    evidence: "2 * x"\n    status: accepted\n'
+)
+
+
+def test_an_assumption_symbol_is_resolved_in_a_checkout_of_head(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cited symbol is a child's to resolve, so its package's rows get checkouts with
+    files though no row has an oracle: one the head still defines resolves."""
+    base = _plain_package(repo, _REGISTER.format(symbol="double"))
+    repo.replace("pkg/plain.py", "2 * x", "x + x")
+    added = _worktrees_added(monkeypatch)
+    reasons = reasons_of(repo.gate(base, repo.commit("touch"), replay=False))
+    assert "assumption A001 is accepted but no boundary or invalid partition" in reasons
+    assert "which the head tree does not define" not in reasons
+    assert len(added) == 2
+
+
+def test_an_assumption_symbol_the_patch_removes_is_rejected(repo: GitRepo) -> None:
+    base = _plain_package(repo, _REGISTER.format(symbol="triple"))
+    repo.replace("pkg/plain.py", "\n\n\ndef triple(x):\n    return 3 * x\n", "\n")
+    reasons = reasons_of(repo.gate(base, repo.commit("drop triple"), replay=False))
+    assert "cites plain.triple, which the head tree does not define" in reasons
 
 
 # A shell starts background jobs with SIGINT ignored, and Python then keeps it

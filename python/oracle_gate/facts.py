@@ -9,7 +9,6 @@ from pathlib import Path
 from oracle_gate.config.notes import Notes, endorse, read_notes
 from oracle_gate.config.owners import CodeOwners, read_codeowners
 from oracle_gate.config.settings import Settings, read_settings
-from oracle_gate.globs import matches_any
 from oracle_gate.graph import PackageGraph, derive_graph, load_graph
 from oracle_gate.model import Change, ChangeKind, Diff, Finding, Lane, Package, Verdict
 from oracle_gate.repo.diff import read_diff
@@ -93,7 +92,7 @@ def rows_guarding(laned: LanedPath, facts: Facts) -> tuple[str, ...]:
     graph = facts.parent_graph if laned.change.kind is ChangeKind.DELETED else facts.head_graph
     matrix = graph.packages.get(package.path, package).matrix
     relative = package.relative(laned.path)
-    return tuple(row.id for row in matrix.rows if matches_any(relative, row.globs))
+    return tuple(row.id for row in matrix.rows_matching(relative))
 
 
 def _changed_paths(diff: Diff, parent: PackageGraph, head: PackageGraph) -> dict[str, str]:

@@ -14,7 +14,6 @@ from oracle_gate.config.lockfile import LOCK_FILE
 from oracle_gate.config.settings import Settings
 from oracle_gate.errors import ConfigError
 from oracle_gate.facts import Facts, LanedPath
-from oracle_gate.globs import matches_any
 from oracle_gate.graph import PackageGraph
 from oracle_gate.lanes import judge_packages, judge_paths
 from oracle_gate.lanes.common import note_problem
@@ -26,7 +25,7 @@ from oracle_gate.repo.trees import GitTree
 from oracle_gate.report import Report
 from oracle_gate.runtime.baseline import BaselineCache
 from oracle_gate.runtime.health import append_health
-from oracle_gate.runtime.judge import RowEnv, RuntimeStats, judge_rows
+from oracle_gate.runtime.judge import RowEnv, RuntimeStats, judge_rows, runs_children
 from oracle_gate.runtime.replay import (
     CONFIG_NAMES,
     ReplayOptions,
@@ -58,12 +57,11 @@ def hidden_paths(tree: GitTree, graph: PackageGraph) -> list[str]:
     hidden = []
     for package in graph.packages.values():
         prefix = f"{package.path}/" if package.path else ""
-        fixtures = package.matrix.fixture_globs
         hidden += [package.join(name) for name in (*LEDGER_FILES, LOCK_FILE)]
         hidden += [
             path
             for path in tree.files()
-            if path.startswith(prefix) and matches_any(path[len(prefix) :], fixtures)
+            if path.startswith(prefix) and package.matrix.is_fixture(path[len(prefix) :])
         ]
     return hidden
 
@@ -130,12 +128,15 @@ def _run_rows(
     write_seeds: bool,
     options: ReplayOptions,
 ) -> tuple[list[Finding], RuntimeStats]:
-    """The rows' code, then (for ``packages``) the trusted replay, in one pair of checkouts."""
+    """The rows' code, then (for ``packages``) the trusted replay, in one pair of checkouts
+    (empty when neither starts a child: the rows then read only git objects)."""
     if not rows and not packages:
         return [], RuntimeStats()
-    with checkouts(repo, facts.diff.base, facts.diff.head) as trees:
-        hide(trees.parent, hidden_paths(facts.parent, facts.parent_graph))
-        hide(trees.head, hidden_paths(facts.head, facts.head_graph))
+    files = bool(packages) or runs_children(rows, facts.head)
+    with checkouts(repo, facts.diff.base, facts.diff.head, files=files) as trees:
+        if files:
+            hide(trees.parent, hidden_paths(facts.parent, facts.parent_graph))
+            hide(trees.head, hidden_paths(facts.head, facts.head_graph))
         runner = sandbox_runner(
             repo,
             facts.head,

@@ -12,9 +12,11 @@ from collections.abc import Iterable
 
 __all__ = [
     "GLOB_PROBLEMS",
+    "GlobIndex",
     "GlobPattern",
     "compile_glob",
     "literal_directory",
+    "literal_prefix",
     "matches_any",
     "validate_glob",
     "wildcard_match",
@@ -178,6 +180,39 @@ def compile_glob(pattern: str, bazel: bool = False) -> GlobPattern:
 def matches_any(path: str, patterns: Iterable[str]) -> bool:
     """Whether the package-relative ``path`` is selected by any of ``patterns``."""
     return any(compile_glob(pattern).fullmatch(path) for pattern in patterns)
+
+
+def literal_prefix(pattern: str) -> str:
+    """What every path ``pattern`` selects starts with: the pattern before its first
+    wildcard (all of it when it has none). ``m/m1.py`` -> ``m/m1.py``; ``src/*.py`` ->
+    ``src/``; ``**/a.py`` -> ``""``."""
+    cut = min((index for index in (pattern.find("*"), pattern.find("?")) if index >= 0), default=-1)
+    return pattern if cut < 0 else pattern[:cut]
+
+
+class GlobIndex:
+    """Which of many lists of globs (a matrix's rows) select a path, each glob compiled
+    only when a path starts with its literal prefix (``literal_prefix``): a path is held
+    against the globs of its own prefixes alone, so ten thousand rows of a glob each cost
+    one dictionary entry each, not a compiled expression each per path."""
+
+    def __init__(self, lists: Iterable[Iterable[str]]) -> None:
+        self.by_prefix: dict[str, list[tuple[int, str]]] = {}
+        for index, patterns in enumerate(lists):
+            for pattern in patterns:
+                self.by_prefix.setdefault(literal_prefix(pattern), []).append((index, pattern))
+        self.lengths = sorted({len(prefix) for prefix in self.by_prefix})
+
+    def matching(self, path: str) -> list[int]:
+        """The positions of the lists with a glob that selects ``path``, in order."""
+        found: set[int] = set()
+        for length in self.lengths:
+            if length > len(path):
+                break
+            for index, pattern in self.by_prefix.get(path[:length], ()):
+                if index not in found and compile_glob(pattern).fullmatch(path):
+                    found.add(index)
+        return sorted(found)
 
 
 def literal_directory(pattern: str) -> str:

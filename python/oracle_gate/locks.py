@@ -64,8 +64,7 @@ def _package_files(tree: Tree, graph: PackageGraph, package: Package) -> list[st
 
 def fixture_paths(files: list[str], package: Package) -> list[str]:
     """The package-relative fixture files: the matrix's and every row's fixture globs."""
-    patterns = package.matrix.fixture_globs
-    return sorted(path for path in files if matches_any(path, patterns))
+    return sorted(path for path in files if package.matrix.is_fixture(path))
 
 
 def test_paths(files: list[str], package: Package) -> list[str]:
@@ -78,7 +77,7 @@ def support_paths(files: list[str], package: Package) -> list[str]:
     ``conftest.py``): Python files in the test folders that are not tests, fixtures or oracle code.
     """
     matrix = package.matrix
-    oracle = {module for row in matrix.rows for module in row.oracle_modules}
+    oracle = matrix.oracle_modules
     fixtures = set(fixture_paths(files, package))
     return sorted(
         path

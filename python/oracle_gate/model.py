@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from dataclasses import dataclass, field
 from enum import Enum, IntEnum
 
 from oracle_gate.frozen import quick_init
-from oracle_gate.globs import literal_directory, matches_any
+from oracle_gate.globs import GlobIndex, literal_directory, matches_any
 
 CONFTEST = "conftest.py"
 
@@ -139,10 +141,41 @@ class Matrix:
         """The directories the ``tests`` globs live in (``tests/``); never the package root."""
         return tuple(sorted({literal_directory(g) for g in self.tests} - {""}))
 
-    @property
+    def rows_matching(self, relative: str) -> tuple[Row, ...]:
+        """The rows whose globs select the package-relative path, in the matrix's order."""
+        return tuple(self.rows[index] for index in self._row_globs.matching(relative))
+
+    @functools.cached_property
+    def _row_globs(self) -> GlobIndex:
+        # Built on first use: most matrices of a large graph are never asked.
+        return GlobIndex(row.globs for row in self.rows)
+
+    @functools.cached_property
     def fixture_globs(self) -> tuple[str, ...]:
         """Every glob that makes a file a fixture: the package's, then each row's."""
         return (*self.fixtures, *(glob for row in self.rows for glob in row.fixtures))
+
+    def is_fixture(self, relative: str) -> bool:
+        """Whether a fixture glob (``fixture_globs``) selects the package-relative path."""
+        return bool(self._fixture_globs.matching(relative))
+
+    @functools.cached_property
+    def _fixture_globs(self) -> GlobIndex:
+        return GlobIndex([self.fixture_globs])
+
+    @functools.cached_property
+    def oracle_modules(self) -> frozenset[str]:
+        """Every row's oracle modules (``Row.oracle_modules``)."""
+        return frozenset(module for row in self.rows for module in row.oracle_modules)
+
+    def __hash__(self) -> int:
+        # Caches keyed by a package (``lanes/tamper``) look it up once per changed path;
+        # the dataclass's own hash would hash all its rows again each time.
+        return self._hash
+
+    @functools.cached_property
+    def _hash(self) -> int:
+        return hash(tuple(getattr(self, f.name) for f in dataclasses.fields(self)))
 
     def is_test_support(self, relative: str) -> bool:
         """Whether a package-relative path is test support: in a test folder, not a test.

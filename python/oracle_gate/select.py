@@ -293,7 +293,7 @@ class _Selector:
         relative = before.relative(old_path)
         reason = f"{old_path} moved out of this package"
         self.pick_package(Selected(before.path, None, path, (before.path,), reason))
-        matched = {r.id for r in before.matrix.rows if matches_any(relative, r.globs)}
+        matched = {r.id for r in before.matrix.rows_matching(relative)}
         for row in self.head_rows(before.path):
             if row.id in matched:
                 self.pick_row(Selected(before.path, row, path, (before.path,), reason))

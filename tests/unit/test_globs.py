@@ -6,9 +6,11 @@ from hypothesis import strategies as st
 
 from oracle_gate import globs
 from oracle_gate.globs import (
+    GlobIndex,
     GlobPattern,
     _regex,
     compile_glob,
+    literal_prefix,
     matches_any,
     validate_glob,
     wildcard_match,
@@ -137,3 +139,58 @@ def test_a_pattern_of_many_wildcards_is_matched_without_backtracking(
         assert matcher.fullmatch(path) is False
     segments, names = pattern.count("/") + 1, path.count("/") + 1
     assert calls <= segments * names
+
+
+@pytest.mark.parametrize(
+    ("pattern", "prefix"),
+    [
+        ("m/m1.py", "m/m1.py"),
+        ("src/*.py", "src/"),
+        ("src/a?.py", "src/a"),
+        ("testdata/", "testdata/"),
+        ("**/a.py", ""),
+        ("a/b*/c/**", "a/b"),
+    ],
+)
+def test_a_literal_prefix_is_the_pattern_before_its_first_wildcard(
+    pattern: str, prefix: str
+) -> None:
+    assert literal_prefix(pattern) == prefix
+
+
+_INDEX_SEGMENTS = st.one_of(st.just("**"), st.text(alphabet="ab*?", min_size=1, max_size=3))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.lists(
+            st.lists(_INDEX_SEGMENTS, min_size=1, max_size=3).map("/".join)
+            | st.lists(st.sampled_from(["a", "ab"]), min_size=1, max_size=2).map(
+                lambda names: "/".join(names) + "/"
+            ),
+            max_size=3,
+        ),
+        max_size=5,
+    ),
+    st.lists(st.text(alphabet="ab", min_size=1, max_size=3), min_size=1, max_size=4),
+)
+def test_the_index_finds_exactly_the_lists_that_match(
+    lists: list[list[str]], names: list[str]
+) -> None:
+    """Holding a path against the globs of its prefixes only loses no match: the index
+    says what matching every glob of every list says."""
+    path = "/".join(names)
+    expected = [index for index, patterns in enumerate(lists) if matches_any(path, patterns)]
+    assert GlobIndex(lists).matching(path) == expected
+
+
+def test_the_index_compiles_only_the_globs_a_path_could_match() -> None:
+    """Ten thousand literal row globs: a path compiles the one glob it equals, never the
+    others (``compile_glob`` keeps fewer than ten thousand)."""
+    index = GlobIndex([f"m/m{i}.py"] for i in range(10_000))
+    compile_glob.cache_clear()
+    assert index.matching("m/m7.py") == [7]
+    assert index.matching("m/m70.py") == [70]
+    assert index.matching("m/other.py") == []
+    assert compile_glob.cache_info().currsize == 2

@@ -119,9 +119,9 @@ def lane_in(relative: str, package: Package, is_new: bool, docs: tuple[str, ...]
     production.
     """
     matrix = package.matrix
-    if any(relative in row.oracle_modules for row in matrix.rows):
+    if relative in matrix.oracle_modules:
         return Lane.PROPERTY
-    if matches_any(relative, matrix.fixture_globs):
+    if matrix.is_fixture(relative):
         return Lane.FIXTURE
     if _is_inert(relative):
         return Lane.OTHER

@@ -139,7 +139,7 @@ def compose_yaml(text: bytes, path: str, error: type[GateError]) -> yaml.Node | 
     except UnicodeDecodeError as caught:
         raise error("is not valid UTF-8", path, text.count(b"\n", 0, caught.start) + 1) from None
     try:
-        root = _compose(source)
+        root, aliases = _compose(source)
     except yaml.reader.ReaderError as caught:  # its text is two lines, and has no line
         character = caught.character
         code = ord(character) if isinstance(character, str) else character
@@ -154,7 +154,8 @@ def compose_yaml(text: bytes, path: str, error: type[GateError]) -> yaml.Node | 
         raise error(
             f"invalid YAML: {problem}", path, mark.line + 1 if mark is not None else None
         ) from None
-    if root is not None:
+    # Without an alias every node has one place, and nothing can expand.
+    if root is not None and aliases:
         try:
             _check_expansion(root)
         except _LimitError as caught:
@@ -164,51 +165,55 @@ def compose_yaml(text: bytes, path: str, error: type[GateError]) -> yaml.Node | 
     return root
 
 
-def _compose(source: str) -> yaml.Node | None:
-    taken, root = _compose_with_libyaml(source)
+def _compose(source: str) -> tuple[yaml.Node | None, int]:
+    """The node tree of ``source`` and how many aliases it has."""
+    taken, root, aliases = _compose_with_libyaml(source)
     if taken:
-        return root
+        return root, aliases
     loader = _BoundedLoader(source)  # its reader already refuses control characters
     try:
-        return loader.get_single_node()
+        return loader.get_single_node(), loader.aliases
     finally:
         loader.dispose()
 
 
-def _compose_with_libyaml(source: str) -> tuple[bool, yaml.Node | None]:
-    """(True, the node tree) from libyaml's composer, ten times the pure-Python one's speed
-    on a large invariants.yaml, when the document is within the depth and alias limits and
-    libyaml takes it; else (False, None), and the pure-Python composer reads it, so every
-    error is worded by one composer, whether PyYAML was built with libyaml or not.
+def _compose_with_libyaml(source: str) -> tuple[bool, yaml.Node | None, int]:
+    """(True, the node tree, its aliases) from libyaml's composer, ten times the
+    pure-Python one's speed on a large invariants.yaml, when the document is within the
+    depth and alias limits and libyaml takes it; else (False, None, 0), and the
+    pure-Python composer reads it, so every error is worded by one composer, whether
+    PyYAML was built with libyaml or not.
 
     The limits are counted on libyaml's event stream first, which is flat: the composer
     recurses once per level, in C, and must never see a document nested past them.
     """
     if _LIBYAML is None or _NON_PRINTABLE.search(source):
-        return False, None
+        return False, None, 0
     try:
-        if not _within_limits(yaml.parse(source, Loader=_LIBYAML)):
-            return False, None
-        return True, yaml.compose(source, Loader=_LIBYAML)
+        aliases = _within_limits(yaml.parse(source, Loader=_LIBYAML))
+        if aliases is None:
+            return False, None, 0
+        return True, yaml.compose(source, Loader=_LIBYAML), aliases
     except yaml.YAMLError:
-        return False, None
+        return False, None, 0
 
 
-def _within_limits(events: Iterator[yaml.Event]) -> bool:
+def _within_limits(events: Iterator[yaml.Event]) -> int | None:
+    """How many aliases the events have, or None past a limit."""
     depth = aliases = 0
     for event in events:
         if isinstance(event, yaml.AliasEvent):
             aliases += 1
             if aliases > MAX_ALIASES or depth >= MAX_DEPTH:
-                return False
+                return None
         elif isinstance(event, yaml.CollectionStartEvent | yaml.ScalarEvent):
             if depth >= MAX_DEPTH:
-                return False
+                return None
             if isinstance(event, yaml.CollectionStartEvent):
                 depth += 1
         elif isinstance(event, yaml.CollectionEndEvent):
             depth -= 1
-    return True
+    return aliases
 
 
 def kind_of(node: yaml.Node) -> str:

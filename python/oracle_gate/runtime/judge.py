@@ -25,6 +25,7 @@ from oracle_gate.config.ledgers import (
     ASSUMPTIONS_FILE,
     FREEZE_FILE,
     SEEDS_FILE,
+    Assumption,
     FreezeEntry,
     budget_problem,
     expiry_problem,
@@ -46,6 +47,7 @@ __all__ = [
     "RuntimeStats",
     "flake_reason",
     "judge_rows",
+    "runs_children",
     "standing_freezes",
 ]
 
@@ -808,6 +810,31 @@ def _undefined_symbols(env: RowEnv, package: Package, symbols: list[str]) -> set
     return {symbol for symbol, found in zip(symbols, answer["defined"], strict=True) if not found}
 
 
+def _accepted_assumptions(tree: Tree, package: Package) -> list[Assumption]:
+    """The accepted items of the package's assumption register in ``tree`` (none without
+    one)."""
+    path = package.join(ASSUMPTIONS_FILE)
+    text = _read(tree, path)
+    if text is None:
+        return []
+    return [item for item in parse_assumptions(text, path) if item.status == "accepted"]
+
+
+def _symbols(accepted: list[Assumption]) -> list[str]:
+    """The ``module.name`` symbols the assumptions cite, each once."""
+    return sorted({str(item.data["symbol"]) for item in accepted if item.data.get("symbol")})
+
+
+def runs_children(rows: list[tuple[Package, Row]], head: Tree) -> bool:
+    """Whether ``judge_rows`` starts a child for ``rows``: a row with a property, partition
+    or relation, or an accepted assumption of their packages citing a symbol to resolve.
+    Without one the rows read ``head`` alone, and their checkouts need no files."""
+    if any(row.properties or row.partitions or row.relations for _, row in rows):
+        return True
+    packages = {package.path: package for package, _ in rows}
+    return any(_symbols(_accepted_assumptions(head, p)) for p in packages.values())
+
+
 def _assumption_findings(
     env: RowEnv, package: Package, partitions: list[dict[str, Any]] | None
 ) -> list[Finding]:
@@ -817,17 +844,14 @@ def _assumption_findings(
     read; the run failure is already a reject, and no register verdict is made.
     """
     path = package.join(ASSUMPTIONS_FILE)
-    text = _read(env.head, path)
-    if text is None:
-        return []
+    accepted = _accepted_assumptions(env.head, package)
     guarded = {
         name
         for item in partitions or ()
         if item["kind"] in ("boundary", "invalid")
         for name in item["assumptions"]
     }
-    accepted = [item for item in parse_assumptions(text, path) if item.status == "accepted"]
-    symbols = sorted({str(item.data["symbol"]) for item in accepted if item.data.get("symbol")})
+    symbols = _symbols(accepted)
     try:
         undefined = _undefined_symbols(env, package, symbols)
     except RunnerFailure as failure:

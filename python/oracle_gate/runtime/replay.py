@@ -141,7 +141,6 @@ def _ancestors(directory: str) -> list[str]:
 def test_files(tree: GitTree, package: Package) -> tuple[list[str], list[str]]:
     """(test files, every file the tests stand on: tests, support, fixtures, harness)."""
     matrix = package.matrix
-    fixtures = matrix.fixture_globs
     above = {
         posixpath.join(d, name) if d else name
         for d in _ancestors(package.path)[:-1]
@@ -162,7 +161,7 @@ def test_files(tree: GitTree, package: Package) -> tuple[list[str], list[str]]:
             stands_on.append(path)
         elif (
             matrix.is_test_support(relative)
-            or matches_any(relative, fixtures)
+            or matrix.is_fixture(relative)
             or posixpath.basename(relative) in _HARNESS_NAMES
         ):
             stands_on.append(path)

@@ -81,10 +81,11 @@ def production_file(package: Package, relative: str) -> bool:
     """Whether the package-relative Python file is production code: not a test, test
     support, a fixture, an oracle module or a ledger."""
     matrix = package.matrix
-    oracle = {module for row in matrix.rows for module in row.oracle_modules}
+    oracle = matrix.oracle_modules
     return (
         relative.endswith(".py")
-        and not matches_any(relative, (*matrix.tests, *matrix.fixture_globs))
+        and not matches_any(relative, matrix.tests)
+        and not matrix.is_fixture(relative)
         and not matrix.is_test_support(relative)
         and relative not in oracle
         and relative not in _NOT_PRODUCTION

@@ -61,7 +61,7 @@ def _pure_python(source: str) -> yaml.Node | None:
 @needs_libyaml
 @pytest.mark.parametrize("source", SAME.values(), ids=SAME.keys())
 def test_libyaml_composes_the_same_tree_as_the_pure_python_composer(source: str) -> None:
-    taken, root = documents._compose_with_libyaml(source)
+    taken, root, _ = documents._compose_with_libyaml(source)
     assert taken
     assert _shape(root) == _shape(_pure_python(source))
 
@@ -81,7 +81,7 @@ LEFT = {
 def test_what_libyaml_refuses_or_the_limits_forbid_is_left_to_the_python_composer(
     source: str,
 ) -> None:
-    assert documents._compose_with_libyaml(source) == (False, None)
+    assert documents._compose_with_libyaml(source) == (False, None, 0)
 
 
 @pytest.mark.parametrize(

@@ -128,3 +128,31 @@ def test_a_control_character_is_invalid_yaml_naming_the_character() -> None:
     with pytest.raises(ConfigError) as caught:
         parse_matrix(b"version: 1\x07\n", "pkg/invariants.yaml")
     assert caught.value.message.startswith("invalid YAML: unacceptable character #x0007")
+
+
+_ROWS = b"""version: 1
+fixtures: ["testdata/"]
+rows:
+  - id: a
+    globs: ["a.py", "sub/*.py"]
+    properties: ["props.py:prop_a"]
+  - id: b
+    globs: ["b.py", "sub/b*.py"]
+    fixtures: ["cases/*.json"]
+"""
+
+
+def test_a_matrix_answers_for_all_its_rows_as_each_row_does() -> None:
+    """What a matrix keeps for all its rows at once (matching rows, fixtures, oracle
+    modules, its hash) says what asking the rows one by one says."""
+    matrix = parse_matrix(_ROWS, "invariants.yaml")
+    assert [row.id for row in matrix.rows_matching("sub/b1.py")] == ["a", "b"]
+    assert [row.id for row in matrix.rows_matching("a.py")] == ["a"]
+    assert matrix.rows_matching("c.py") == ()
+    assert matrix.is_fixture("testdata/x/y.txt")
+    assert matrix.is_fixture("cases/1.json")
+    assert not matrix.is_fixture("cases/deep/1.json")
+    assert matrix.oracle_modules == {"props.py"}
+    again = parse_matrix(_ROWS, "invariants.yaml")
+    assert hash(again) == hash(matrix)
+    assert {matrix: 1}[again] == 1

@@ -55,8 +55,13 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 
 
 @contextlib.contextmanager
-def checkouts(repo: Path, parent: str, head: str) -> Iterator[Checkouts]:
+def checkouts(repo: Path, parent: str, head: str, *, files: bool = True) -> Iterator[Checkouts]:
     """Temporary ``git worktree`` checkouts of both commits, removed on every exit path.
+
+    ``files`` False leaves both directories empty, for a run that starts no child: a
+    worktree of ten thousand files is seconds of git. A child started in an empty one
+    anyway finds neither its package's directory nor its code, so that mistake fails
+    the check instead of passing what it judged.
 
     SIGTERM is turned into KeyboardInterrupt while they exist, so a killed CI
     job still runs the cleanup; SIGINT already is one. Only the main thread may
@@ -73,11 +78,14 @@ def checkouts(repo: Path, parent: str, head: str) -> Iterator[Checkouts]:
     lock = _hold(root)
     try:
         for name, commit in zip(_NAMES, (parent, head), strict=True):
+            if not files:
+                (root / name).mkdir()
+                continue
             # Listed before it exists: an interrupt can stop ``worktree add`` halfway,
             # after git has registered the worktree.
             made.append(root / name)
             git(repo, "worktree", "add", "--quiet", "--detach", str(made[-1]), commit)
-        yield Checkouts(parent=made[0], head=made[1])
+        yield Checkouts(parent=root / _NAMES[0], head=root / _NAMES[1])
     finally:
         _remove(repo, root, made)
         os.close(lock)
