@@ -7,6 +7,7 @@ run them in real checkouts, as ``check`` runs rows.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -19,7 +20,10 @@ import pytest
 from gitrepo import TODAY, GitRepo
 from oracle_gate.cli import main
 from oracle_gate.model import Verdict
+from oracle_gate.pysource import parse as parse_module
+from oracle_gate.pysource.parse import parse_python
 from oracle_gate.repo.cache import cache_dir
+from oracle_gate.vet import mutants as mutants_module
 from oracle_gate.vet.formats import VET_FORMATS
 from oracle_gate.vet.mutants import file_mutants
 from oracle_gate.vet.results import Outcome, RowStatus, VetReport
@@ -87,6 +91,35 @@ def test_the_budget_keeps_the_same_mutants_for_the_same_seed() -> None:
     assert {m.id for m in kept} < {m.id for m in every}
     others = [file_mutants("m.py", source, 3, seed) for seed in range(1, 6)]
     assert any(o != kept for o in others)  # the seed chooses
+
+
+def test_swapping_equal_arguments_gives_the_same_program_and_no_mutant() -> None:
+    mutants = file_mutants("m.py", b"def f(x):\n    return pow(x, x)\n", 50, 0)
+    assert [m.operator for m in mutants] == ["early_return"]
+
+
+def test_mutants_of_named_functions_parse_only_their_own_mutants(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    source = b"def f(a, b):\n    return a < b\n\n\ndef g(a, b):\n    return a + 2\n"
+    every = file_mutants("m.py", source, 50, 0)
+    parsed: list[bytes] = []
+
+    def counting(text: bytes, path: str, *, keep: bool = True) -> ast.Module:
+        parsed.append(text)
+        return parse_python(text, path, keep=keep)
+
+    monkeypatch.setattr(mutants_module, "parse_python", counting)
+    only_g = file_mutants("m.py", source, 50, 0, ("g",))
+    assert only_g == [m for m in every if m.function == "g"]
+    assert len(parsed) == 1 + len(only_g)  # the file, then each of g's mutants
+
+
+def test_a_mutant_tree_is_not_kept_in_the_parse_cache() -> None:
+    source = b"def f(a, b):\n    return a < b and b < 3\n"
+    before = len(parse_module._cache)
+    assert len(file_mutants("m.py", source, 50, 0)) > 3
+    assert len(parse_module._cache) <= before + 1  # the file's own tree only
 
 
 # --- a package with strong, weak and oracle-less rows -----------------------------------

@@ -114,13 +114,15 @@ def _plan(
     for path in guarded_files(tree, package, row):
         source = tree.read(path)
         try:
-            found = file_mutants(path, source, options.per_function, options.seed)
+            found = file_mutants(
+                path, source, options.per_function, options.seed, options.functions
+            )
         except SurfaceError as error:
             # a row whose file Python cannot import fails as it is: mutants add nothing
             notes.append(f"{path}:{error.line or 1}: does not parse, so it has no mutants")
             continue
         originals[path] = source
-        mutants += [m for m in found if not options.functions or m.function in options.functions]
+        mutants += found
     key = row_key(tree, graph, package, row)
     return _Plan(package, row, key, tuple(mutants), originals, tuple(notes))
 
