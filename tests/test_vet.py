@@ -14,6 +14,7 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,6 +24,8 @@ from oracle_gate.model import Verdict
 from oracle_gate.pysource import parse as parse_module
 from oracle_gate.pysource.parse import parse_python
 from oracle_gate.repo.cache import cache_dir
+from oracle_gate.runtime.sandbox import Runner
+from oracle_gate.runtime.variants import SHIFTED
 from oracle_gate.vet import mutants as mutants_module
 from oracle_gate.vet.formats import VET_FORMATS
 from oracle_gate.vet.mutants import file_mutants
@@ -294,7 +297,7 @@ def test_a_row_that_rejects_the_unmutated_tree_is_failing_not_scored(repo: GitRe
     assert report.failing == (strong,)
 
 
-def test_a_property_row_kills_with_its_seeds_and_search(repo: GitRepo) -> None:
+def _property_label() -> dict[str, str]:
     files = {k: v for k, v in LABEL_FILES.items() if "strong" not in k and "weak" not in k}
     files[f"{LABEL}/props.py"] = (
         "from hypothesis import strategies as st\nfrom label import label\n\n\n"
@@ -307,9 +310,31 @@ def test_a_property_row_kills_with_its_seeds_and_search(repo: GitRepo) -> None:
         '    globs: ["label/*.py"]\n    properties: ["props.py:prop_label"]\n'
         "    budget: {examples: 30, seconds: 5}\n"
     )
-    _commit(repo, files)
+    return files
+
+
+def test_a_property_row_kills_with_its_seeds_and_search(repo: GitRepo) -> None:
+    _commit(repo, _property_label())
     (row,) = vet(repo.path, VetOptions(today=TODAY)).rows
     assert row.caught == len(row.mutants) == 5, [(m.description, m.reason) for m in row.mutants]
+
+
+def test_vet_searches_unshrunk_and_runs_no_shifted_search_once_a_mutant_is_killed(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _commit(repo, _property_label())
+    asked: list[tuple[bool, bool]] = []  # (shifted environment, shrinking) of each run
+    served = Runner.run_served
+
+    def recording(runner: Runner, request: dict[str, Any], *args: Any, **kw: Any) -> Any:
+        asked.append((runner.variant is SHIFTED, request.get("shrink", True)))
+        return served(runner, request, *args, **kw)
+
+    monkeypatch.setattr(Runner, "run_served", recording)
+    (row,) = vet(repo.path, VetOptions(today=TODAY, workers=1)).rows
+    assert row.caught == len(row.mutants) == 5
+    # the unmutated tree in both environments, then each mutant killed in the usual one
+    assert asked == [(False, False), (True, False)] + [(False, False)] * 5
 
 
 def test_a_mutant_whose_result_cannot_cross_is_killed_not_a_gate_error(repo: GitRepo) -> None:

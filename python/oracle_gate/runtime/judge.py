@@ -101,6 +101,11 @@ class RowEnv:
     freezes_expire: bool = True
     # package path -> the packages it depends on (transitively), put on sys.path after it
     deps: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # Whether the runs only have to tell that a row rejects (vet: its first reject
+    # decides): then a property search stops at its first counterexample, unshrunk, and
+    # a property run that rejected is not run again in the shifted environment. check
+    # reports a shrunk counterexample and every finding.
+    first_reject: bool = False
 
     def shifted(self) -> RowEnv:
         """The same, its children in the shifted environment (``runtime/variants.py``)."""
@@ -283,6 +288,8 @@ def _properties(context: _Context) -> list[Finding]:
         "seconds": context.row.budget.seconds,
         "seed": 0,
     }
+    if context.env.first_reject:
+        request["shrink"] = False
     timeout = _search_timeout(context, len(refs))
     try:
         answer = context.run_served(request, context.env.head_dir, timeout)
@@ -298,6 +305,8 @@ def _properties(context: _Context) -> list[Finding]:
         findings += own
         if all(f.verdict is Verdict.PASS for f in own):
             held.append(item)
+    if context.env.first_reject and any(f.verdict is Verdict.REJECT for f in findings):
+        return findings
     return findings + _shifted_properties(context, {**request, "properties": held}, per_ref)
 
 

@@ -166,6 +166,7 @@ def _env(
         runner=runner,
         freezes_expire=True,
         deps={path: graph.dependencies(path) for path in graph.packages},
+        first_reject=True,
     )
 
 
