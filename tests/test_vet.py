@@ -337,6 +337,29 @@ def test_vet_searches_unshrunk_and_runs_no_shifted_search_once_a_mutant_is_kille
     assert asked == [(False, False), (True, False)] + [(False, False)] * 5
 
 
+def test_vet_leaves_the_assumption_register_to_check(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    register = (
+        "version: 1\nitems:\n  - id: A001\n    symbol: label.label\n"
+        '    precondition: "n is an integer"\n    evidence: "it compares n"\n'
+        "    status: accepted\n"
+    )
+    _commit(repo, {**LABEL_FILES, f"{LABEL}/assumptions.yaml": register})
+    roles: list[str] = []
+    run = Runner.run
+
+    def recording(runner: Runner, request: dict[str, Any], *args: Any, **kw: Any) -> Any:
+        roles.append(request["role"])
+        return run(runner, request, *args, **kw)
+
+    monkeypatch.setattr(Runner, "run", recording)
+    report = vet(repo.path, VetOptions(packages=(LABEL,), today=TODAY, workers=1))
+    assert [row.caught for row in report.rows if row.row == "strong"] == [5]
+    # its findings are the package's, never a row's: no mutant's verdict stands on them
+    assert "subject" in roles and "resolve" not in roles
+
+
 def test_a_mutant_whose_result_cannot_cross_is_killed_not_a_gate_error(repo: GitRepo) -> None:
     _commit(
         repo,

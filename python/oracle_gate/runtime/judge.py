@@ -102,9 +102,10 @@ class RowEnv:
     # package path -> the packages it depends on (transitively), put on sys.path after it
     deps: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # Whether the runs only have to tell that a row rejects (vet: its first reject
-    # decides): then a property search stops at its first counterexample, unshrunk, and
-    # a property run that rejected is not run again in the shifted environment. check
-    # reports a shrunk counterexample and every finding.
+    # decides): then a property search stops at its first counterexample, unshrunk, a
+    # property run that rejected is not run again in the shifted environment, and the
+    # package's assumption register (no row's finding) is not checked. check reports a
+    # shrunk counterexample and every finding.
     first_reject: bool = False
 
     def shifted(self) -> RowEnv:
@@ -885,6 +886,8 @@ def judge_rows(rows: list[tuple[Package, Row]], env: RowEnv) -> tuple[list[Findi
         except OracleMistake as mistake:
             raise _config_error(env, package, mistake) from None
         progress.advance()
+    if env.first_reject:
+        return findings, stats  # the register's findings are the package's, no row's
     packages = {package.path: package for package, _ in rows}
     for package_path, described in sorted(partitions.items()):
         findings.extend(_assumption_findings(env, packages[package_path], described))
