@@ -360,6 +360,44 @@ def test_vet_leaves_the_assumption_register_to_check(
     assert "subject" in roles and "resolve" not in roles
 
 
+def test_vet_asks_the_unmutated_tree_and_the_oracle_tables_once_per_worker(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    relations = (
+        'SUBJECT = "label:label"\n'
+        'RELATIONS = [{"id": "R1", "inputs": [3, 10, 11], "transform": lambda n: n}]\n'
+    )
+    files = {**LABEL_FILES, f"{LABEL}/same.py": relations}
+    files[f"{LABEL}/invariants.yaml"] = files[f"{LABEL}/invariants.yaml"].replace(
+        '    partitions: ["strong.py:PARTITIONS"]\n',
+        '    partitions: ["strong.py:PARTITIONS"]\n    relations: ["same.py:RELATIONS"]\n',
+    )
+    _commit(repo, files)
+    runs: list[tuple[str, str, str]] = []  # (role, checkout, request) of each usual child
+    run = Runner.run
+
+    def recording(runner: Runner, request: dict[str, Any], *args: Any, **kw: Any) -> Any:
+        if runner.variant is not SHIFTED:
+            runs.append((request["role"], Path(kw["checkout"]).name, json.dumps(request)))
+        return run(runner, request, *args, **kw)
+
+    monkeypatch.setattr(Runner, "run", recording)
+    report = vet(repo.path, VetOptions(packages=(LABEL,), today=TODAY, workers=1))
+    strong = next(row for row in report.rows if row.row == "strong")
+    assert strong.caught == len(strong.mutants) == 5
+    # one per table (same.py, strong.py, weak.py) for the worker's mutants, beside the
+    # unmutated tree's own runs in the parent checkout
+    assert [where for role, where, _ in runs if role == "describe"].count("head") == 3
+    # the relation's six inputs (three and their transforms): on each mutant, and on the
+    # unmutated tree as head and as parent in the baseline, then once for all five mutants
+    asked = [
+        where
+        for role, where, text in runs
+        if role == "subject" and len(json.loads(text)["inputs"]) == 6
+    ]
+    assert sorted(asked) == ["head"] * 5 + ["parent"] * 3
+
+
 def test_a_mutant_whose_result_cannot_cross_is_killed_not_a_gate_error(repo: GitRepo) -> None:
     _commit(
         repo,

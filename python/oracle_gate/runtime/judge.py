@@ -54,6 +54,8 @@ _SEARCH_GRACE_SECONDS = 30.0
 # Examples of a property's search in the shifted environment: a time bomb or a tell trips
 # on any input, so a few find it; the usual run's budget already searched for the rest.
 _SHIFTED_EXAMPLES = 10
+# Child roles that read oracle tables only, never importing production code (``child.py``).
+_ORACLE_ONLY = frozenset({"describe", "evaluate"})
 
 
 @dataclass(frozen=True)
@@ -107,6 +109,10 @@ class RowEnv:
     # package's assumption register (no row's finding) is not checked. check reports a
     # shrunk counterexample and every finding.
     first_reject: bool = False
+    # Answers kept across the rows judged in this env, when given (vet's mutants): those
+    # of the parent's checkout (the unmutated tree) and of the oracle tables, which no
+    # mutant changes. Head code is run afresh for every request, as check runs it.
+    kept: dict[str, dict[str, Any]] | None = field(default=None, compare=False)
 
     def shifted(self) -> RowEnv:
         """The same, its children in the shifted environment (``runtime/variants.py``)."""
@@ -137,14 +143,25 @@ class _Context:
     ) -> dict[str, Any]:
         """One child call in ``tree``; it may take the row's time budget (the runner's floor
         at least)."""
-        return self.env.runner.run(
+        seconds = self.row.budget.seconds if timeout is None else timeout
+        kept = self.env.kept
+        key = json.dumps(
+            [str(tree), self.package.path, self.env.runner.variant.name, hash_seed, request],
+            sort_keys=True,
+        )
+        if kept is not None and key in kept:
+            return kept[key]
+        answer = self.env.runner.run(
             request,
             self.dir(tree),
             import_paths=self.env.import_paths(tree, self.package),
             checkout=tree,
-            timeout=self.row.budget.seconds if timeout is None else timeout,
+            timeout=seconds,
             hash_seed=hash_seed,
         )
+        if kept is not None and (tree == self.env.parent_dir or request["role"] in _ORACLE_ONLY):
+            kept[key] = answer
+        return answer
 
     def run_served(self, request: dict[str, Any], tree: Path, timeout: float) -> dict[str, Any]:
         """An oracle child in ``tree`` whose production calls a production child serves."""

@@ -14,6 +14,7 @@ import datetime
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from oracle_gate import progress
 from oracle_gate.config.ledgers import ASSUMPTIONS_FILE, FREEZE_FILE, SEEDS_FILE
@@ -153,6 +154,7 @@ def _env(
     head_dir: Path,
     original: Path,
     today: datetime.date,
+    kept: dict[str, dict[str, Any]] | None = None,
 ) -> RowEnv:
     return RowEnv(
         head=tree,
@@ -167,6 +169,7 @@ def _env(
         freezes_expire=True,
         deps={path: graph.dependencies(path) for path in graph.packages},
         first_reject=True,
+        kept=kept,
     )
 
 
@@ -264,7 +267,9 @@ def _vet_plans(
                     continue
                 recorded = recorded_inputs(plan.package, plan.row, unmutated)
                 tasks += [_task(plan, mutant, recorded) for mutant in plan.mutants]
-        envs = [_env(tree, graph, runner, p.head, original, options.today) for p in pairs]
+        # each worker keeps the unmutated tree's and the oracle tables' answers across its
+        # mutants: they are the same for every one
+        envs = [_env(tree, graph, runner, p.head, original, options.today, {}) for p in pairs]
         with progress.stage(f"judging {len(tasks)} mutants"):
             judged = judge_all(tasks, envs)
     for plan in runnable:
