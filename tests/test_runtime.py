@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,8 +22,9 @@ from oracle_gate.repo.cache import cache_dir
 from oracle_gate.repo.trees import GitTree
 from oracle_gate.report import Report
 from oracle_gate.runtime.canonical import NotPlainData, canonical_text, decode, encode
+from oracle_gate.runtime.child import _search as child_search
 from oracle_gate.runtime.judge import standing_freezes
-from oracle_gate.runtime.sandbox import checkouts
+from oracle_gate.runtime.sandbox import Runner, checkouts
 from reports import reasons_of
 
 PKG = "libs/intervals"
@@ -59,15 +61,38 @@ def test_dropping_the_sort_regresses_and_write_seeds_appends_the_counterexample_
 
 
 def test_check_reports_a_new_counterexample_without_writing_into_the_tree(
-    example_repo: tuple[GitRepo, str],
+    example_repo: tuple[GitRepo, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     repo, base = example_repo
     repo.replace(MERGE, "in sorted(ranges):", "in ranges:")
     head = repo.commit("drop the sort")
+    asked: list[dict[str, object]] = []
+    served = Runner.run_served
+
+    def recording(runner: Runner, request: dict[str, Any], *args: Any, **kw: Any) -> Any:
+        asked.append(request)
+        return served(runner, request, *args, **kw)
+
+    monkeypatch.setattr(Runner, "run_served", recording)
     report = repo.gate(base, head)
     assert "new counterexample" in reasons_of(report)
+    assert asked and not any("shrink" in request for request in asked)  # check shrinks
     assert "record it with check --write-seeds" in reasons_of(report)
     assert repo.git("status", "--porcelain", "--untracked-files=all") == ""
+
+
+def test_a_search_told_not_to_shrink_stops_at_its_first_counterexample() -> None:
+    from hypothesis import strategies as st
+
+    def below_1000(x: int) -> None:
+        assert x < 1000
+
+    request: dict[str, Any] = {"examples": 100, "seconds": 10, "seed": 0}
+    shrunk = child_search(below_1000, st.integers(0, 10**6), request)
+    first = child_search(below_1000, st.integers(0, 10**6), {**request, "shrink": False})
+    assert shrunk["status"] == first["status"] == "counterexample"
+    assert shrunk["input"] == 1000
+    assert first["input"] > 1000 and first["examples"] < shrunk["examples"]
 
 
 def test_touching_ranges_treated_as_overlapping_fail_the_boundary_row(

@@ -7,19 +7,26 @@ run them in real checkouts, as ``check`` runs rows.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from gitrepo import TODAY, GitRepo
 from oracle_gate.cli import main
 from oracle_gate.model import Verdict
+from oracle_gate.pysource import parse as parse_module
+from oracle_gate.pysource.parse import parse_python
 from oracle_gate.repo.cache import cache_dir
+from oracle_gate.runtime.sandbox import Runner
+from oracle_gate.runtime.variants import SHIFTED
+from oracle_gate.vet import mutants as mutants_module
 from oracle_gate.vet.formats import VET_FORMATS
 from oracle_gate.vet.mutants import file_mutants
 from oracle_gate.vet.results import Outcome, RowStatus, VetReport
@@ -87,6 +94,35 @@ def test_the_budget_keeps_the_same_mutants_for_the_same_seed() -> None:
     assert {m.id for m in kept} < {m.id for m in every}
     others = [file_mutants("m.py", source, 3, seed) for seed in range(1, 6)]
     assert any(o != kept for o in others)  # the seed chooses
+
+
+def test_swapping_equal_arguments_gives_the_same_program_and_no_mutant() -> None:
+    mutants = file_mutants("m.py", b"def f(x):\n    return pow(x, x)\n", 50, 0)
+    assert [m.operator for m in mutants] == ["early_return"]
+
+
+def test_mutants_of_named_functions_parse_only_their_own_mutants(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    source = b"def f(a, b):\n    return a < b\n\n\ndef g(a, b):\n    return a + 2\n"
+    every = file_mutants("m.py", source, 50, 0)
+    parsed: list[bytes] = []
+
+    def counting(text: bytes, path: str, *, keep: bool = True) -> ast.Module:
+        parsed.append(text)
+        return parse_python(text, path, keep=keep)
+
+    monkeypatch.setattr(mutants_module, "parse_python", counting)
+    only_g = file_mutants("m.py", source, 50, 0, ("g",))
+    assert only_g == [m for m in every if m.function == "g"]
+    assert len(parsed) == 1 + len(only_g)  # the file, then each of g's mutants
+
+
+def test_a_mutant_tree_is_not_kept_in_the_parse_cache() -> None:
+    source = b"def f(a, b):\n    return a < b and b < 3\n"
+    before = len(parse_module._cache)
+    assert len(file_mutants("m.py", source, 50, 0)) > 3
+    assert len(parse_module._cache) <= before + 1  # the file's own tree only
 
 
 # --- a package with strong, weak and oracle-less rows -----------------------------------
@@ -261,7 +297,7 @@ def test_a_row_that_rejects_the_unmutated_tree_is_failing_not_scored(repo: GitRe
     assert report.failing == (strong,)
 
 
-def test_a_property_row_kills_with_its_seeds_and_search(repo: GitRepo) -> None:
+def _property_label() -> dict[str, str]:
     files = {k: v for k, v in LABEL_FILES.items() if "strong" not in k and "weak" not in k}
     files[f"{LABEL}/props.py"] = (
         "from hypothesis import strategies as st\nfrom label import label\n\n\n"
@@ -274,9 +310,92 @@ def test_a_property_row_kills_with_its_seeds_and_search(repo: GitRepo) -> None:
         '    globs: ["label/*.py"]\n    properties: ["props.py:prop_label"]\n'
         "    budget: {examples: 30, seconds: 5}\n"
     )
-    _commit(repo, files)
+    return files
+
+
+def test_a_property_row_kills_with_its_seeds_and_search(repo: GitRepo) -> None:
+    _commit(repo, _property_label())
     (row,) = vet(repo.path, VetOptions(today=TODAY)).rows
     assert row.caught == len(row.mutants) == 5, [(m.description, m.reason) for m in row.mutants]
+
+
+def test_vet_searches_unshrunk_and_runs_no_shifted_search_once_a_mutant_is_killed(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _commit(repo, _property_label())
+    asked: list[tuple[bool, bool]] = []  # (shifted environment, shrinking) of each run
+    served = Runner.run_served
+
+    def recording(runner: Runner, request: dict[str, Any], *args: Any, **kw: Any) -> Any:
+        asked.append((runner.variant is SHIFTED, request.get("shrink", True)))
+        return served(runner, request, *args, **kw)
+
+    monkeypatch.setattr(Runner, "run_served", recording)
+    (row,) = vet(repo.path, VetOptions(today=TODAY, workers=1)).rows
+    assert row.caught == len(row.mutants) == 5
+    # the unmutated tree in both environments, then each mutant killed in the usual one
+    assert asked == [(False, False), (True, False)] + [(False, False)] * 5
+
+
+def test_vet_leaves_the_assumption_register_to_check(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    register = (
+        "version: 1\nitems:\n  - id: A001\n    symbol: label.label\n"
+        '    precondition: "n is an integer"\n    evidence: "it compares n"\n'
+        "    status: accepted\n"
+    )
+    _commit(repo, {**LABEL_FILES, f"{LABEL}/assumptions.yaml": register})
+    roles: list[str] = []
+    run = Runner.run
+
+    def recording(runner: Runner, request: dict[str, Any], *args: Any, **kw: Any) -> Any:
+        roles.append(request["role"])
+        return run(runner, request, *args, **kw)
+
+    monkeypatch.setattr(Runner, "run", recording)
+    report = vet(repo.path, VetOptions(packages=(LABEL,), today=TODAY, workers=1))
+    assert [row.caught for row in report.rows if row.row == "strong"] == [5]
+    # its findings are the package's, never a row's: no mutant's verdict stands on them
+    assert "subject" in roles and "resolve" not in roles
+
+
+def test_vet_asks_the_unmutated_tree_and_the_oracle_tables_once_per_worker(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    relations = (
+        'SUBJECT = "label:label"\n'
+        'RELATIONS = [{"id": "R1", "inputs": [3, 10, 11], "transform": lambda n: n}]\n'
+    )
+    files = {**LABEL_FILES, f"{LABEL}/same.py": relations}
+    files[f"{LABEL}/invariants.yaml"] = files[f"{LABEL}/invariants.yaml"].replace(
+        '    partitions: ["strong.py:PARTITIONS"]\n',
+        '    partitions: ["strong.py:PARTITIONS"]\n    relations: ["same.py:RELATIONS"]\n',
+    )
+    _commit(repo, files)
+    runs: list[tuple[str, str, str]] = []  # (role, checkout, request) of each usual child
+    run = Runner.run
+
+    def recording(runner: Runner, request: dict[str, Any], *args: Any, **kw: Any) -> Any:
+        if runner.variant is not SHIFTED:
+            runs.append((request["role"], Path(kw["checkout"]).name, json.dumps(request)))
+        return run(runner, request, *args, **kw)
+
+    monkeypatch.setattr(Runner, "run", recording)
+    report = vet(repo.path, VetOptions(packages=(LABEL,), today=TODAY, workers=1))
+    strong = next(row for row in report.rows if row.row == "strong")
+    assert strong.caught == len(strong.mutants) == 5
+    # one per table (same.py, strong.py, weak.py) for the worker's mutants, beside the
+    # unmutated tree's own runs in the parent checkout
+    assert [where for role, where, _ in runs if role == "describe"].count("head") == 3
+    # the relation's six inputs (three and their transforms): on each mutant, and on the
+    # unmutated tree as head and as parent in the baseline, then once for all five mutants
+    asked = [
+        where
+        for role, where, text in runs
+        if role == "subject" and len(json.loads(text)["inputs"]) == 6
+    ]
+    assert sorted(asked) == ["head"] * 5 + ["parent"] * 3
 
 
 def test_a_mutant_whose_result_cannot_cross_is_killed_not_a_gate_error(repo: GitRepo) -> None:

@@ -29,9 +29,12 @@ _cache: OrderedDict[bytes, ast.Module | tuple[str, int | None]] = OrderedDict()
 _lock = threading.Lock()  # lanes run in threads; the parse itself is outside it
 
 
-def parse_python(source: bytes, path: str) -> ast.Module:
+def parse_python(source: bytes, path: str, *, keep: bool = True) -> ast.Module:
     """The module ``source`` holds, read as Python reads a file (its BOM and coding cookie
     obeyed). Equal bytes give the very same tree object, which the caller must not change.
+
+    ``keep=False`` is for a source read once (a mutant's): its tree is not cached, since
+    a cache full of large trees slows every later parse (the garbage collector walks them).
 
     Raises:
         oracle_gate.errors.SurfaceError: ``source`` does not parse as Python; the message
@@ -45,10 +48,11 @@ def parse_python(source: bytes, path: str) -> ast.Module:
             _cache.move_to_end(key)
     if found is None:
         found = _parse(source)
-        with _lock:
-            found = _cache.setdefault(key, found)  # a thread that parsed it first wins
-            if len(_cache) > CACHE_SIZE:
-                _cache.popitem(last=False)
+        if keep:
+            with _lock:
+                found = _cache.setdefault(key, found)  # a thread that parsed it first wins
+                if len(_cache) > CACHE_SIZE:
+                    _cache.popitem(last=False)
     if isinstance(found, tuple):
         message, line = found
         raise SurfaceError(message, path, line)

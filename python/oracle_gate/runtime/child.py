@@ -303,7 +303,7 @@ def _failures() -> tuple[type[BaseException], ...]:
 
 
 def _search(prop: Callable[[Any], Any], strategy: Any, request: dict[str, Any]) -> dict[str, Any]:
-    from hypothesis import HealthCheck, assume, given, settings
+    from hypothesis import HealthCheck, Phase, assume, given, settings
     from hypothesis import seed as fixed_seed
 
     # The clock starts at the first example: Hypothesis's own set-up (its character
@@ -321,9 +321,13 @@ def _search(prop: Callable[[Any], Any], strategy: Any, request: dict[str, Any]) 
         try:
             prop(sample)
         except _failures():
-            state["failing"] = kept  # Hypothesis replays the shrunk example last
+            state["failing"] = kept  # Hypothesis replays the example it reports last
             raise
 
+    # A caller that only asks whether a counterexample exists (vet) skips the shrinking,
+    # and with it the examples Hypothesis generates after the first one to find others.
+    searching = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target)
+    unshrunk: dict[str, Any] = {} if request.get("shrink", True) else {"phases": searching}
     # given() over an untyped probe is untyped to mypy; the wrapped test takes no arguments.
     wrap: Any = given(strategy)
     run: Callable[[], None] = settings(
@@ -332,6 +336,7 @@ def _search(prop: Callable[[Any], Any], strategy: Any, request: dict[str, Any]) 
         database=None,
         suppress_health_check=list(HealthCheck),
         print_blob=False,
+        **unshrunk,
     )(fixed_seed(int(request["seed"]))(wrap(probe)))
     try:
         run()

@@ -56,6 +56,8 @@ _SEARCH_GRACE_SECONDS = 30.0
 # Examples of a property's search in the shifted environment: a time bomb or a tell trips
 # on any input, so a few find it; the usual run's budget already searched for the rest.
 _SHIFTED_EXAMPLES = 10
+# Child roles that read oracle tables only, never importing production code (``child.py``).
+_ORACLE_ONLY = frozenset({"describe", "evaluate"})
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,16 @@ class RowEnv:
     freezes_expire: bool = True
     # package path -> the packages it depends on (transitively), put on sys.path after it
     deps: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # Whether the runs only have to tell that a row rejects (vet: its first reject
+    # decides): then a property search stops at its first counterexample, unshrunk, a
+    # property run that rejected is not run again in the shifted environment, and the
+    # package's assumption register (no row's finding) is not checked. check reports a
+    # shrunk counterexample and every finding.
+    first_reject: bool = False
+    # Answers kept across the rows judged in this env, when given (vet's mutants): those
+    # of the parent's checkout (the unmutated tree) and of the oracle tables, which no
+    # mutant changes. Head code is run afresh for every request, as check runs it.
+    kept: dict[str, dict[str, Any]] | None = field(default=None, compare=False)
 
     def shifted(self) -> RowEnv:
         """The same, its children in the shifted environment (``runtime/variants.py``)."""
@@ -133,14 +145,25 @@ class _Context:
     ) -> dict[str, Any]:
         """One child call in ``tree``; it may take the row's time budget (the runner's floor
         at least)."""
-        return self.env.runner.run(
+        seconds = self.row.budget.seconds if timeout is None else timeout
+        kept = self.env.kept
+        key = json.dumps(
+            [str(tree), self.package.path, self.env.runner.variant.name, hash_seed, request],
+            sort_keys=True,
+        )
+        if kept is not None and key in kept:
+            return kept[key]
+        answer = self.env.runner.run(
             request,
             self.dir(tree),
             import_paths=self.env.import_paths(tree, self.package),
             checkout=tree,
-            timeout=self.row.budget.seconds if timeout is None else timeout,
+            timeout=seconds,
             hash_seed=hash_seed,
         )
+        if kept is not None and (tree == self.env.parent_dir or request["role"] in _ORACLE_ONLY):
+            kept[key] = answer
+        return answer
 
     def run_served(self, request: dict[str, Any], tree: Path, timeout: float) -> dict[str, Any]:
         """An oracle child in ``tree`` whose production calls a production child serves."""
@@ -285,6 +308,8 @@ def _properties(context: _Context) -> list[Finding]:
         "seconds": context.row.budget.seconds,
         "seed": 0,
     }
+    if context.env.first_reject:
+        request["shrink"] = False
     timeout = _search_timeout(context, len(refs))
     try:
         answer = context.run_served(request, context.env.head_dir, timeout)
@@ -300,6 +325,8 @@ def _properties(context: _Context) -> list[Finding]:
         findings += own
         if all(f.verdict is Verdict.PASS for f in own):
             held.append(item)
+    if context.env.first_reject and any(f.verdict is Verdict.REJECT for f in findings):
+        return findings
     return findings + _shifted_properties(context, {**request, "properties": held}, per_ref)
 
 
@@ -900,6 +927,8 @@ def judge_rows(rows: list[tuple[Package, Row]], env: RowEnv) -> tuple[list[Findi
         except OracleMistake as mistake:
             raise _config_error(env, package, mistake) from None
         progress.advance()
+    if env.first_reject:
+        return findings, stats  # the register's findings are the package's, no row's
     packages = {package.path: package for package, _ in rows}
     for package_path, described in sorted(partitions.items()):
         findings.extend(_assumption_findings(env, packages[package_path], described))

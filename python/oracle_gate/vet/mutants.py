@@ -101,32 +101,47 @@ def _mutant(path: str, function: str, site: Site, source: bytes, starts: list[in
     )
 
 
-def _valid(mutant: Mutant, original: str) -> bool:
-    """It compiles, and it is not the original program again."""
+def _valid(mutant: Mutant, index: int, original: ast.Module, dumps: list[str]) -> bool:
+    """It compiles, and it is not the original program again.
+
+    ``index`` is the mutated function's place among ``functions(original)``, ``dumps``
+    each function's tree as text. A function there that differs proves the programs
+    differ; only when none does is the whole module compared, which on a large file
+    would cost more than the parse.
+    """
     try:
-        changed = parse_python(mutant.source, mutant.path)
+        changed = parse_python(mutant.source, mutant.path, keep=False)
     except SurfaceError:
         return False  # Python cannot import it, so no test could tell it from the original
-    return ast.dump(changed) != original
+    found = [node for _, node in functions(changed)]
+    if len(found) != len(dumps) or ast.dump(found[index]) != dumps[index]:
+        return True
+    return ast.dump(changed) != ast.dump(original)
 
 
-def file_mutants(path: str, source: bytes, per_function: int, seed: int) -> list[Mutant]:
-    """At most ``per_function`` mutants of each function in ``source``, in source order.
+def file_mutants(
+    path: str, source: bytes, per_function: int, seed: int, only: tuple[str, ...] = ()
+) -> list[Mutant]:
+    """At most ``per_function`` mutants of each function in ``source`` (of the ``only``
+    functions, when given), in source order.
 
     Raises:
         oracle_gate.errors.SurfaceError: ``source`` does not parse (the caller reports
             the file).
     """
     module = parse_python(source, path)
-    original = ast.dump(module)
+    every = list(functions(module))
+    dumps = [ast.dump(function) for _, function in every]
     starts = _offsets(source)
     found: list[Mutant] = []
-    for name, function in functions(module):
+    for index, (name, function) in enumerate(every):
+        if only and name not in only:
+            continue
         candidates: list[Mutant] = []
         made: set[bytes] = set()  # one mutant per mutated text: the first site that makes it
         for site in sites(function):
             mutant = _mutant(path, name, site, source, starts)
-            if mutant.source not in made and _valid(mutant, original):
+            if mutant.source not in made and _valid(mutant, index, module, dumps):
                 made.add(mutant.source)
                 candidates.append(mutant)
         if len(candidates) > per_function:

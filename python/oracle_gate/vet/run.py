@@ -14,6 +14,7 @@ import datetime
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from oracle_gate import progress
 from oracle_gate.config.ledgers import ASSUMPTIONS_FILE, FREEZE_FILE, SEEDS_FILE
@@ -115,13 +116,15 @@ def _plan(
     for path in guarded_files(tree, package, row):
         source = tree.read(path)
         try:
-            found = file_mutants(path, source, options.per_function, options.seed)
+            found = file_mutants(
+                path, source, options.per_function, options.seed, options.functions
+            )
         except SurfaceError as error:
             # a row whose file Python cannot import fails as it is: mutants add nothing
             notes.append(f"{path}:{error.line or 1}: does not parse, so it has no mutants")
             continue
         originals[path] = source
-        mutants += [m for m in found if not options.functions or m.function in options.functions]
+        mutants += found
     key = row_key(tree, graph, package, row)
     return _Plan(package, row, key, tuple(mutants), originals, tuple(notes))
 
@@ -152,6 +155,7 @@ def _env(
     head_dir: Path,
     original: Path,
     today: datetime.date,
+    kept: dict[str, dict[str, Any]] | None = None,
 ) -> RowEnv:
     return RowEnv(
         head=tree,
@@ -165,6 +169,8 @@ def _env(
         runner=runner,
         freezes_expire=True,
         deps={path: graph.dependencies(path) for path in graph.packages},
+        first_reject=True,
+        kept=kept,
     )
 
 
@@ -262,7 +268,9 @@ def _vet_plans(
                     continue
                 recorded = recorded_inputs(plan.package, plan.row, unmutated)
                 tasks += [_task(plan, mutant, recorded) for mutant in plan.mutants]
-        envs = [_env(tree, graph, runner, p.head, original, options.today) for p in pairs]
+        # each worker keeps the unmutated tree's and the oracle tables' answers across its
+        # mutants: they are the same for every one
+        envs = [_env(tree, graph, runner, p.head, original, options.today, {}) for p in pairs]
         with progress.stage(f"judging {len(tasks)} mutants"):
             judged = judge_all(tasks, envs)
     for plan in runnable:
