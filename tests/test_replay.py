@@ -949,7 +949,7 @@ def test_a_suite_too_slow_to_split_runs_in_one_process_and_says_so(
     split, and fit it in one process (pytest's start there takes up to 4 s on a loaded
     machine). The parent's split run decides that, not the head; the next check of the same
     tests learns it from the user cache (``runtime/split_hints.py``) instead of the budget."""
-    base = _tested_package(repo, MANY_CALLS, seconds=10)
+    base = _tested_package(repo, MANY_CALLS, replay_seconds=10)
     repo.replace("pkg/mod.py", "return 2 * x", "return x + x")
     report = repo.gate(base, repo.commit("refactor"))
     passed = _replay(report, Verdict.PASS)
