@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -12,18 +11,13 @@ from types import ModuleType
 import pytest
 
 from backends import BACKENDS, backend_id
-from gitrepo import GitRepo
+from gitrepo import GitRepo, isolate_git
 
 
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GitRepo:
     """An empty repository whose commits do not depend on the developer's git config."""
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    for who in ("AUTHOR", "COMMITTER"):
-        monkeypatch.setenv(f"GIT_{who}_NAME", "t")
-        monkeypatch.setenv(f"GIT_{who}_EMAIL", "t@example.com")
-        monkeypatch.setenv(f"GIT_{who}_DATE", "2026-01-01T00:00:00Z")
+    isolate_git(monkeypatch)
     return GitRepo.init(tmp_path / "repo")
 
 

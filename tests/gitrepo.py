@@ -12,15 +12,27 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 
+import pytest
+
 from oracle_gate.cli import main
 from oracle_gate.cli.demo import EXAMPLE
 from oracle_gate.gate import check
 from oracle_gate.locks import relock
 from oracle_gate.report import Report
 
-__all__ = ["TODAY", "GitRepo", "oracle_gate_on_path", "run", "run_measured"]
+__all__ = ["TODAY", "GitRepo", "isolate_git", "oracle_gate_on_path", "run", "run_measured"]
 
 TODAY = datetime.date(2026, 11, 30)
+
+
+def isolate_git(patch: pytest.MonkeyPatch) -> None:
+    """Commits that depend neither on the developer's git config nor on the clock."""
+    patch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    patch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for who in ("AUTHOR", "COMMITTER"):
+        patch.setenv(f"GIT_{who}_NAME", "t")
+        patch.setenv(f"GIT_{who}_EMAIL", "t@example.com")
+        patch.setenv(f"GIT_{who}_DATE", "2026-01-01T00:00:00Z")
 
 
 def run(*args: str, cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:

@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from gitrepo import GitRepo, run
+from gitrepo import GitRepo, isolate_git, run
 from oracle_gate.errors import GitError, RefusedError
 from oracle_gate.model import Verdict
 from oracle_gate.report import Report
@@ -176,7 +176,8 @@ def attacked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GitRepo
     """
     outside = Path(tempfile.mkdtemp(prefix="oracle-gate-attacked-", dir="/var/tmp"))
     with pytest.MonkeyPatch.context() as patch:
-        _isolated_git(patch, tmp_path_factory.mktemp("cache"))
+        isolate_git(patch)
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
         repo = GitRepo.init(outside / "repo")
         repo.write(
             "pkg/invariants.yaml",
@@ -196,16 +197,6 @@ def attacked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GitRepo
             yield repo, repo.commit("package")
         finally:
             shutil.rmtree(outside, ignore_errors=True)
-
-
-def _isolated_git(patch: pytest.MonkeyPatch, cache: Path) -> None:
-    patch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
-    patch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    patch.setenv("XDG_CACHE_HOME", str(cache))
-    for who in ("AUTHOR", "COMMITTER"):
-        patch.setenv(f"GIT_{who}_NAME", "t")
-        patch.setenv(f"GIT_{who}_EMAIL", "t@example.com")
-        patch.setenv(f"GIT_{who}_DATE", "2026-01-01T00:00:00Z")
 
 
 def _attack(attacked: tuple[GitRepo, str], script: str, parent: str | None = None) -> str:

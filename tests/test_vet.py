@@ -13,12 +13,14 @@ import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from gitrepo import TODAY, GitRepo
+from gitrepo import TODAY, GitRepo, isolate_git
 from oracle_gate.cli import main
 from oracle_gate.model import Verdict
 from oracle_gate.pysource import parse as parse_module
@@ -172,16 +174,36 @@ def _commit(repo: GitRepo, files: dict[str, str]) -> str:
     return repo.commit("package")
 
 
+@dataclass(frozen=True)
+class Vetted:
+    """The label package vetted once per module, for the tests that only read the result."""
+
+    repo: GitRepo
+    report: VetReport
+    cache_home: Path
+
+
+@pytest.fixture(scope="module")
+def vetted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Vetted]:
+    with pytest.MonkeyPatch.context() as patch:
+        isolate_git(patch)
+        patch.delenv("CI", raising=False)  # as conftest's _not_in_ci does for each test
+        cache_home = tmp_path_factory.mktemp("cache")
+        patch.setenv("XDG_CACHE_HOME", str(cache_home))
+        repo = GitRepo.init(tmp_path_factory.mktemp("vetted") / "repo")
+        _commit(repo, LABEL_FILES)
+        yield Vetted(repo, vet(repo.path, VetOptions(today=TODAY)), cache_home)
+
+
 @pytest.fixture
 def label(repo: GitRepo) -> tuple[GitRepo, VetReport]:
+    """The label package vetted in the test's own repository, for a test that commits."""
     _commit(repo, LABEL_FILES)
     return repo, vet(repo.path, VetOptions(today=TODAY))
 
 
-def test_a_row_that_pins_each_boundary_kills_every_mutant(
-    label: tuple[GitRepo, VetReport],
-) -> None:
-    _, report = label
+def test_a_row_that_pins_each_boundary_kills_every_mutant(vetted: Vetted) -> None:
+    report = vetted.report
     strong = next(row for row in report.rows if row.row == "strong")
     assert strong.status is RowStatus.SCORED
     assert [m.row for m in strong.mutants] == [Outcome.KILLED] * len(strong.mutants)
@@ -189,10 +211,8 @@ def test_a_row_that_pins_each_boundary_kills_every_mutant(
     assert not strong.decorative
 
 
-def test_a_tautological_row_is_decorative_and_lists_its_survivors(
-    label: tuple[GitRepo, VetReport],
-) -> None:
-    _, report = label
+def test_a_tautological_row_is_decorative_and_lists_its_survivors(vetted: Vetted) -> None:
+    report = vetted.report
     weak = next(row for row in report.rows if row.row == "weak")
     assert weak.decorative and weak.caught == 0
     # ``n >= 10``, ``n > 11`` and ``n > 9`` give "small" on 3, as the tree does: equivalent
@@ -208,19 +228,20 @@ def test_a_tautological_row_is_decorative_and_lists_its_survivors(
 
 
 def test_vet_leaves_the_working_tree_alone_and_files_each_row_in_the_cache(
-    label: tuple[GitRepo, VetReport],
+    vetted: Vetted, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    repo, report = label
+    repo, report = vetted.repo, vetted.report
     assert repo.git("status", "--porcelain") == ""
     assert repo.git("worktree", "list").count("\n") == 1  # its checkouts are gone
+    monkeypatch.setenv("XDG_CACHE_HOME", str(vetted.cache_home))
     for row in report.rows:
         entry = json.loads((cache_dir(repo.path) / "vet" / f"{row.key}.json").read_text())
         assert entry["result"] == row.to_json()
         assert entry["commit"] == report.commit
 
 
-def test_every_format_renders_the_report(label: tuple[GitRepo, VetReport]) -> None:
-    _, report = label
+def test_every_format_renders_the_report(vetted: Vetted) -> None:
+    report = vetted.report
     text = VET_FORMATS["text"](report)
     assert "DECORATIVE libs/label:weak" in text and "libs/label:strong  5/5 (100%)" in text
     rows = {row["row"]: row for row in json.loads(VET_FORMATS["json"](report))["rows"]}
