@@ -11,7 +11,7 @@ from types import ModuleType
 import pytest
 
 from backends import BACKENDS, backend_id
-from gitrepo import GitRepo, isolate_git
+from gitrepo import GitRepo, isolate_git, leave_ci
 
 
 @pytest.fixture
@@ -54,5 +54,4 @@ def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(autouse=True)
 def _not_in_ci(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests run under CI=true too; the gate's CI refusals are tested explicitly."""
-    monkeypatch.delenv("CI", raising=False)
-    monkeypatch.delenv("ORACLE_GATE_ROLE", raising=False)
+    leave_ci(monkeypatch)

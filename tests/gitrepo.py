@@ -20,7 +20,15 @@ from oracle_gate.gate import check
 from oracle_gate.locks import relock
 from oracle_gate.report import Report
 
-__all__ = ["TODAY", "GitRepo", "isolate_git", "oracle_gate_on_path", "run", "run_measured"]
+__all__ = [
+    "TODAY",
+    "GitRepo",
+    "isolate_git",
+    "leave_ci",
+    "oracle_gate_on_path",
+    "run",
+    "run_measured",
+]
 
 TODAY = datetime.date(2026, 11, 30)
 
@@ -33,6 +41,13 @@ def isolate_git(patch: pytest.MonkeyPatch) -> None:
         patch.setenv(f"GIT_{who}_NAME", "t")
         patch.setenv(f"GIT_{who}_EMAIL", "t@example.com")
         patch.setenv(f"GIT_{who}_DATE", "2026-01-01T00:00:00Z")
+
+
+def leave_ci(patch: pytest.MonkeyPatch) -> None:
+    """The gate as outside CI: tests run under CI=true too, and test its CI refusals
+    explicitly."""
+    patch.delenv("CI", raising=False)
+    patch.delenv("ORACLE_GATE_ROLE", raising=False)
 
 
 def run(*args: str, cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:

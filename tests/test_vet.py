@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from gitrepo import TODAY, GitRepo, isolate_git
+from gitrepo import TODAY, GitRepo, isolate_git, leave_ci
 from oracle_gate.cli import main
 from oracle_gate.model import Verdict
 from oracle_gate.pysource import parse as parse_module
@@ -187,7 +187,7 @@ class Vetted:
 def vetted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Vetted]:
     with pytest.MonkeyPatch.context() as patch:
         isolate_git(patch)
-        patch.delenv("CI", raising=False)  # as conftest's _not_in_ci does for each test
+        leave_ci(patch)
         cache_home = tmp_path_factory.mktemp("cache")
         patch.setenv("XDG_CACHE_HOME", str(cache_home))
         repo = GitRepo.init(tmp_path_factory.mktemp("vetted") / "repo")
